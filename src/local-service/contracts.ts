@@ -1,0 +1,126 @@
+/**
+ * The seams between the parts of the bundled local conversation service:
+ *
+ *   http server (REST routes, auth, rate limit)  ──┐
+ *                                                  ├─> ConversationStore (SQLite)
+ *   conversation socket (Socket.IO)  ── AgentRuntime ┘
+ *
+ * The REST side and the socket side never call each other; both go through the store for data and
+ * through the runtime for anything alive (agent loops, connection counts, live events).
+ */
+import type {
+  ConversationEventRecord,
+  ConversationStatusValue,
+  CreateConversationRequestRecord,
+  GitProviderValue,
+} from '../upstream/records.ts';
+
+/**
+ * Opaque tenant id. Each configured session API key is its own tenant; with no key configured every
+ * caller is the one tenant `default`. Derived from the key (never the key itself), so the store holds
+ * no caller secret.
+ */
+export type TenantId = string;
+
+/** Maps a presented key to its tenant; null means "refuse" (401 on REST, invalid_session_api_key on the socket). */
+export type TenantResolver = (presentedKey: string | undefined) => TenantId | null;
+
+/** A conversation as the store keeps it (camelCase; the REST layer turns it into a ConversationRecord). */
+export interface StoredConversation {
+  tenant: TenantId;
+  conversationId: string;
+  title: string;
+  status: ConversationStatusValue;
+  runtimeStatus: string | null;
+  selectedRepository: string | null;
+  selectedBranch: string | null;
+  gitProvider: GitProviderValue | null;
+  trigger: string;
+  prNumbers: number[];
+  /** ISO 8601 UTC with Z. */
+  createdAt: string;
+  /** ISO 8601 UTC with Z. */
+  lastUpdatedAt: string;
+  /** The accepted create body, kept for the runtime (instructions, MCP config, replay). Holds secrets: never log it. */
+  request: CreateConversationRequestRecord;
+  /** Per-conversation runtime key, set only in nested-runtime mode while the agent runs. Secret. */
+  sessionApiKey: string | null;
+}
+
+export type ConversationPatch = Partial<
+  Pick<
+    StoredConversation,
+    'title' | 'status' | 'runtimeStatus' | 'lastUpdatedAt' | 'sessionApiKey' | 'prNumbers'
+  >
+>;
+
+/** A stored event: the wire payload with its per-conversation id (0, 1, 2, ...). */
+export type StoredEvent = ConversationEventRecord & { id: number };
+
+export interface ProviderToken {
+  token: string;
+  host: string | null;
+}
+
+/** Durable state. Every write is committed (WAL, synchronous=NORMAL or stronger) before the method returns. */
+export interface ConversationStore {
+  insertConversation(conversation: StoredConversation): void;
+  getConversation(tenant: TenantId, conversationId: string): StoredConversation | undefined;
+  updateConversation(tenant: TenantId, conversationId: string, patch: ConversationPatch): void;
+  /** Newest `createdAt` first (ties broken by insertion order, newest first); `offset`-based like the real server. */
+  listConversations(tenant: TenantId, offset: number, limit: number): StoredConversation[];
+  /** Assigns the next id of that conversation (continuing after a restart) and stores the event. */
+  appendEvent(tenant: TenantId, conversationId: string, event: ConversationEventRecord): StoredEvent;
+  /** Events with id > afterId, in id order. */
+  listEvents(tenant: TenantId, conversationId: string, afterId: number): StoredEvent[];
+  setProviderTokens(tenant: TenantId, tokens: Partial<Record<GitProviderValue, ProviderToken>>): void;
+  getProviderTokens(tenant: TenantId): Partial<Record<GitProviderValue, ProviderToken>>;
+  clearProviderTokens(tenant: TenantId): void;
+  /** Crash recovery at start-up: no agent survives a restart, so STARTING/RUNNING become STOPPED. */
+  markAllStopped(): void;
+  close(): void;
+}
+
+/** What the runtime needs to start an agent loop. */
+export interface StartAgentOptions {
+  /** Stored as a user `message` event once the agent is up. Dropped when the agent is already running. */
+  initialUserMessage?: string | null;
+  imageUrls?: string[] | null;
+}
+
+/** Live events of one conversation as they are stored; the socket layer fans them out. */
+export type LiveEventListener = (event: StoredEvent) => void;
+
+/**
+ * The deterministic agent: runs conversations without an LLM. Owns everything that is alive:
+ * agent loops, live event fan-out and socket connection counts.
+ */
+export interface AgentRuntime {
+  /** Starts the conversation's agent loop unless it is running; answers whether it already was. */
+  start(tenant: TenantId, conversationId: string, options?: StartAgentOptions): { alreadyRunning: boolean };
+  isRunning(tenant: TenantId, conversationId: string): boolean;
+  /** Handles an `oh_user_action` payload already parsed as an object; returns the stored echo or an error text. */
+  acceptUserAction(
+    tenant: TenantId,
+    conversationId: string,
+    action: unknown,
+  ): { ok: true; event: StoredEvent } | { ok: false; reason: string };
+  /** Subscribes to events appended to a conversation from now on; returns the unsubscribe function. */
+  onEvent(tenant: TenantId, conversationId: string, listener: LiveEventListener): () => void;
+  /** Live socket connections (the record's `num_connections`). */
+  connectionCount(tenant: TenantId, conversationId: string): number;
+  addConnection(tenant: TenantId, conversationId: string): void;
+  removeConnection(tenant: TenantId, conversationId: string): void;
+  /** Stops every loop and timer; pending steps are dropped, stored data stays. */
+  close(): Promise<void>;
+}
+
+/** Delays of the deterministic agent, in milliseconds. Tests use small values. */
+export interface AgentTimings {
+  /** From start to RUNNING / STATUS$READY. @default 200 */
+  startupMs: number;
+  /** From a user message to the agent's answer. @default 300 */
+  replyMs: number;
+  /** Between played-back events of replay_json. @default 50 */
+  replayStepMs: number;
+}
