@@ -1,0 +1,176 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ConversationStore, StoredConversation } from '../../src/local-service/contracts.ts';
+import { openConversationStore } from '../../src/local-service/store.ts';
+
+const dirs: string[] = [];
+const stores: ConversationStore[] = [];
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'store-test-'));
+  dirs.push(dir);
+  return dir;
+}
+
+function open(dir: string): ConversationStore {
+  const store = openConversationStore(dir);
+  stores.push(store);
+  return store;
+}
+
+afterEach(() => {
+  for (const s of stores.splice(0)) s.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function conversation(
+  tenant: string,
+  n: number,
+  overrides: Partial<StoredConversation> = {},
+): StoredConversation {
+  const id = n.toString(16).padStart(32, '0');
+  return {
+    tenant,
+    conversationId: id,
+    title: `Conversation ${id.slice(0, 5)}`,
+    status: 'STOPPED',
+    runtimeStatus: null,
+    selectedRepository: null,
+    selectedBranch: null,
+    gitProvider: null,
+    trigger: 'gui',
+    prNumbers: [],
+    createdAt: '2026-01-01T00:00:00.000Z',
+    lastUpdatedAt: '2026-01-01T00:00:00.000Z',
+    request: {},
+    sessionApiKey: null,
+    ...overrides,
+  };
+}
+
+describe('conversation store', () => {
+  it('round-trips a conversation with every field', () => {
+    const store = open(tempDir());
+    const c = conversation('t1', 1, {
+      status: 'RUNNING',
+      runtimeStatus: 'STATUS$READY',
+      selectedRepository: 'acme/app',
+      selectedBranch: 'main',
+      gitProvider: 'github',
+      trigger: 'suggested_task',
+      prNumbers: [3, 4],
+      request: { repository: 'acme/app', mcp_config: { sse_servers: [{ url: 'http://x', api_key: 's' }] } },
+      sessionApiKey: 'k',
+    });
+    store.insertConversation(c);
+    expect(store.getConversation('t1', c.conversationId)).toEqual(c);
+  });
+
+  it('hides another tenant’s conversation, events and tokens', () => {
+    const store = open(tempDir());
+    const c = conversation('a', 1);
+    store.insertConversation(c);
+    store.appendEvent('a', c.conversationId, { error: true, message: 'x' });
+    store.setProviderTokens('a', { github: { token: 'ghp', host: null } });
+    expect(store.getConversation('b', c.conversationId)).toBeUndefined();
+    expect(store.listConversations('b', 0, 100)).toEqual([]);
+    expect(store.listEvents('b', c.conversationId, -1)).toEqual([]);
+    expect(() => store.appendEvent('b', c.conversationId, { error: true, message: 'y' })).toThrow();
+    expect(store.getProviderTokens('b')).toEqual({});
+    store.updateConversation('b', c.conversationId, { title: 'stolen' });
+    expect(store.getConversation('a', c.conversationId)?.title).toBe(c.title);
+  });
+
+  it('lists newest first, ties by insertion order, with offset paging', () => {
+    const store = open(tempDir());
+    store.insertConversation(conversation('t', 1, { createdAt: '2026-01-01T00:00:01.000Z' }));
+    store.insertConversation(conversation('t', 2, { createdAt: '2026-01-01T00:00:03.000Z' }));
+    store.insertConversation(conversation('t', 3, { createdAt: '2026-01-01T00:00:02.000Z' }));
+    store.insertConversation(conversation('t', 4, { createdAt: '2026-01-01T00:00:02.000Z' }));
+    const ids = store.listConversations('t', 0, 10).map((c) => Number.parseInt(c.conversationId, 16));
+    expect(ids).toEqual([2, 4, 3, 1]);
+    expect(store.listConversations('t', 1, 2).map((c) => Number.parseInt(c.conversationId, 16))).toEqual([
+      4, 3,
+    ]);
+    expect(store.listConversations('t', 4, 2)).toEqual([]);
+  });
+
+  it('applies patches without blanking untouched fields', () => {
+    const store = open(tempDir());
+    const c = conversation('t', 1, { selectedRepository: 'acme/app' });
+    store.insertConversation(c);
+    store.updateConversation('t', c.conversationId, {
+      status: 'RUNNING',
+      runtimeStatus: 'STATUS$READY',
+      title: undefined,
+    });
+    const got = store.getConversation('t', c.conversationId);
+    expect(got).toMatchObject({ status: 'RUNNING', runtimeStatus: 'STATUS$READY', title: c.title });
+    expect(got?.selectedRepository).toBe('acme/app');
+  });
+
+  it('numbers events from 0 per conversation and continues after reopening', () => {
+    const dir = tempDir();
+    const store = open(dir);
+    const a = conversation('t', 1);
+    const b = conversation('t', 2);
+    store.insertConversation(a);
+    store.insertConversation(b);
+    expect(store.appendEvent('t', a.conversationId, { error: true, message: 'a0' }).id).toBe(0);
+    expect(store.appendEvent('t', a.conversationId, { error: true, message: 'a1' }).id).toBe(1);
+    expect(store.appendEvent('t', b.conversationId, { error: true, message: 'b0' }).id).toBe(0);
+    store.close();
+
+    const reopened = open(dir);
+    expect(reopened.appendEvent('t', a.conversationId, { error: true, message: 'a2' }).id).toBe(2);
+    expect(reopened.listEvents('t', a.conversationId, 0)).toEqual([
+      { error: true, message: 'a1', id: 1 },
+      { error: true, message: 'a2', id: 2 },
+    ]);
+    expect(reopened.listEvents('t', a.conversationId, -1)).toHaveLength(3);
+  });
+
+  it('stores, replaces and clears provider tokens per tenant', () => {
+    const store = open(tempDir());
+    store.setProviderTokens('t', { github: { token: 'one', host: null } });
+    store.setProviderTokens('t', {
+      github: { token: 'two', host: 'ghe.example' },
+      gitlab: { token: 'gl', host: null },
+    });
+    store.setProviderTokens('u', { bitbucket: { token: 'bb', host: null } });
+    expect(store.getProviderTokens('t')).toEqual({
+      github: { token: 'two', host: 'ghe.example' },
+      gitlab: { token: 'gl', host: null },
+    });
+    store.clearProviderTokens('t');
+    expect(store.getProviderTokens('t')).toEqual({});
+    expect(store.getProviderTokens('u')).toEqual({ bitbucket: { token: 'bb', host: null } });
+  });
+
+  it('marks running conversations stopped at start-up', () => {
+    const store = open(tempDir());
+    store.insertConversation(
+      conversation('t', 1, { status: 'RUNNING', runtimeStatus: 'STATUS$READY', sessionApiKey: 'k' }),
+    );
+    store.insertConversation(conversation('t', 2, { status: 'STARTING' }));
+    store.markAllStopped();
+    for (const c of store.listConversations('t', 0, 10)) {
+      expect(c).toMatchObject({ status: 'STOPPED', runtimeStatus: null, sessionApiKey: null });
+    }
+  });
+
+  it('uses WAL and refuses a data dir from a newer schema', () => {
+    const dir = tempDir();
+    const store = open(dir);
+    store.close();
+    // Simulate a future build having written the dir.
+    const db = new Database(join(dir, 'conversations.sqlite'));
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    db.prepare('UPDATE schema_version SET version = 99').run();
+    db.close();
+    expect(() => openConversationStore(dir)).toThrow(/newer/);
+  });
+});
