@@ -1,0 +1,239 @@
+/**
+ * Wire -> domain mapping of conversation socket events (`oh_event`).
+ *
+ * The bridge maps each upstream event exactly once per upstream socket and hands the same frozen
+ * object to every subscriber, so this runs once per event, not once per subscriber. Unknown or
+ * future kinds become `OTHER` with the upstream name kept, never an error.
+ */
+import { AGENT_STATES, type AgentStateValue } from './records.ts';
+import { parseUpstreamTimestamp } from './timestamps.ts';
+
+/** Which of the four upstream shapes an event had (`UNKNOWN` for none of them: a future shape). */
+export type EventPhase = 'ACTION' | 'OBSERVATION' | 'STATUS_UPDATE' | 'ERROR' | 'UNKNOWN';
+
+/** Fields every mapped event has. */
+export interface EventCommon {
+  /** Per-conversation id; null for status updates, errors and the session-closing state change. */
+  eventId: number | null;
+  timestamp: Date | null;
+  /** `agent`, `user`, `environment`, or null when the upstream sent none. */
+  source: string | null;
+  message: string;
+  cause: number | null;
+  phase: EventPhase;
+  /** The upstream's action / observation name, or `status_update` / `error`. */
+  upstreamKind: string;
+  /** The upstream event as received. Upstream events carry no caller credential. */
+  raw: Readonly<Record<string, unknown>>;
+}
+
+/** The kind-specific fields of a mapped event, discriminated by `kind`. */
+export type EventKindFields =
+  | { kind: 'USER_MESSAGE'; content: string; imageUrls: string[]; fileUrls: string[] }
+  | { kind: 'AGENT_MESSAGE'; content: string; imageUrls: string[]; waitForResponse: boolean }
+  | { kind: 'COMMAND'; command: string; thought: string | null; isInput: boolean }
+  | {
+      kind: 'COMMAND_OUTPUT';
+      command: string | null;
+      output: string;
+      exitCode: number | null;
+      success: boolean | null;
+    }
+  | { kind: 'FILE_READ'; path: string | null; content: string | null }
+  | { kind: 'FILE_WRITE'; path: string | null; content: string | null }
+  | {
+      kind: 'FILE_EDIT';
+      path: string | null;
+      diff: string | null;
+      command: string | null;
+      oldContent: string | null;
+      newContent: string | null;
+    }
+  | { kind: 'BROWSE'; url: string | null; content: string | null }
+  | { kind: 'THINK'; thought: string }
+  | { kind: 'FINISH'; finalThought: string; outputs: Record<string, unknown> }
+  | { kind: 'AGENT_STATE_CHANGED'; state: AgentStateValue | null; stateRaw: string; reason: string }
+  | { kind: 'AGENT_STATE_CHANGE_REQUESTED'; requestedState: AgentStateValue | null; stateRaw: string }
+  | { kind: 'STATUS_UPDATE'; statusType: string; runtimeStatus: string | null }
+  | { kind: 'TITLE_CHANGED'; title: string }
+  | { kind: 'ERROR'; errorId: string | null }
+  | { kind: 'OTHER' };
+
+/** A mapped event: the common fields plus the kind-specific ones. */
+export type ConversationEvent = EventCommon & EventKindFields;
+
+export type ConversationEventKind = ConversationEvent['kind'];
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function str(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+function int(value: unknown): number | null {
+  return typeof value === 'number' && Number.isInteger(value) ? value : null;
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+}
+
+function agentState(value: unknown): AgentStateValue | null {
+  return (AGENT_STATES as readonly unknown[]).includes(value) ? (value as AgentStateValue) : null;
+}
+
+/**
+ * Maps one `oh_event` payload. Returns null only for payloads that are not objects at all (the
+ * upstream never sends those; a broken proxy might).
+ */
+export function mapUpstreamEvent(payload: unknown, timeZone: string): ConversationEvent | null {
+  if (!isObject(payload)) return null;
+  if (payload.status_update === true) {
+    const common = commonFields(payload, 'STATUS_UPDATE', 'status_update', timeZone);
+    // Status updates carry the runtime status in `id`; it is not an event id.
+    common.eventId = null;
+    const title = str(payload.conversation_title);
+    if (title !== null) return { ...common, kind: 'TITLE_CHANGED', title };
+    return {
+      ...common,
+      kind: 'STATUS_UPDATE',
+      statusType: str(payload.type) ?? 'info',
+      runtimeStatus: str(payload.id),
+    };
+  }
+  if (payload.error === true && payload.action === undefined && payload.observation === undefined) {
+    return { ...commonFields(payload, 'ERROR', 'error', timeZone), kind: 'ERROR', errorId: null };
+  }
+
+  if (typeof payload.action === 'string') {
+    const common = commonFields(payload, 'ACTION', payload.action, timeZone);
+    const args = isObject(payload.args) ? payload.args : {};
+    return { ...common, ...mapAction(payload.action, args, common.source) };
+  }
+  if (typeof payload.observation === 'string') {
+    const common = commonFields(payload, 'OBSERVATION', payload.observation, timeZone);
+    const extras = isObject(payload.extras) ? payload.extras : {};
+    const content = str(payload.content) ?? '';
+    return {
+      ...common,
+      ...mapObservation(payload.observation, extras, content, payload.success),
+    };
+  }
+  return { ...commonFields(payload, 'UNKNOWN', 'unknown', timeZone), kind: 'OTHER' };
+}
+
+function commonFields(payload: Json, phase: EventPhase, upstreamKind: string, timeZone: string): EventCommon {
+  return {
+    eventId: int(payload.id),
+    timestamp: parseUpstreamTimestamp(payload.timestamp, timeZone),
+    source: str(payload.source),
+    message: str(payload.message) ?? '',
+    cause: int(payload.cause),
+    phase,
+    upstreamKind,
+    raw: Object.freeze(payload),
+  };
+}
+
+function mapAction(action: string, args: Json, source: string | null): EventKindFields {
+  switch (action) {
+    case 'message': {
+      const content = str(args.content) ?? '';
+      const imageUrls = strings(args.image_urls);
+      if (source === 'user') {
+        return { kind: 'USER_MESSAGE', content, imageUrls, fileUrls: strings(args.file_urls) };
+      }
+      return { kind: 'AGENT_MESSAGE', content, imageUrls, waitForResponse: args.wait_for_response === true };
+    }
+    case 'run':
+      return {
+        kind: 'COMMAND',
+        command: str(args.command) ?? '',
+        thought: str(args.thought),
+        isInput: args.is_input === true,
+      };
+    case 'read':
+      return { kind: 'FILE_READ', path: str(args.path), content: null };
+    case 'write':
+      return { kind: 'FILE_WRITE', path: str(args.path), content: str(args.content) };
+    case 'edit':
+      return {
+        kind: 'FILE_EDIT',
+        path: str(args.path),
+        diff: null,
+        command: str(args.command),
+        oldContent: str(args.old_str),
+        newContent: str(args.new_str) ?? str(args.file_text),
+      };
+    case 'browse':
+      return { kind: 'BROWSE', url: str(args.url), content: null };
+    case 'think':
+      return { kind: 'THINK', thought: str(args.thought) ?? '' };
+    case 'finish':
+      return {
+        kind: 'FINISH',
+        finalThought: str(args.final_thought) ?? '',
+        outputs: isObject(args.outputs) ? args.outputs : {},
+      };
+    case 'change_agent_state': {
+      const stateRaw = str(args.agent_state) ?? '';
+      return { kind: 'AGENT_STATE_CHANGE_REQUESTED', requestedState: agentState(stateRaw), stateRaw };
+    }
+    default:
+      return { kind: 'OTHER' };
+  }
+}
+
+function mapObservation(
+  observation: string,
+  extras: Json,
+  content: string,
+  success: unknown,
+): EventKindFields {
+  switch (observation) {
+    case 'run': {
+      const metadata = isObject(extras.metadata) ? extras.metadata : {};
+      return {
+        kind: 'COMMAND_OUTPUT',
+        command: str(extras.command),
+        output: content,
+        exitCode: int(metadata.exit_code),
+        success: typeof success === 'boolean' ? success : null,
+      };
+    }
+    case 'read':
+      return { kind: 'FILE_READ', path: str(extras.path), content };
+    case 'write':
+      return { kind: 'FILE_WRITE', path: str(extras.path), content };
+    case 'edit':
+      return {
+        kind: 'FILE_EDIT',
+        path: str(extras.path),
+        diff: str(extras.diff),
+        command: null,
+        oldContent: str(extras.old_content),
+        newContent: str(extras.new_content),
+      };
+    case 'browse':
+      return { kind: 'BROWSE', url: str(extras.url), content };
+    case 'think':
+      return { kind: 'THINK', thought: content };
+    case 'agent_state_changed': {
+      const stateRaw = str(extras.agent_state) ?? '';
+      return {
+        kind: 'AGENT_STATE_CHANGED',
+        state: agentState(stateRaw),
+        stateRaw,
+        reason: str(extras.reason) ?? '',
+      };
+    }
+    case 'error':
+      return { kind: 'ERROR', errorId: str(extras.error_id) };
+    default:
+      return { kind: 'OTHER' };
+  }
+}

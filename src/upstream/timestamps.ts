@@ -1,0 +1,93 @@
+/**
+ * Upstream event timestamps are written in the upstream server's local time with no zone designator
+ * (`2025-08-14T12:00:00.123456`). A bare wall-clock time is ambiguous, so the gateway reads it in one
+ * configured IANA time zone (`UPSTREAM_TIMEZONE`, default `UTC`: the upstream's container images run in
+ * UTC). A timestamp that does carry `Z` or an offset is taken as written.
+ */
+
+const TIMESTAMP_PATTERN =
+  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+/** One formatter per zone: building an Intl.DateTimeFormat is far costlier than using one. */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatterFor(timeZone: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(timeZone);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
+    formatters.set(timeZone, formatter);
+  }
+  return formatter;
+}
+
+/** True when `timeZone` is an IANA zone name this runtime knows (for config validation). */
+export function isKnownTimeZone(timeZone: string): boolean {
+  try {
+    formatterFor(timeZone);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Offset of `timeZone` from UTC at the instant `utcMs`, in milliseconds (positive east of Greenwich). */
+function zoneOffsetMs(utcMs: number, timeZone: string): number {
+  const parts: Record<string, number> = {};
+  for (const part of formatterFor(timeZone).formatToParts(new Date(utcMs))) {
+    if (part.type !== 'literal') parts[part.type] = Number(part.value);
+  }
+  const asUtc = Date.UTC(
+    parts.year ?? 1970,
+    (parts.month ?? 1) - 1,
+    parts.day ?? 1,
+    parts.hour ?? 0,
+    parts.minute ?? 0,
+    parts.second ?? 0,
+  );
+  // formatToParts drops milliseconds; compare against the whole-second instant.
+  return asUtc - Math.floor(utcMs / 1000) * 1000;
+}
+
+/**
+ * Parses an upstream event timestamp into an instant. Zone-less values are read as wall-clock time in
+ * `timeZone`; in a DST gap or overlap the earlier valid reading wins (the usual two-pass rule).
+ * Fractions beyond milliseconds are truncated (JavaScript dates hold milliseconds).
+ * Returns null for anything that is not an ISO 8601 date-time, so one odd event never breaks a stream.
+ */
+export function parseUpstreamTimestamp(value: unknown, timeZone: string): Date | null {
+  if (typeof value !== 'string') return null;
+  const match = TIMESTAMP_PATTERN.exec(value);
+  if (!match) return null;
+  const [, year, month, day, hour, minute, second, fraction, zone] = match;
+  const millis = Number((fraction ?? '').padEnd(3, '0').slice(0, 3));
+  const wallMs = Date.UTC(
+    Number(year),
+    Number(month) - 1,
+    Number(day),
+    Number(hour),
+    Number(minute),
+    Number(second ?? 0),
+    millis,
+  );
+  if (Number.isNaN(wallMs)) return null;
+  if (zone) {
+    if (zone === 'Z') return new Date(wallMs);
+    const sign = zone.startsWith('-') ? -1 : 1;
+    const digits = zone.slice(1).replace(':', '');
+    const offsetMs = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4))) * 60_000;
+    return new Date(wallMs - offsetMs);
+  }
+  if (timeZone === 'UTC') return new Date(wallMs);
+  const firstGuess = wallMs - zoneOffsetMs(wallMs, timeZone);
+  const secondGuess = wallMs - zoneOffsetMs(firstGuess, timeZone);
+  return new Date(secondGuess);
+}
