@@ -88,8 +88,15 @@ export interface StartAgentOptions {
   imageUrls?: string[] | null;
 }
 
-/** Live events of one conversation as they are stored; the socket layer fans them out. */
-export type LiveEventListener = (event: StoredEvent) => void;
+/**
+ * A live event of one conversation: a stored event (numeric id), or one the real server sends without
+ * storing it (status updates, whose `id` is a runtime status string, and the closing agent_state_changed
+ * observation with no id, timestamp or source).
+ */
+export type LiveEvent = StoredEvent | ConversationEventRecord;
+
+/** Live events of one conversation as they happen; the socket layer fans them out. */
+export type LiveEventListener = (event: LiveEvent) => void;
 
 /**
  * The deterministic agent: runs conversations without an LLM. Owns everything that is alive:
@@ -111,7 +118,12 @@ export interface AgentRuntime {
   connectionCount(tenant: TenantId, conversationId: string): number;
   addConnection(tenant: TenantId, conversationId: string): void;
   removeConnection(tenant: TenantId, conversationId: string): void;
-  /** Stops every loop and timer; pending steps are dropped, stored data stays. */
+  /**
+   * Nested-runtime mode: the tenant owning `conversationId` when `presentedKey` is that conversation's own
+   * running agent's `sessionApiKey` (compared in constant time); null otherwise and in single-server mode.
+   */
+  tenantForSessionKey(conversationId: string, presentedKey: string | undefined): TenantId | null;
+  /** Stops every loop (conversations become STOPPED) and timer; pending steps are dropped, stored data stays. */
   close(): Promise<void>;
 }
 
