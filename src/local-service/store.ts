@@ -132,10 +132,19 @@ function migrate(db: Database.Database): void {
 }
 
 /**
+ * The store plus what only the REST side needs: ids are unique across tenants, so a create that
+ * chooses an id must know whether anyone holds it (without learning whose it is).
+ */
+export interface LocalConversationStore extends ConversationStore {
+  /** Whether any tenant holds this conversation id. */
+  conversationIdExists(conversationId: string): boolean;
+}
+
+/**
  * Opens (creating when needed) the store in `dataDir`, applying pending migrations.
  * Two processes must not open the same data dir at once; the local service is its only writer.
  */
-export function openConversationStore(dataDir: string): ConversationStore {
+export function openConversationStore(dataDir: string): LocalConversationStore {
   mkdirSync(dataDir, { recursive: true });
   const db = new Database(join(dataDir, STORE_FILE_NAME));
   db.pragma('journal_mode = WAL');
@@ -171,6 +180,7 @@ export function openConversationStore(dataDir: string): ConversationStore {
   const ownsConversationStmt = db.prepare(
     'SELECT 1 FROM conversations WHERE tenant = ? AND conversation_id = ?',
   );
+  const idExistsStmt = db.prepare('SELECT 1 FROM conversations WHERE conversation_id = ?');
   const nextEventIdStmt = db.prepare(
     'SELECT COALESCE(MAX(id), -1) + 1 AS next FROM events WHERE conversation_id = ?',
   );
@@ -226,6 +236,9 @@ export function openConversationStore(dataDir: string): ConversationStore {
       insertConversationStmt.run(conversationToRow(conversation));
     },
     getConversation: get,
+    conversationIdExists(conversationId) {
+      return idExistsStmt.get(conversationId) !== undefined;
+    },
     updateConversation(tenant, conversationId, patch) {
       update(tenant, conversationId, patch);
     },

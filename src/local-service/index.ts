@@ -1,0 +1,108 @@
+/**
+ * The bundled local conversation service, in-process: store + agent runtime + REST + Socket.IO on
+ * one port. The gateway's `npm start` embeds it by default; tests start it on port 0.
+ */
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { createTenantResolver } from './auth.ts';
+import type { AgentTimings } from './contracts.ts';
+import { createHttpServer, DEFAULT_MAX_BODY_BYTES } from './http-server.ts';
+import { createRateLimiter } from './rate-limit.ts';
+import { createRoutes } from './routes.ts';
+import { createAgentRuntime, DEFAULT_AGENT_TIMINGS } from './runtime.ts';
+import { attachConversationSocket } from './socket.ts';
+import { openConversationStore } from './store.ts';
+
+/** Options of {@link startLocalService}. */
+export interface LocalServiceOptions {
+  /** Port to listen on; 0 picks a free one. @default 0 */
+  port?: number;
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** Directory of the SQLite store; created when missing. */
+  dataDir: string;
+  /** Accepted session API keys, one tenant each. Empty or absent: no auth (the real server's open mode). @default [] */
+  sessionApiKeys?: string[];
+  /** Give each running conversation an absolute url and its own key, like the real nested runtimes. @default false */
+  nestedRuntime?: boolean;
+  /** Reproduce the real server's per-IP rate limit (delay above 10/s, 429 above 20/s). @default false */
+  rateLimit?: boolean;
+  /** Delays of the deterministic agent. @default DEFAULT_AGENT_TIMINGS (200 / 300 / 50 ms) */
+  agentTimings?: Partial<AgentTimings>;
+  /** Request bodies above this are answered 413. @default 5 MiB */
+  maxBodyBytes?: number;
+  /** @default pino at level info */
+  logger?: pino.Logger;
+}
+
+/** A running local service. */
+export interface LocalService {
+  /** `http://HOST:PORT` without a trailing slash. */
+  url: string;
+  port: number;
+  /** Closes socket, runtime, HTTP server (cutting keep-alive connections) and store, in that order. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Starts the local service and resolves once it listens. */
+export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
+  const host = options.host ?? '127.0.0.1';
+  const logger = options.logger ?? pino({ name: 'local-service' });
+  const nestedRuntime = options.nestedRuntime ?? false;
+  const store = openConversationStore(options.dataDir);
+  // No agent survives a restart: whatever was running when the last process died is stopped now.
+  store.markAllStopped();
+  const runtime = createAgentRuntime({
+    store,
+    timings: { ...DEFAULT_AGENT_TIMINGS, ...options.agentTimings },
+    nestedRuntime,
+    logger,
+  });
+  const resolveTenant = createTenantResolver(options.sessionApiKeys ?? []);
+  const rateLimiter = options.rateLimit ? createRateLimiter() : null;
+  let url = '';
+  const server = createHttpServer({
+    routes: createRoutes({ store, runtime, nestedRuntime, serviceUrl: () => url }),
+    resolveTenant,
+    runtime,
+    rateLimiter,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    logger,
+  });
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await runtime.close();
+    store.close();
+    throw error;
+  }
+  const port = (server.address() as AddressInfo).port;
+  url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const socket = attachConversationSocket(server, { store, runtime, resolveTenant, logger });
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    close() {
+      closing ??= (async () => {
+        await socket.close();
+        await runtime.close();
+        rateLimiter?.close();
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        store.close();
+      })();
+      return closing;
+    },
+  };
+}
