@@ -1,0 +1,757 @@
+/**
+ * The Socket.IO bridge to the conversation event stream.
+ *
+ * One upstream socket per (conversation, credential), shared by every subscriber and every mutation
+ * with that credential; closed `idleCloseMs` after the last one leaves. Each upstream event is mapped
+ * once (src/upstream/events.ts) and the same frozen object is queued for every subscriber, so the
+ * per-subscriber cost is one array slot or one promise resolution.
+ *
+ * Ordering and exactly-once:
+ * - The socket first connects with `latest_event_id=-1`: the upstream replays the stored history
+ *   before its connect acknowledgement (socket.io-client buffers those events and emits them before
+ *   `connect`), then live events follow. The last `historySize` events stay in a ring, so a later
+ *   subscriber asking for `afterEventId` is served from the ring and then live, from one ordered
+ *   stream: no gap and no duplicate at the seam. Older requests replay through a short-lived second
+ *   socket and are merged by id.
+ * - On a drop the bridge reconnects with exponential backoff and `latest_event_id` = the highest id
+ *   seen, and drops every id it has already delivered (the upstream's replay holds agent-state changes
+ *   back and sends them last, so ids can arrive out of order; de-duplication uses a set, not `max`).
+ * - When the upstream cannot be reached again after `reconnect.maxAttempts`, every subscriber ends
+ *   with CONVERSATION_UNREACHABLE instead of waiting forever.
+ */
+import { createHash } from 'node:crypto';
+import { GraphQLError } from 'graphql';
+import { io, type Socket } from 'socket.io-client';
+import { type ConversationEvent, mapUpstreamEvent } from './events.ts';
+import type { UpstreamCredentials } from './http.ts';
+import { SOCKET_EVENT, type UserActionRecord } from './records.ts';
+import { ConversationNotFound, type SocketTarget, type SocketTargetResolver } from './socket-target.ts';
+
+/** Codes a live stream or a sent action can fail with. */
+export type BridgeErrorCode =
+  | 'UNAUTHENTICATED'
+  | 'CONVERSATION_NOT_FOUND'
+  | 'CONVERSATION_UNREACHABLE'
+  | 'SUBSCRIBER_TOO_SLOW'
+  | 'UPSTREAM_TIMEOUT'
+  | 'UPSTREAM_ERROR'
+  | 'GATEWAY_SHUTTING_DOWN';
+
+/** A coded failure of the bridge; a GraphQLError so it reaches clients unmasked with its code. */
+export class BridgeError extends GraphQLError {
+  readonly code: BridgeErrorCode;
+  constructor(code: BridgeErrorCode, message: string, extra: Record<string, unknown> = {}) {
+    super(message, { extensions: { code, ...extra } });
+    this.name = 'BridgeError';
+    this.code = code;
+  }
+}
+
+/** Options of {@link EventBridge}. */
+export interface EventBridgeOptions {
+  /** Where each conversation's socket is and with which key (see socket-target.ts). */
+  resolveTarget: SocketTargetResolver;
+  /** IANA zone the upstream's zone-less timestamps are read in. @default 'UTC' */
+  timeZone?: string;
+  /** How long an upstream socket outlives its last subscriber, in ms. @default 1000 */
+  idleCloseMs?: number;
+  /** Events queued for one subscriber before it is cut off with SUBSCRIBER_TOO_SLOW. @default 1000 */
+  maxBufferedEvents?: number;
+  /** Recent events kept per upstream socket for late `afterEventId` subscribers. @default 1000 */
+  historySize?: number;
+  /** Socket.IO handshake timeout per attempt, in ms. @default 5000 */
+  connectTimeoutMs?: number;
+  /** How long a sent action waits for the upstream's echo, in ms. @default 10000 */
+  echoTimeoutMs?: number;
+  /** Backoff of (re)connect attempts after a transport failure. */
+  reconnect?: {
+    /** @default 100 */
+    initialDelayMs?: number;
+    /** @default 2000 */
+    maxDelayMs?: number;
+    /** Consecutive failed attempts before subscribers end with CONVERSATION_UNREACHABLE. @default 8 */
+    maxAttempts?: number;
+  };
+}
+
+/** What a subscription asks for. */
+export interface SubscribeRequest {
+  conversationId: string;
+  credentials: UpstreamCredentials;
+  /** Replay stored events with a greater id first; null/undefined: live events only. */
+  afterEventId?: number | null | undefined;
+}
+
+/** An action to send as `oh_user_action`. */
+export interface SendRequest {
+  conversationId: string;
+  credentials: UpstreamCredentials;
+  action: UserActionRecord;
+}
+
+/** Counters for tests and metrics: after the last subscriber leaves and idleCloseMs passes, all are 0. */
+export interface BridgeStats {
+  /** Upstream sockets (shared entries) alive, including ones reconnecting. */
+  upstreamSockets: number;
+  /** Subscribers attached to any upstream socket. */
+  subscribers: number;
+  /** Mutations waiting for an echo. */
+  pendingActions: number;
+  /** Timers the bridge holds (idle close, reconnect backoff, echo timeouts). */
+  timers: number;
+  /** Total upstream connections opened since start (initial, reconnect and replay sockets). */
+  connectionsOpened: number;
+}
+
+type Resolved = Required<Omit<EventBridgeOptions, 'reconnect'>> & {
+  reconnect: Required<NonNullable<EventBridgeOptions['reconnect']>>;
+};
+
+/** Ids older than this below the highest seen id are treated as already delivered. */
+const DEDUP_WINDOW = 10_000;
+
+/**
+ * The bridge. Create one per gateway; `close()` on shutdown ends every stream and socket.
+ */
+export class EventBridge {
+  readonly #options: Resolved;
+  readonly #entries = new Map<string, UpstreamConversation>();
+  #closed = false;
+  /** Shared with entries so the counters see every timer and connection. */
+  readonly counters = { timers: 0, connectionsOpened: 0, subscribers: 0, pendingActions: 0 };
+
+  constructor(options: EventBridgeOptions) {
+    this.#options = {
+      resolveTarget: options.resolveTarget,
+      timeZone: options.timeZone ?? 'UTC',
+      idleCloseMs: options.idleCloseMs ?? 1000,
+      maxBufferedEvents: options.maxBufferedEvents ?? 1000,
+      historySize: options.historySize ?? 1000,
+      connectTimeoutMs: options.connectTimeoutMs ?? 5000,
+      echoTimeoutMs: options.echoTimeoutMs ?? 10_000,
+      reconnect: {
+        initialDelayMs: options.reconnect?.initialDelayMs ?? 100,
+        maxDelayMs: options.reconnect?.maxDelayMs ?? 2000,
+        maxAttempts: options.reconnect?.maxAttempts ?? 8,
+      },
+    };
+  }
+
+  /**
+   * Subscribes to a conversation's events. The iterator yields mapped events and throws a
+   * {@link BridgeError} when the stream ends abnormally; `return()` detaches it.
+   */
+  subscribe(request: SubscribeRequest): AsyncIterableIterator<ConversationEvent> {
+    if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN', 'The gateway is shutting down.');
+    const entry = this.#entryFor(request.conversationId, request.credentials);
+    return entry.attach(request.afterEventId ?? null);
+  }
+
+  /**
+   * Sends a user action and resolves with the upstream's echo of it (the accepted event with its id).
+   *
+   * Correlation: the echo is the next event from source `user` with the same action and the same
+   * content (message) or state (change_agent_state). Identical actions sent at the same time on one
+   * socket are matched first-in-first-out: the upstream accepts actions of one connection in order,
+   * so the n-th identical echo belongs to the n-th identical send. (An identical action sent by some
+   * other client of the same conversation at the same instant could be taken for ours; both are then
+   * the same text from the same credential's conversation, which is why FIFO is good enough here.)
+   */
+  async send(request: SendRequest, signal?: AbortSignal): Promise<ConversationEvent> {
+    if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN', 'The gateway is shutting down.');
+    const entry = this.#entryFor(request.conversationId, request.credentials);
+    return entry.send(request.action, signal);
+  }
+
+  /** Current counters. */
+  stats(): BridgeStats {
+    return {
+      upstreamSockets: this.#entries.size,
+      subscribers: this.counters.subscribers,
+      pendingActions: this.counters.pendingActions,
+      timers: this.counters.timers,
+      connectionsOpened: this.counters.connectionsOpened,
+    };
+  }
+
+  /** Ends every stream (they complete), rejects pending actions, closes every socket and timer. */
+  close(): void {
+    this.#closed = true;
+    for (const entry of [...this.#entries.values()]) entry.shutdown();
+    this.#entries.clear();
+  }
+
+  /** @internal called by an entry once it is fully closed. */
+  forget(key: string, entry: UpstreamConversation): void {
+    if (this.#entries.get(key) === entry) this.#entries.delete(key);
+  }
+
+  #entryFor(conversationId: string, credentials: UpstreamCredentials): UpstreamConversation {
+    const key = entryKey(conversationId, credentials);
+    let entry = this.#entries.get(key);
+    if (!entry) {
+      entry = new UpstreamConversation(this, key, conversationId, credentials, this.#options);
+      this.#entries.set(key, entry);
+    }
+    return entry;
+  }
+}
+
+/** Map key without the secret in it: a digest of the credential (maps end up in heap dumps and debuggers). */
+function entryKey(conversationId: string, credentials: UpstreamCredentials): string {
+  const secret =
+    credentials.kind === 'session-api-key'
+      ? `k:${credentials.key}`
+      : credentials.kind === 'bearer'
+        ? `b:${credentials.token}`
+        : 'none';
+  return `${conversationId}\u0000${createHash('sha256').update(secret).digest('base64url')}`;
+}
+
+/** Signature used to match an echo to the action that caused it. */
+function actionSignature(action: string, detail: string): string {
+  return `${action}\u0000${detail}`;
+}
+
+function signatureOfSent(action: UserActionRecord): string {
+  return action.action === 'message'
+    ? actionSignature('message', action.args.content)
+    : actionSignature('change_agent_state', action.args.agent_state);
+}
+
+function signatureOfEcho(event: ConversationEvent): string | null {
+  if (event.source !== 'user' || event.eventId === null) return null;
+  if (event.kind === 'USER_MESSAGE') return actionSignature('message', event.content);
+  if (event.kind === 'AGENT_STATE_CHANGE_REQUESTED')
+    return actionSignature('change_agent_state', event.stateRaw);
+  return null;
+}
+
+interface PendingAction {
+  signature: string;
+  resolve: (event: ConversationEvent) => void;
+  reject: (error: Error) => void;
+}
+
+/** A connect refusal (server said no) as opposed to a transport failure (could not talk at all). */
+function isRefusal(error: Error & { type?: string; data?: unknown }): boolean {
+  return (
+    error.type !== 'TransportError' && error.message !== 'timeout' && error.message !== 'websocket error'
+  );
+}
+
+function refusalToError(message: string): BridgeError {
+  if (message === 'invalid_session_api_key') {
+    return new BridgeError('UNAUTHENTICATED', 'The conversation service refused the credentials.');
+  }
+  if (message === 'Settings not found') {
+    return new BridgeError('UPSTREAM_ERROR', 'The conversation service has no settings for this user.', {
+      msgId: 'CONFIGURATION$SETTINGS_NOT_FOUND',
+    });
+  }
+  // Other refusal texts may embed upstream internals: keep them out of the message.
+  return new BridgeError(
+    'CONVERSATION_UNREACHABLE',
+    'The conversation service refused to open the conversation.',
+  );
+}
+
+/**
+ * One shared upstream socket, its subscribers and the actions waiting for their echo.
+ */
+class UpstreamConversation {
+  readonly #bridge: EventBridge;
+  readonly #key: string;
+  readonly #conversationId: string;
+  readonly #credentials: UpstreamCredentials;
+  readonly #options: Resolved;
+
+  readonly #subscribers = new Set<Subscriber>();
+  #leases = 0;
+  #socket: Socket | null = null;
+  #state: 'connecting' | 'open' | 'waiting' | 'closed' = 'connecting';
+  /** True once the first connection has been acknowledged: later pre-ack events are missed live ones. */
+  #everConnected = false;
+  #failedAttempts = 0;
+  #idleTimer: NodeJS.Timeout | null = null;
+  #retryTimer: NodeJS.Timeout | null = null;
+  #resolveAbort: AbortController | null = null;
+  #readyWaiters: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
+  #pending: PendingAction[] = [];
+
+  /** Highest event id delivered, -1 before any. */
+  #maxId = -1;
+  readonly #seen = new Set<number>();
+  #seenFloor = -1;
+  /** Recent events in delivery order, for late afterEventId subscribers. */
+  readonly #ring: ConversationEvent[] = [];
+  /** Highest id that fell out of the ring: the ring covers every id above it. */
+  #ringEvictedMaxId = -1;
+
+  constructor(
+    bridge: EventBridge,
+    key: string,
+    conversationId: string,
+    credentials: UpstreamCredentials,
+    options: Resolved,
+  ) {
+    this.#bridge = bridge;
+    this.#key = key;
+    this.#conversationId = conversationId;
+    this.#credentials = credentials;
+    this.#options = options;
+    void this.#connect();
+  }
+
+  attach(afterEventId: number | null): Subscriber {
+    this.#cancelIdle();
+    const subscriber = new Subscriber(this, this.#options.maxBufferedEvents);
+    this.#subscribers.add(subscriber);
+    this.#bridge.counters.subscribers++;
+    if (afterEventId === null) {
+      // Live only: while the first connection is still replaying history, skip that replay.
+      subscriber.skipUntilAck = !this.#everConnected;
+      return subscriber;
+    }
+    subscriber.afterId = afterEventId;
+    if (afterEventId >= this.#ringEvictedMaxId) {
+      for (const event of this.#ring) {
+        if (event.eventId !== null && event.eventId > afterEventId) subscriber.push(event);
+      }
+    } else {
+      subscriber.catchingUp = true;
+      void this.#replayOlder(subscriber, afterEventId);
+    }
+    return subscriber;
+  }
+
+  detach(subscriber: Subscriber): void {
+    if (!this.#subscribers.delete(subscriber)) return;
+    this.#bridge.counters.subscribers--;
+    this.#maybeIdle();
+  }
+
+  async send(action: UserActionRecord, signal?: AbortSignal): Promise<ConversationEvent> {
+    this.#cancelIdle();
+    this.#leases++;
+    let timer: NodeJS.Timeout | null = null;
+    let pending: PendingAction | null = null;
+    try {
+      const echo = new Promise<ConversationEvent>((resolve, reject) => {
+        pending = { signature: signatureOfSent(action), resolve, reject };
+        timer = setTimeout(
+          () =>
+            reject(
+              new BridgeError(
+                'UPSTREAM_TIMEOUT',
+                'The conversation service did not accept the action in time.',
+              ),
+            ),
+          this.#options.echoTimeoutMs,
+        );
+        this.#bridge.counters.timers++;
+        signal?.addEventListener(
+          'abort',
+          () => reject(new BridgeError('UPSTREAM_TIMEOUT', 'The request was cancelled.')),
+          {
+            once: true,
+          },
+        );
+      });
+      // Waiting for the connection counts against the same deadline as waiting for the echo.
+      await Promise.race([this.#ready(), echo]);
+      if (!pending) throw new Error('unreachable: pending action not set');
+      this.#pending.push(pending);
+      this.#bridge.counters.pendingActions++;
+      this.#socket?.emit(SOCKET_EVENT.userAction, action);
+      return await echo;
+    } finally {
+      if (timer) {
+        clearTimeout(timer);
+        this.#bridge.counters.timers--;
+      }
+      const index = pending ? this.#pending.indexOf(pending) : -1;
+      if (index >= 0) {
+        this.#pending.splice(index, 1);
+        this.#bridge.counters.pendingActions--;
+      }
+      this.#leases--;
+      this.#maybeIdle();
+    }
+  }
+
+  /** Bridge shutdown: streams complete normally, actions fail, everything closes now. */
+  shutdown(): void {
+    this.#end(null, new BridgeError('GATEWAY_SHUTTING_DOWN', 'The gateway is shutting down.'));
+  }
+
+  /** A method, not an inline comparison: TypeScript would keep the narrowing across awaits. */
+  #isClosed(): boolean {
+    return this.#state === 'closed';
+  }
+
+  #ready(): Promise<void> {
+    if (this.#state === 'open') return Promise.resolve();
+    return new Promise((resolve, reject) => this.#readyWaiters.push({ resolve, reject }));
+  }
+
+  async #connect(): Promise<void> {
+    if (this.#isClosed()) return;
+    this.#state = 'connecting';
+    let target: SocketTarget;
+    this.#resolveAbort = new AbortController();
+    try {
+      target = await this.#options.resolveTarget(
+        this.#conversationId,
+        this.#credentials,
+        this.#resolveAbort.signal,
+      );
+    } catch (error) {
+      if (this.#isClosed()) return;
+      if (error instanceof ConversationNotFound) {
+        this.#end(new BridgeError('CONVERSATION_NOT_FOUND', 'No conversation with this id.'));
+      } else if (error instanceof GraphQLError && error.extensions.code === 'UNAUTHENTICATED') {
+        this.#end(new BridgeError('UNAUTHENTICATED', 'The conversation service refused the credentials.'));
+      } else {
+        this.#retryLater();
+      }
+      return;
+    } finally {
+      this.#resolveAbort = null;
+    }
+    if (this.#isClosed()) return;
+
+    this.#bridge.counters.connectionsOpened++;
+    const socket = openSocket(target, this.#conversationId, this.#maxId, this.#options.connectTimeoutMs);
+    this.#socket = socket;
+    socket.on(SOCKET_EVENT.serverEvent, (payload: unknown) => this.#onUpstreamEvent(payload));
+    socket.on('connect', () => {
+      this.#state = 'open';
+      this.#everConnected = true;
+      this.#failedAttempts = 0;
+      for (const subscriber of this.#subscribers) subscriber.skipUntilAck = false;
+      const waiters = this.#readyWaiters;
+      this.#readyWaiters = [];
+      for (const waiter of waiters) waiter.resolve();
+    });
+    socket.on('connect_error', (error: Error & { type?: string; data?: unknown }) => {
+      socket.removeAllListeners();
+      socket.disconnect();
+      if (this.#socket === socket) this.#socket = null;
+      if (this.#isClosed()) return;
+      if (isRefusal(error)) {
+        const mapped = refusalToError(error.message);
+        // A refused key or a refusal of the very first attempt is final; after a drop a refusal can be
+        // the upstream still starting up, so it is retried like a transport failure.
+        if (mapped.code === 'UNAUTHENTICATED' || !this.#everConnected) {
+          this.#end(mapped);
+          return;
+        }
+      }
+      this.#retryLater();
+    });
+    socket.on('disconnect', (reason: string) => {
+      if (reason === 'io client disconnect' || this.#state === 'closed') return;
+      socket.removeAllListeners();
+      socket.disconnect();
+      if (this.#socket === socket) this.#socket = null;
+      this.#retryLater();
+    });
+  }
+
+  #retryLater(): void {
+    this.#state = 'waiting';
+    this.#failedAttempts++;
+    const { initialDelayMs, maxDelayMs, maxAttempts } = this.#options.reconnect;
+    if (this.#failedAttempts > maxAttempts) {
+      this.#end(new BridgeError('CONVERSATION_UNREACHABLE', 'The conversation service cannot be reached.'));
+      return;
+    }
+    const base = Math.min(maxDelayMs, initialDelayMs * 2 ** (this.#failedAttempts - 1));
+    // Jitter spreads the reconnects of many conversations after an upstream restart.
+    const delay = base / 2 + Math.random() * (base / 2);
+    this.#bridge.counters.timers++;
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = null;
+      this.#bridge.counters.timers--;
+      void this.#connect();
+    }, delay);
+  }
+
+  #onUpstreamEvent(payload: unknown): void {
+    const event = mapUpstreamEvent(payload, this.#options.timeZone);
+    if (!event) return;
+    const id = event.eventId;
+    if (id !== null) {
+      if (id <= this.#seenFloor || this.#seen.has(id)) return;
+      this.#seen.add(id);
+      if (id > this.#maxId) this.#maxId = id;
+      if (this.#seen.size > 2 * DEDUP_WINDOW) this.#pruneSeen();
+      this.#ring.push(event);
+      if (this.#ring.length > this.#options.historySize) {
+        const evicted = this.#ring.shift();
+        if (evicted?.eventId != null && evicted.eventId > this.#ringEvictedMaxId) {
+          this.#ringEvictedMaxId = evicted.eventId;
+        }
+      }
+      const signature = signatureOfEcho(event);
+      if (signature !== null) {
+        const index = this.#pending.findIndex((pending) => pending.signature === signature);
+        const pending = index >= 0 ? this.#pending[index] : undefined;
+        if (pending) {
+          this.#pending.splice(index, 1);
+          this.#bridge.counters.pendingActions--;
+          pending.resolve(event);
+        }
+      }
+    }
+    for (const subscriber of this.#subscribers) subscriber.offer(event);
+  }
+
+  #pruneSeen(): void {
+    this.#seenFloor = this.#maxId - DEDUP_WINDOW;
+    for (const id of this.#seen) if (id <= this.#seenFloor) this.#seen.delete(id);
+  }
+
+  /**
+   * A subscriber asked for ids older than the ring holds: replay them through a short-lived second
+   * socket (`latest_event_id` = its afterEventId, closed at the acknowledgement, when the replay is
+   * complete), then merge with what the shared stream queued meanwhile, by id.
+   */
+  async #replayOlder(subscriber: Subscriber, afterEventId: number): Promise<void> {
+    const replayed: ConversationEvent[] = [];
+    try {
+      const target = await this.#options.resolveTarget(
+        this.#conversationId,
+        this.#credentials,
+        AbortSignal.timeout(this.#options.connectTimeoutMs),
+      );
+      this.#bridge.counters.connectionsOpened++;
+      await new Promise<void>((resolve, reject) => {
+        const socket = openSocket(target, this.#conversationId, afterEventId, this.#options.connectTimeoutMs);
+        socket.on(SOCKET_EVENT.serverEvent, (payload: unknown) => {
+          const event = mapUpstreamEvent(payload, this.#options.timeZone);
+          if (event) replayed.push(event);
+        });
+        socket.on('connect', () => {
+          socket.removeAllListeners();
+          socket.disconnect();
+          resolve();
+        });
+        socket.on('connect_error', (error: Error) => {
+          socket.removeAllListeners();
+          socket.disconnect();
+          reject(isRefusal(error) ? refusalToError(error.message) : error);
+        });
+      });
+    } catch (error) {
+      subscriber.fail(
+        error instanceof BridgeError
+          ? error
+          : new BridgeError('CONVERSATION_UNREACHABLE', 'The conversation history cannot be replayed.'),
+      );
+      return;
+    }
+    subscriber.finishCatchUp(replayed);
+  }
+
+  #maybeIdle(): void {
+    if (this.#state === 'closed' || this.#subscribers.size > 0 || this.#leases > 0 || this.#idleTimer) return;
+    this.#bridge.counters.timers++;
+    this.#idleTimer = setTimeout(() => {
+      this.#idleTimer = null;
+      this.#bridge.counters.timers--;
+      if (this.#subscribers.size === 0 && this.#leases === 0) this.#end(null);
+    }, this.#options.idleCloseMs);
+  }
+
+  #cancelIdle(): void {
+    if (!this.#idleTimer) return;
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = null;
+    this.#bridge.counters.timers--;
+  }
+
+  /**
+   * Closes the socket and every timer; subscribers end with `error` (or complete when null); actions
+   * waiting for an echo or a connection fail with `error` or `actionError`.
+   */
+  #end(error: BridgeError | null, actionError?: BridgeError): void {
+    if (this.#isClosed()) return;
+    this.#state = 'closed';
+    this.#bridge.forget(this.#key, this);
+    this.#cancelIdle();
+    if (this.#retryTimer) {
+      clearTimeout(this.#retryTimer);
+      this.#retryTimer = null;
+      this.#bridge.counters.timers--;
+    }
+    this.#resolveAbort?.abort();
+    if (this.#socket) {
+      this.#socket.removeAllListeners();
+      this.#socket.disconnect();
+      this.#socket = null;
+    }
+    const failure =
+      actionError ?? error ?? new BridgeError('CONVERSATION_UNREACHABLE', 'The conversation socket closed.');
+    for (const waiter of this.#readyWaiters) waiter.reject(failure);
+    this.#readyWaiters = [];
+    for (const pending of this.#pending) pending.reject(failure);
+    this.#bridge.counters.pendingActions -= this.#pending.length;
+    this.#pending = [];
+    for (const subscriber of [...this.#subscribers]) {
+      if (error) subscriber.fail(error);
+      else subscriber.complete();
+    }
+  }
+}
+
+/** Opens one conversation socket the way the upstream web client does (websocket only, no auth payload). */
+function openSocket(
+  target: SocketTarget,
+  conversationId: string,
+  latestEventId: number,
+  timeoutMs: number,
+): Socket {
+  return io(target.origin, {
+    path: target.path,
+    transports: ['websocket'],
+    // Reconnection is the bridge's job: it must change latest_event_id and count attempts itself.
+    reconnection: false,
+    forceNew: true,
+    timeout: timeoutMs,
+    query: {
+      conversation_id: conversationId,
+      latest_event_id: String(latestEventId),
+      session_api_key: target.sessionApiKey,
+    },
+    extraHeaders: target.headers,
+  });
+}
+
+type IteratorResolver = (result: IteratorResult<ConversationEvent>) => void;
+
+/**
+ * One subscriber: a bounded queue and at most one waiting `next()`. Kept deliberately small (a few
+ * fields, no closures per event) because a single upstream socket may feed thousands of them.
+ */
+class Subscriber implements AsyncIterableIterator<ConversationEvent> {
+  readonly #owner: UpstreamConversation;
+  readonly #limit: number;
+  #queue: ConversationEvent[] = [];
+  #waiting: { resolve: IteratorResolver; reject: (error: Error) => void } | null = null;
+  #done = false;
+  #error: BridgeError | null = null;
+  /** Events with an id at or below this are not for this subscriber (afterEventId). */
+  afterId = -Infinity;
+  /** Set while the first connection replays history to a live-only subscriber. */
+  skipUntilAck = false;
+  /** Set while older history is fetched on a second socket: events queue but are not yet handed out. */
+  catchingUp = false;
+
+  constructor(owner: UpstreamConversation, limit: number) {
+    this.#owner = owner;
+    this.#limit = limit;
+  }
+
+  /** A live event from the shared stream. */
+  offer(event: ConversationEvent): void {
+    if (this.skipUntilAck) return;
+    if (event.eventId !== null && event.eventId <= this.afterId) return;
+    this.push(event);
+  }
+
+  push(event: ConversationEvent): void {
+    if (this.#done) return;
+    if (this.#waiting && !this.catchingUp) {
+      const waiting = this.#waiting;
+      this.#waiting = null;
+      waiting.resolve({ value: event, done: false });
+      return;
+    }
+    if (this.#queue.length >= this.#limit) {
+      this.fail(
+        new BridgeError(
+          'SUBSCRIBER_TOO_SLOW',
+          `The subscriber fell more than ${this.#limit} events behind and was disconnected.`,
+        ),
+      );
+      return;
+    }
+    this.#queue.push(event);
+  }
+
+  finishCatchUp(replayed: ConversationEvent[]): void {
+    const queuedIds = new Set(this.#queue.map((event) => event.eventId));
+    const older = replayed.filter(
+      (event) => event.eventId !== null && event.eventId > this.afterId && !queuedIds.has(event.eventId),
+    );
+    this.#queue = [...older, ...this.#queue];
+    this.catchingUp = false;
+    this.#drain();
+  }
+
+  fail(error: BridgeError): void {
+    if (this.#done) return;
+    this.#error = error;
+    this.#queue = [];
+    this.catchingUp = false;
+    this.#finish();
+  }
+
+  complete(): void {
+    if (this.#done) return;
+    this.#finish();
+  }
+
+  #finish(): void {
+    this.#done = true;
+    this.#owner.detach(this);
+    this.#drain();
+  }
+
+  #drain(): void {
+    if (!this.#waiting || this.catchingUp) return;
+    const waiting = this.#waiting;
+    const next = this.#queue.shift();
+    if (next) {
+      this.#waiting = null;
+      waiting.resolve({ value: next, done: false });
+    } else if (this.#done) {
+      this.#waiting = null;
+      if (this.#error) waiting.reject(this.#error);
+      else waiting.resolve({ value: undefined, done: true });
+      this.#error = null;
+    }
+  }
+
+  next(): Promise<IteratorResult<ConversationEvent>> {
+    if (!this.catchingUp) {
+      const next = this.#queue.shift();
+      if (next) return Promise.resolve({ value: next, done: false });
+    }
+    if (this.#done) {
+      const error = this.#error;
+      this.#error = null;
+      return error ? Promise.reject(error) : Promise.resolve({ value: undefined, done: true });
+    }
+    return new Promise((resolve, reject) => {
+      this.#waiting = { resolve, reject };
+    });
+  }
+
+  return(): Promise<IteratorResult<ConversationEvent>> {
+    this.#queue = [];
+    this.#error = null;
+    if (!this.#done) this.#finish();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  throw(): Promise<IteratorResult<ConversationEvent>> {
+    return this.return();
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+}
