@@ -1,0 +1,147 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { type Socket as ClientSocket, io as connectClient } from 'socket.io-client';
+import { createTenantResolver } from '../../src/local-service/auth.ts';
+import type { AgentRuntime, ConversationStore } from '../../src/local-service/contracts.ts';
+import { createAgentRuntime } from '../../src/local-service/runtime.ts';
+import { attachConversationSocket } from '../../src/local-service/socket.ts';
+import { openConversationStore } from '../../src/local-service/store.ts';
+
+/**
+ * The socket half of the local service on its own: a real node:http server on port 0 with the real
+ * store (temp dir), runtime and Socket.IO attachment. Used where a test needs to reach into the store
+ * or runtime directly (seeding events, nested keys); REST-level checks use startTestLocalService().
+ */
+export interface SocketHarness {
+  url: string;
+  dir: string;
+  store: ConversationStore;
+  runtime: AgentRuntime;
+  close(): Promise<void>;
+}
+
+export const FAST_TIMINGS = { startupMs: 5, replyMs: 10, replayStepMs: 2 };
+
+export async function startSocketHarness(
+  options: { keys?: string[]; nestedRuntime?: boolean; dir?: string } = {},
+): Promise<SocketHarness> {
+  const ownDir = options.dir === undefined;
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'socket-test-'));
+  const store = openConversationStore(dir);
+  const logger = pino({ level: 'silent' });
+  const runtime = createAgentRuntime({
+    store,
+    timings: FAST_TIMINGS,
+    nestedRuntime: options.nestedRuntime ?? false,
+    logger,
+  });
+  const server = createServer((_req, res) => {
+    res.statusCode = 404;
+    res.end();
+  });
+  const socket = attachConversationSocket(server, {
+    store,
+    runtime,
+    resolveTenant: createTenantResolver(options.keys ?? []),
+    logger,
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  let closed = false;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    dir,
+    store,
+    runtime,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await socket.close();
+      await runtime.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      store.close();
+      if (ownDir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One entry of what a client saw, in arrival order. */
+export type Seen = { kind: 'connect' } | { kind: 'event'; event: Record<string, unknown> };
+
+/** A socket.io-client connection that records everything it sees. Close it with `close()`. */
+export interface RecordingClient {
+  socket: ClientSocket;
+  seen: Seen[];
+  events(): Array<Record<string, unknown>>;
+  /** Resolves when `test(events)` holds; rejects after `timeoutMs` with what was seen. */
+  until(test: (events: Array<Record<string, unknown>>) => boolean, timeoutMs?: number): Promise<void>;
+  /** Resolves on connect, rejects with the connect_error. */
+  connected: Promise<void>;
+  close(): void;
+}
+
+export function openClient(
+  url: string,
+  query: Record<string, string>,
+  transports: Array<'websocket' | 'polling'> = ['websocket'],
+): RecordingClient {
+  const socket = connectClient(url, {
+    path: '/socket.io/',
+    transports,
+    query,
+    reconnection: false,
+    forceNew: true,
+  });
+  const seen: Seen[] = [];
+  const waiters = new Set<() => void>();
+  const events = () => seen.flatMap((s) => (s.kind === 'event' ? [s.event] : []));
+  socket.on('oh_event', (event: Record<string, unknown>) => {
+    seen.push({ kind: 'event', event });
+    for (const check of [...waiters]) check();
+  });
+  const connected = new Promise<void>((resolve, reject) => {
+    socket.once('connect', () => {
+      seen.push({ kind: 'connect' });
+      resolve();
+    });
+    socket.once('connect_error', reject);
+  });
+  // Tests that expect a refusal assert on `connected`; avoid an unhandled rejection in the others.
+  connected.catch(() => {});
+  return {
+    socket,
+    seen,
+    events,
+    connected,
+    until(test, timeoutMs = 5000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          if (!test(events())) return;
+          waiters.delete(check);
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`timed out; saw ${JSON.stringify(events())}`));
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      });
+    },
+    close() {
+      socket.close();
+    },
+  };
+}
+
+/** The agent state of the last agent_state_changed observation among `events`. */
+export function lastAgentState(events: Array<Record<string, unknown>>): unknown {
+  const states = events.filter((e) => e.observation === 'agent_state_changed');
+  return (states.at(-1)?.extras as { agent_state?: unknown } | undefined)?.agent_state;
+}
