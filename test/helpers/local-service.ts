@@ -1,0 +1,108 @@
+/**
+ * Starts the real bundled local conversation service for a test: temp data dir, port 0, fast agent
+ * timings, silent logger. Every suite in the project uses this instead of a hand-written fake.
+ *
+ *   const service = await startTestLocalService();
+ *   afterEach(() => service.close());
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { type LocalServiceOptions, startLocalService } from '../../src/local-service/index.ts';
+
+/** Agent delays small enough for tests yet keeping the STARTING -> RUNNING order observable. */
+export const FAST_AGENT_TIMINGS = { startupMs: 20, replyMs: 20, replayStepMs: 5 } as const;
+
+/** A local service started for one test. */
+export interface TestLocalService {
+  url: string;
+  port: number;
+  dataDir: string;
+  /**
+   * Stops the service and removes the data dir unless `keepDataDir` (for restart tests; the caller
+   * then removes it with {@link removeDataDir}). Safe to call twice.
+   */
+  close(options?: { keepDataDir?: boolean }): Promise<void>;
+  /** Makes the object usable with `await using`. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Creates a fresh temporary data directory. */
+export function makeTempDataDir(prefix = 'local-service-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** Removes a data directory made by {@link makeTempDataDir}. */
+export function removeDataDir(dataDir: string): void {
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+/**
+ * Starts the local service. Pass `dataDir` to reuse one (a restart); otherwise a temp dir is made.
+ */
+export async function startTestLocalService(
+  options: Partial<LocalServiceOptions> = {},
+): Promise<TestLocalService> {
+  const dataDir = options.dataDir ?? makeTempDataDir();
+  const service = await startLocalService({
+    port: 0,
+    logger: pino({ level: 'silent' }),
+    ...options,
+    agentTimings: { ...FAST_AGENT_TIMINGS, ...options.agentTimings },
+    dataDir,
+  });
+  let closed = false;
+  const close = async (closeOptions: { keepDataDir?: boolean } = {}): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    await service.close();
+    if (!closeOptions.keepDataDir) removeDataDir(dataDir);
+  };
+  return { url: service.url, port: service.port, dataDir, close, [Symbol.asyncDispose]: () => close() };
+}
+
+/** Options of {@link rest}. */
+export interface RestOptions {
+  /** @default 'GET' */
+  method?: string;
+  /** Sent as X-Session-API-Key. */
+  key?: string;
+  /** Sent as `Authorization: Bearer <bearer>`. */
+  bearer?: string;
+  /** JSON-encoded unless it is already a string (send raw text, e.g. invalid JSON, as a string). */
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** A REST answer: status, parsed JSON body (undefined when not JSON) and headers. */
+export interface RestResult<T = unknown> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** Tiny fetch wrapper for tests: `await rest(url, '/api/conversations', { method: 'POST', body: {} })`. */
+export async function rest<T = unknown>(
+  baseUrl: string,
+  path: string,
+  options: RestOptions = {},
+): Promise<RestResult<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key !== undefined) headers['x-session-api-key'] = options.key;
+  if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;
+  let body: string | undefined;
+  if (options.body !== undefined) {
+    body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(`${baseUrl}${path}`, { method: options.method ?? 'GET', headers, body });
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, body: parsed as T, headers: response.headers };
+}
