@@ -174,7 +174,12 @@ export function attachConversationSocket(
     // between this middleware and the connect (Socket.IO then drops the socket without 'disconnect').
     socket.on('disconnect', release);
     socket.conn.once('close', release);
-    runtime.start(tenant, conversationId);
+    try {
+      runtime.start(tenant, conversationId);
+    } catch (error) {
+      release();
+      throw error;
+    }
     return { tenant, conversationId };
   }
 
