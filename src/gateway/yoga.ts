@@ -1,0 +1,126 @@
+/**
+ * Builds the gateway (Yoga + upstream client + logger) without listening. server.ts puts it on a port;
+ * tests can also call `yoga.fetch` in-process.
+ */
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import { createYoga, useReadinessCheck, type YogaServerInstance } from 'graphql-yoga';
+import type pino from 'pino';
+import { schema } from '../schema/index.ts';
+import { UpstreamClient, type UpstreamClientOptions } from '../upstream/http.ts';
+import {
+  type ContextSettings,
+  createContext,
+  credentialsFromConnectionParams,
+  credentialsFromHeaders,
+  type GatewayContext,
+  resolveCredentials,
+} from './context.ts';
+import { createLogger, useOperationLog } from './logging.ts';
+
+/** Options of {@link createGateway}. */
+export interface GatewayOptions {
+  /** Base URL of the conversation service. */
+  upstreamUrl: string;
+  /** Key used only when a caller sends none. Secret. @default null */
+  defaultSessionApiKey?: string | null;
+  /** Upstream headers/body timeout in ms. @default 10000 */
+  upstreamTimeoutMs?: number;
+  /** Pooled upstream connections. @default 64 */
+  upstreamConnections?: number;
+  /** Further upstream client options (retries, observers, a dispatcher). */
+  upstream?: Omit<UpstreamClientOptions, 'baseUrl'>;
+  /** @default a pino logger on stdout at level info */
+  logger?: pino.Logger;
+}
+
+/** Server context that graphql-ws adds for operations over WebSocket. */
+export interface WebSocketServerContext {
+  connectionParams?: Readonly<Record<string, unknown>>;
+}
+
+/** A built gateway. */
+export interface Gateway {
+  yoga: YogaServerInstance<WebSocketServerContext, GatewayContext>;
+  upstream: UpstreamClient;
+  logger: pino.Logger;
+  /** Releases the upstream pool. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Shown in GraphiQL's editor on first visit. */
+export const GRAPHIQL_DEFAULT_QUERY = `# Conversation gateway. Put your key in the Headers tab below:
+#   {"X-Session-API-Key": "<your key>"}   (or {"Authorization": "Bearer <token>"})
+# Leave it empty when the service has no key or the gateway has a default key.
+
+query RecentConversations {
+  conversations(first: 5) {
+    edges {
+      cursor
+      node { id conversationId title status runtimeStatus trigger createdAt }
+    }
+    pageInfo { hasNextPage endCursor }
+  }
+}
+`;
+
+/** Builds Yoga with the schema, per-operation context, logging, /health and /ready. Never listens. */
+export function createGateway(options: GatewayOptions): Gateway {
+  const logger = options.logger ?? createLogger();
+  const upstream = new UpstreamClient({
+    baseUrl: options.upstreamUrl,
+    ...(options.upstreamTimeoutMs !== undefined ? { timeoutMs: options.upstreamTimeoutMs } : {}),
+    ...(options.upstreamConnections !== undefined ? { connections: options.upstreamConnections } : {}),
+    onFailure: (failure) => logger.warn({ upstream: failure }, 'upstream call failed'),
+    ...options.upstream,
+  });
+  const settings: ContextSettings = { client: upstream, defaultSessionApiKey: options.defaultSessionApiKey };
+
+  const yoga = createYoga<WebSocketServerContext, GatewayContext>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    healthCheckEndpoint: '/health',
+    landingPage: false,
+    maskedErrors: true,
+    logging: {
+      debug: (...args) => logger.debug(args.map(String).join(' ')),
+      info: (...args) => logger.info(args.map(String).join(' ')),
+      warn: (...args) => logger.warn(args.map(String).join(' ')),
+      error: (...args) => logger.error({ err: args.find((a) => a instanceof Error) }, 'yoga error'),
+    },
+    graphiql: {
+      title: 'Conversation gateway',
+      defaultQuery: GRAPHIQL_DEFAULT_QUERY,
+      headers: JSON.stringify({ 'X-Session-API-Key': '' }, null, 2),
+      shouldPersistHeaders: false,
+    },
+    renderGraphiQL,
+    context: (initial) => {
+      // graphql-ws operations carry connectionParams; HTTP operations carry headers.
+      const presented =
+        initial.connectionParams !== undefined
+          ? credentialsFromConnectionParams(initial.connectionParams)
+          : credentialsFromHeaders(initial.request.headers);
+      return createContext(settings, resolveCredentials(presented, settings), initial.request?.signal);
+    },
+    plugins: [useOperationLog(logger), useReadinessCheckPlugin(upstream)],
+  });
+
+  let closing: Promise<void> | undefined;
+  return {
+    yoga,
+    upstream,
+    logger,
+    close() {
+      closing ??= (async () => {
+        await yoga.dispose();
+        await upstream.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** `/ready`: 200 when the upstream answers GET /alive, else 503. */
+function useReadinessCheckPlugin(upstream: UpstreamClient) {
+  return useReadinessCheck({ endpoint: '/ready', check: ({ request }) => upstream.isAlive(request.signal) });
+}

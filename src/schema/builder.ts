@@ -1,0 +1,64 @@
+/**
+ * The one Pothos builder: plugins, scalars, root types. Domain types live in their own files.
+ * Plugin order follows the house style (errors, relay); scope-auth, dataloader and validation are not
+ * used: credentials are forwarded rather than checked here, loaders live in the context, and argument
+ * bounds are checked where the arguments are read.
+ */
+import SchemaBuilder from '@pothos/core';
+import ErrorsPlugin from '@pothos/plugin-errors';
+import RelayPlugin from '@pothos/plugin-relay';
+import type { GatewayContext } from '../gateway/context.ts';
+import { decodeGlobalId, encodeGlobalId } from './global-id.ts';
+import { DateTimeScalar } from './scalars.ts';
+
+export const builder = new SchemaBuilder<{
+  Context: GatewayContext;
+  Scalars: { DateTime: { Input: string; Output: string }; ID: { Input: string; Output: string } };
+  DefaultFieldNullability: false;
+}>({
+  plugins: [ErrorsPlugin, RelayPlugin],
+  defaultFieldNullability: false,
+  errors: {
+    // Deliberately empty: only the project's DomainError subclasses listed on a field become schema
+    // types; anything else is a bug and stays masked by Yoga.
+    defaultTypes: [],
+  },
+  relay: {
+    clientMutationId: 'omit',
+    cursorType: 'String',
+    encodeGlobalID: (typename, id) => encodeGlobalId(typename, String(id)),
+    decodeGlobalID: (globalId) => decodeGlobalId(globalId),
+    nodeTypeOptions: { description: 'An object with a global id, refetchable with `node(id:)`.' },
+    pageInfoTypeOptions: { description: 'Where a page of a connection sits in the whole list.' },
+    nodeQueryOptions: {
+      description: 'Fetches any object by its global id; null when the upstream does not know it.',
+      args: { id: { description: 'A global id as returned in `id` fields.' } },
+    },
+    nodesQueryOptions: {
+      description: 'Fetches several objects by global id, in order; null entries for unknown ids.',
+      args: { ids: { description: 'Global ids as returned in `id` fields.' } },
+    },
+    idFieldOptions: { description: 'Global id (opaque), usable with `node(id:)`.' },
+    hasNextPageFieldOptions: { description: 'Whether more items may follow `endCursor`.' },
+    hasPreviousPageFieldOptions: { description: 'Whether this page was reached with an `after` cursor.' },
+    startCursorFieldOptions: { description: 'Cursor of the first edge of the page.' },
+    endCursorFieldOptions: { description: 'Cursor to pass as `after` to continue after this page.' },
+    cursorFieldOptions: { description: 'Opaque cursor: pass as `after` to resume right after this edge.' },
+    nodeFieldOptions: { description: 'The item at the end of the edge.' },
+    edgesFieldOptions: { description: 'The items of this page with their cursors.' },
+    pageInfoFieldOptions: { description: 'Paging information for this page.' },
+    firstArgOptions: { description: 'Page size (default 20, at most 100).' },
+    afterArgOptions: { description: 'Resume after the edge with this cursor.' },
+    beforeArgOptions: {
+      description: 'Not supported: the upstream cannot page backwards (BAD_USER_INPUT when given).',
+    },
+    lastArgOptions: {
+      description: 'Not supported: the upstream cannot page backwards (BAD_USER_INPUT when given).',
+    },
+  },
+});
+
+builder.addScalarType('DateTime', DateTimeScalar);
+
+builder.queryType({ description: 'Reads: conversations of the calling user.' });
+builder.mutationType({ description: 'Writes: create or join conversations, manage git provider tokens.' });

@@ -1,0 +1,95 @@
+/**
+ * Enums over upstream wire values. Each output enum has an `UNKNOWN` member: a value a newer upstream
+ * sends that this gateway does not know maps to it (the raw string stays available in the matching
+ * `...Raw` field), so a query never fails on it. `UNKNOWN` is refused as input.
+ */
+import { GraphQLError } from 'graphql';
+import {
+  CONVERSATION_STATUSES,
+  CONVERSATION_TRIGGERS,
+  GIT_PROVIDERS,
+  RUNTIME_STATUSES,
+  SUGGESTED_TASK_TYPES,
+} from '../upstream/records.ts';
+import { builder } from './builder.ts';
+
+/** Internal value of every `UNKNOWN` member (cannot collide with an upstream value). */
+export const UNKNOWN_VALUE = '\u0000unknown';
+
+type EnumValues = Record<string, { value: string; description: string }>;
+
+function enumValues(
+  wireValues: readonly string[],
+  graphqlName: (wire: string) => string,
+  describe: (wire: string) => string,
+): EnumValues {
+  const values: EnumValues = {};
+  for (const wire of wireValues) values[graphqlName(wire)] = { value: wire, description: describe(wire) };
+  values.UNKNOWN = {
+    value: UNKNOWN_VALUE,
+    description:
+      'A value this gateway does not know yet (a newer upstream); see the matching `...Raw` field.',
+  };
+  return values;
+}
+
+const wireNamed = (wire: string) => `Upstream value \`${wire}\`.`;
+
+/** Maps a wire value to the enum's internal value: itself when known, else UNKNOWN. */
+export function knownOrUnknown(known: ReadonlySet<string>, raw: string): string;
+export function knownOrUnknown(known: ReadonlySet<string>, raw: string | null): string | null;
+export function knownOrUnknown(known: ReadonlySet<string>, raw: string | null): string | null {
+  if (raw === null) return null;
+  return known.has(raw) ? raw : UNKNOWN_VALUE;
+}
+
+/**
+ * Refuses `UNKNOWN` where an enum is input.
+ * @throws GraphQLError BAD_USER_INPUT
+ */
+export function requireKnownInput<T extends string | null | undefined>(value: T, argument: string): T {
+  if (value === UNKNOWN_VALUE) {
+    throw new GraphQLError(`${argument}: UNKNOWN is only an output value.`, {
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
+  }
+  return value;
+}
+
+export const KNOWN_STATUSES: ReadonlySet<string> = new Set(CONVERSATION_STATUSES);
+export const KNOWN_RUNTIME_STATUSES: ReadonlySet<string> = new Set(RUNTIME_STATUSES);
+export const KNOWN_TRIGGERS: ReadonlySet<string> = new Set(CONVERSATION_TRIGGERS);
+export const KNOWN_GIT_PROVIDERS: ReadonlySet<string> = new Set(GIT_PROVIDERS);
+
+export const ConversationStatusEnum = builder.enumType('ConversationStatus', {
+  description: 'Lifecycle of a conversation (upstream `status`).',
+  values: enumValues(CONVERSATION_STATUSES, (wire) => wire, wireNamed),
+});
+
+/** `STATUS$READY` -> `READY`; `CHAT_INTERFACE$AGENT_RATE_LIMITED_STOPPED_MESSAGE` -> `AGENT_RATE_LIMITED_STOPPED`. */
+function runtimeStatusName(wire: string): string {
+  const name = wire.slice(wire.indexOf('$') + 1);
+  return name.endsWith('_STOPPED_MESSAGE') ? name.slice(0, -'_MESSAGE'.length) : name;
+}
+
+export const RuntimeStatusEnum = builder.enumType('RuntimeStatus', {
+  description: "State of the conversation's runtime (upstream `runtime_status`); null when no agent runs.",
+  values: enumValues(RUNTIME_STATUSES, runtimeStatusName, wireNamed),
+});
+
+export const ConversationTriggerEnum = builder.enumType('ConversationTrigger', {
+  description: 'What started a conversation (upstream `trigger`).',
+  values: enumValues(CONVERSATION_TRIGGERS, (wire) => wire.toUpperCase(), wireNamed),
+});
+
+export const GitProviderEnum = builder.enumType('GitProvider', {
+  description: 'Git hosting provider (upstream `git_provider`).',
+  values: enumValues(GIT_PROVIDERS, (wire) => wire.toUpperCase(), wireNamed),
+});
+
+export const SuggestedTaskTypeEnum = builder.enumType('SuggestedTaskType', {
+  description: 'Kind of a suggested task (input only).',
+  values: Object.fromEntries(
+    SUGGESTED_TASK_TYPES.map((wire) => [wire, { value: wire, description: wireNamed(wire) }]),
+  ),
+});

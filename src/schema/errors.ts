@@ -1,0 +1,63 @@
+/**
+ * The Error interface and the error types a client branches on (channel 1 of the house style).
+ * Only DomainError subclasses from src/upstream/conversations.ts are listed; everything else is either a
+ * coded GraphQLError (channels 2 and 3) or a bug that Yoga masks.
+ */
+import {
+  DomainError,
+  UpstreamDomainError,
+  UpstreamValidationError,
+  type ValidationIssue,
+} from '../upstream/conversations.ts';
+import { builder } from './builder.ts';
+
+/** `... on Error { message }` works for every error type. */
+export const ErrorInterface = builder.interfaceRef<DomainError>('Error').implement({
+  description: 'Common shape of the error types a mutation can answer with.',
+  fields: (t) => ({
+    message: t.exposeString('message', { description: 'What went wrong, for humans.' }),
+  }),
+});
+
+const ValidationIssueType = builder.objectRef<ValidationIssue>('ValidationIssue').implement({
+  description: 'One problem the conversation service found in the input (its FastAPI validation detail).',
+  fields: (t) => ({
+    loc: t.exposeStringList('loc', {
+      description: 'Where, in upstream (snake_case) terms, e.g. ["body", "mcp_config", "sse_servers", "0"].',
+    }),
+    msg: t.exposeString('msg', { description: 'The validation message.' }),
+    type: t.exposeString('type', {
+      description: 'Machine-readable kind, e.g. `extra_forbidden`, `missing`.',
+    }),
+  }),
+});
+
+builder.objectType(UpstreamValidationError, {
+  name: 'UpstreamValidationError',
+  description: 'The conversation service rejected the input (HTTP 422); `issues` says where and why.',
+  interfaces: [ErrorInterface],
+  fields: (t) => ({
+    issues: t.field({
+      type: [ValidationIssueType],
+      description: 'Each problem found (offending values are not echoed: they may be secrets).',
+      resolve: (error) => error.issues,
+    }),
+  }),
+});
+
+builder.objectType(UpstreamDomainError, {
+  name: 'UpstreamDomainError',
+  description:
+    'The conversation service refused for a domain reason (HTTP 400), e.g. missing settings or an inaccessible repository.',
+  interfaces: [ErrorInterface],
+  fields: (t) => ({
+    msgId: t.exposeString('msgId', {
+      description:
+        'Stable id of the reason, e.g. `CONFIGURATION$SETTINGS_NOT_FOUND`, `STATUS$GIT_PROVIDER_AUTHENTICATION_ERROR`.',
+    }),
+  }),
+});
+
+/** Error classes for `errors.types` of the mutations. */
+export const MUTATION_ERROR_TYPES = [UpstreamValidationError, UpstreamDomainError];
+export { DomainError };

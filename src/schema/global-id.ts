@@ -1,0 +1,31 @@
+/**
+ * Global ids (base64url of `Type:id`) and the validation that turns garbage into BAD_USER_INPUT
+ * instead of an internal error.
+ */
+import { GraphQLError } from 'graphql';
+
+/** Encodes a global id. */
+export function encodeGlobalId(typename: string, id: string): string {
+  return Buffer.from(`${typename}:${id}`, 'utf8').toString('base64url');
+}
+
+/**
+ * Decodes a global id produced by {@link encodeGlobalId} (standard base64 is accepted too).
+ * @throws GraphQLError BAD_USER_INPUT when it is not one
+ */
+export function decodeGlobalId(globalId: string): { typename: string; id: string } {
+  const decoded = tryDecodeGlobalId(globalId);
+  if (!decoded) {
+    throw new GraphQLError('Invalid global id.', { extensions: { code: 'BAD_USER_INPUT' } });
+  }
+  return decoded;
+}
+
+/** Like {@link decodeGlobalId} but answers null instead of throwing. */
+export function tryDecodeGlobalId(globalId: string): { typename: string; id: string } | null {
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(globalId)) return null;
+  const text = Buffer.from(globalId, 'base64url').toString('utf8');
+  const match = /^([A-Z][A-Za-z0-9]*):([A-Za-z0-9_-]{1,128})$/.exec(text);
+  if (!match?.[1] || !match[2]) return null;
+  return { typename: match[1], id: match[2] };
+}

@@ -1,0 +1,7 @@
+/** Imports every domain file and exports the built schema. */
+import { builder } from './builder.ts';
+import './errors.ts';
+import './conversation.ts';
+
+/** The gateway's schema (sorted when printed; see scripts/print-schema.ts). */
+export const schema = builder.toSchema({ sortSchema: true });

@@ -1,0 +1,33 @@
+/**
+ * Custom scalars. DateTime passes the upstream's ISO 8601 text through unchanged (parsing it into a
+ * Date would drop the microseconds the upstream sends) after checking that it is a date.
+ */
+import { GraphQLError, GraphQLScalarType, Kind } from 'graphql';
+
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?$/;
+
+function checkDateTime(value: unknown): string {
+  if (typeof value !== 'string' || !ISO_DATE_TIME.test(value) || Number.isNaN(Date.parse(value))) {
+    throw new GraphQLError('DateTime must be an ISO 8601 date-time string.', {
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
+  }
+  return value;
+}
+
+/** ISO 8601 date-time, UTC with `Z` as the upstream sends it. */
+export const DateTimeScalar = new GraphQLScalarType<string, string>({
+  name: 'DateTime',
+  description: 'An ISO 8601 date-time, UTC with a `Z` suffix as the upstream sends it (microseconds kept).',
+  serialize: (value) => {
+    if (value instanceof Date) return value.toISOString();
+    return checkDateTime(value);
+  },
+  parseValue: checkDateTime,
+  parseLiteral: (ast) => {
+    if (ast.kind !== Kind.STRING) {
+      throw new GraphQLError('DateTime must be a string.', { extensions: { code: 'BAD_USER_INPUT' } });
+    }
+    return checkDateTime(ast.value);
+  },
+});

@@ -1,0 +1,352 @@
+/**
+ * Typed REST calls of the conversation service. Wire records (snake_case) are turned into the
+ * camelCase shapes the schema uses here and nowhere else.
+ */
+import { GraphQLError } from 'graphql';
+import { type UpstreamClient, type UpstreamCredentials, UpstreamError, UpstreamRejection } from './http.ts';
+import type {
+  AddGitProvidersRequestRecord,
+  ConversationRecord,
+  CreateConversationRequestRecord,
+  CreateConversationResponseRecord,
+  DomainErrorRecord,
+  GitProviderValue,
+  SearchConversationsResponseRecord,
+  UnsetProviderTokensResponseRecord,
+  ValidationIssueRecord,
+} from './records.ts';
+
+/** A conversation as the schema sees it. Enum-like fields hold the raw wire string. */
+export interface Conversation {
+  conversationId: string;
+  title: string;
+  status: string;
+  runtimeStatus: string | null;
+  selectedRepository: string | null;
+  selectedBranch: string | null;
+  gitProvider: string | null;
+  trigger: string | null;
+  numConnections: number;
+  url: string | null;
+  sessionApiKey: string | null;
+  createdAt: string;
+  lastUpdatedAt: string | null;
+  prNumbers: number[];
+}
+
+/** One page of search results as the upstream cut it (possibly short or empty under filters). */
+export interface ConversationPage {
+  conversations: Conversation[];
+  nextPageToken: string | null;
+}
+
+/** Filters of the search; both are exact matches applied by the upstream after cutting the page. */
+export interface ConversationFilter {
+  trigger?: string | null;
+  repository?: string | null;
+}
+
+/** Who is calling and how to abort: passed to every call. */
+export interface CallScope {
+  client: UpstreamClient;
+  credentials: UpstreamCredentials;
+  signal?: AbortSignal | undefined;
+}
+
+/** Base of the outcomes a client branches on (errors plugin channel 1). Also a coded GraphQLError so
+ * that, thrown from a field without an error union, it still reaches the client with a code. */
+export class DomainError extends GraphQLError {
+  constructor(message: string, code: string) {
+    super(message, { extensions: { code } });
+    this.name = 'DomainError';
+  }
+}
+
+/** One field problem reported by the upstream's validation (FastAPI 422). */
+export interface ValidationIssue {
+  /** Where, as the upstream names it (`body`, `mcp_config`, ...); numbers become strings. */
+  loc: string[];
+  msg: string;
+  type: string;
+}
+
+/** The upstream rejected the input (422). Carries the per-field detail but never the echoed input. */
+export class UpstreamValidationError extends DomainError {
+  constructor(readonly issues: ValidationIssue[]) {
+    const first = issues[0];
+    super(
+      first
+        ? `The conversation service rejected the input at ${first.loc.join('.')}: ${first.msg}`
+        : 'The conversation service rejected the input.',
+      'UPSTREAM_VALIDATION',
+    );
+    this.name = 'UpstreamValidationError';
+  }
+}
+
+/** The upstream refused for a domain reason (400 with `msg_id`), e.g. missing settings. */
+export class UpstreamDomainError extends DomainError {
+  constructor(
+    message: string,
+    readonly msgId: string,
+  ) {
+    super(message, 'UPSTREAM_REFUSED');
+    this.name = 'UpstreamDomainError';
+  }
+}
+
+/** The create input in camelCase; the schema hands it over as is. */
+export interface CreateConversationInput {
+  repository?: string | null;
+  gitProvider?: string | null;
+  selectedBranch?: string | null;
+  initialUserMessage?: string | null;
+  imageUrls?: string[] | null;
+  replayJson?: string | null;
+  suggestedTask?: {
+    gitProvider: string;
+    taskType: string;
+    repo?: string | null;
+    issueNumber?: number | null;
+    title?: string | null;
+  } | null;
+  createMicroagent?: { repo: string; gitProvider?: string | null; title?: string | null } | null;
+  conversationInstructions?: string | null;
+  mcpConfig?: {
+    sseServers?: Array<{ url: string; apiKey?: string | null }> | null;
+    stdioServers?: Array<{
+      name: string;
+      command: string;
+      args?: string[] | null;
+      env?: Array<{ name: string; value: string }> | null;
+    }> | null;
+    shttpServers?: Array<{ url: string; apiKey?: string | null }> | null;
+  } | null;
+  conversationId?: string | null;
+}
+
+/** The create answer in camelCase. */
+export interface CreatedConversation {
+  conversationId: string;
+  conversationStatus: string;
+  message: string | null;
+}
+
+/** Maps one wire record; the only place that knows the record's field names. */
+export function toConversation(record: ConversationRecord): Conversation {
+  return {
+    conversationId: record.conversation_id,
+    title: record.title,
+    status: record.status,
+    runtimeStatus: record.runtime_status ?? null,
+    selectedRepository: record.selected_repository ?? null,
+    selectedBranch: record.selected_branch ?? null,
+    gitProvider: record.git_provider ?? null,
+    trigger: record.trigger ?? null,
+    numConnections: record.num_connections ?? 0,
+    url: record.url ?? null,
+    sessionApiKey: record.session_api_key ?? null,
+    createdAt: record.created_at,
+    lastUpdatedAt: record.last_updated_at ?? null,
+    prNumbers: record.pr_number ?? [],
+  };
+}
+
+/** GET /api/conversations: one upstream page. */
+export async function searchConversations(
+  scope: CallScope,
+  page: { token: string | null; limit: number },
+  filter: ConversationFilter,
+): Promise<ConversationPage> {
+  const query = new URLSearchParams({ limit: String(page.limit) });
+  if (page.token !== null) query.set('page_id', page.token);
+  if (filter.repository != null) query.set('selected_repository', filter.repository);
+  if (filter.trigger != null) query.set('conversation_trigger', filter.trigger);
+  const body = await scope.client.request<SearchConversationsResponseRecord>({
+    method: 'GET',
+    path: `/api/conversations?${query}`,
+    credentials: scope.credentials,
+    signal: scope.signal,
+  });
+  if (!body || !Array.isArray(body.results)) throw malformed();
+  return {
+    conversations: body.results.map(toConversation),
+    nextPageToken: typeof body.next_page_id === 'string' ? body.next_page_id : null,
+  };
+}
+
+/** GET /api/conversations/{id}: the conversation, or null for an unknown id (the upstream answers 200 null). */
+export async function getConversation(
+  scope: CallScope,
+  conversationId: string,
+): Promise<Conversation | null> {
+  const body = await scope.client.request<ConversationRecord | null>({
+    method: 'GET',
+    path: `/api/conversations/${encodeURIComponent(conversationId)}`,
+    credentials: scope.credentials,
+    signal: scope.signal,
+  });
+  if (body === null) return null;
+  if (typeof body !== 'object' || typeof body.conversation_id !== 'string') throw malformed();
+  return toConversation(body);
+}
+
+/**
+ * POST /api/conversations: create or join.
+ * @throws UpstreamValidationError (422), UpstreamDomainError (400 with msg_id), UpstreamError otherwise
+ */
+export async function createConversation(
+  scope: CallScope,
+  input: CreateConversationInput,
+): Promise<CreatedConversation> {
+  const body = await withRejections(() =>
+    scope.client.request<CreateConversationResponseRecord>({
+      method: 'POST',
+      path: '/api/conversations',
+      credentials: scope.credentials,
+      body: toCreateRequest(input),
+      signal: scope.signal,
+      passThroughStatuses: [400, 422],
+    }),
+  );
+  if (!body || typeof body.conversation_id !== 'string') throw malformed();
+  return {
+    conversationId: body.conversation_id,
+    conversationStatus: String(body.conversation_status),
+    message: body.message ?? null,
+  };
+}
+
+/** POST /api/unset-provider-tokens: the whole string map the upstream answered. */
+export async function unsetProviderTokens(scope: CallScope): Promise<Record<string, string>> {
+  const body = await scope.client.request<UnsetProviderTokensResponseRecord>({
+    method: 'POST',
+    path: '/api/unset-provider-tokens',
+    credentials: scope.credentials,
+    signal: scope.signal,
+  });
+  if (!body || typeof body !== 'object') throw malformed();
+  const map: Record<string, string> = {};
+  for (const [key, value] of Object.entries(body)) map[key] = String(value);
+  return map;
+}
+
+/** POST /api/add-git-providers for one provider; answers the upstream's message. */
+export async function addGitProviderToken(
+  scope: CallScope,
+  token: { provider: GitProviderValue; token: string; host?: string | null },
+): Promise<{ message: string | null }> {
+  const request: AddGitProvidersRequestRecord = {
+    provider_tokens: { [token.provider]: { token: token.token, host: token.host ?? null } },
+  };
+  const body = await withRejections(() =>
+    scope.client.request<{ message?: unknown }>({
+      method: 'POST',
+      path: '/api/add-git-providers',
+      credentials: scope.credentials,
+      body: request,
+      signal: scope.signal,
+      passThroughStatuses: [400, 422],
+    }),
+  );
+  return { message: typeof body?.message === 'string' ? body.message : null };
+}
+
+function toCreateRequest(input: CreateConversationInput): CreateConversationRequestRecord {
+  const request: CreateConversationRequestRecord = {};
+  // Only send what the caller gave: the upstream treats absent and null alike, and a smaller body is
+  // cheaper to validate.
+  if (input.repository != null) request.repository = input.repository;
+  if (input.gitProvider != null) request.git_provider = input.gitProvider;
+  if (input.selectedBranch != null) request.selected_branch = input.selectedBranch;
+  if (input.initialUserMessage != null) request.initial_user_msg = input.initialUserMessage;
+  if (input.imageUrls != null) request.image_urls = input.imageUrls;
+  if (input.replayJson != null) request.replay_json = input.replayJson;
+  if (input.conversationInstructions != null) {
+    request.conversation_instructions = input.conversationInstructions;
+  }
+  if (input.conversationId != null) request.conversation_id = input.conversationId;
+  const task = input.suggestedTask;
+  if (task != null) {
+    // The record type lists every field as present; absent ones are left out so the upstream's own
+    // validation names them (a 422 the client can act on) instead of us guessing defaults.
+    request.suggested_task = {
+      git_provider: task.gitProvider,
+      task_type: task.taskType,
+      ...(task.repo != null ? { repo: task.repo } : {}),
+      ...(task.issueNumber != null ? { issue_number: task.issueNumber } : {}),
+      ...(task.title != null ? { title: task.title } : {}),
+    } as CreateConversationRequestRecord['suggested_task'];
+  }
+  const microagent = input.createMicroagent;
+  if (microagent != null) {
+    request.create_microagent = {
+      repo: microagent.repo,
+      ...(microagent.gitProvider != null ? { git_provider: microagent.gitProvider } : {}),
+      ...(microagent.title != null ? { title: microagent.title } : {}),
+    };
+  }
+  const mcp = input.mcpConfig;
+  if (mcp != null) {
+    request.mcp_config = {
+      ...(mcp.sseServers != null ? { sse_servers: mcp.sseServers.map(toRemoteServer) } : {}),
+      ...(mcp.shttpServers != null ? { shttp_servers: mcp.shttpServers.map(toRemoteServer) } : {}),
+      ...(mcp.stdioServers != null
+        ? {
+            stdio_servers: mcp.stdioServers.map((server) => ({
+              name: server.name,
+              command: server.command,
+              ...(server.args != null ? { args: server.args } : {}),
+              ...(server.env != null
+                ? { env: Object.fromEntries(server.env.map((entry) => [entry.name, entry.value])) }
+                : {}),
+            })),
+          }
+        : {}),
+    };
+  }
+  return request;
+}
+
+function toRemoteServer(server: { url: string; apiKey?: string | null }) {
+  return server.apiKey != null ? { url: server.url, api_key: server.apiKey } : { url: server.url };
+}
+
+/** Turns the pass-through 400/422 answers into the domain errors a client branches on. */
+async function withRejections<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!(error instanceof UpstreamRejection)) throw error;
+    if (error.status === 422) {
+      const detail = (error.body as { detail?: unknown } | null)?.detail;
+      if (Array.isArray(detail)) throw new UpstreamValidationError(detail.map(toValidationIssue));
+    }
+    if (error.status === 400) {
+      const body = error.body as Partial<DomainErrorRecord> | null;
+      if (body && typeof body.msg_id === 'string') {
+        throw new UpstreamDomainError(
+          typeof body.message === 'string' ? body.message : body.msg_id,
+          body.msg_id,
+        );
+      }
+    }
+    throw new UpstreamError('UPSTREAM_ERROR', `The conversation service failed (HTTP ${error.status}).`, {
+      status: error.status,
+    });
+  }
+}
+
+function toValidationIssue(raw: unknown): ValidationIssue {
+  // `input` is dropped on purpose: FastAPI echoes the offending value, which can be an API key.
+  const issue = (raw ?? {}) as Partial<ValidationIssueRecord>;
+  return {
+    loc: Array.isArray(issue.loc) ? issue.loc.map(String) : [],
+    msg: typeof issue.msg === 'string' ? issue.msg : 'invalid',
+    type: typeof issue.type === 'string' ? issue.type : 'unknown',
+  };
+}
+
+function malformed(): UpstreamError {
+  return new UpstreamError('UPSTREAM_ERROR', 'The conversation service sent an unexpected answer.');
+}

@@ -1,0 +1,330 @@
+/**
+ * The one HTTP client of the gateway towards the conversation service.
+ *
+ * Owns the undici pool (keep-alive, explicit timeouts), forwards the caller's credentials, retries
+ * idempotent reads on connection errors and honours Retry-After, and is the single place where
+ * upstream and transport failures become coded errors. Nothing here ever copies an upstream body or a
+ * header value into an error message: upstream bodies may echo input (including secrets).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { GraphQLError } from 'graphql';
+import { type Dispatcher, Pool } from 'undici';
+
+/** How the caller authenticates; forwarded upstream in the same form. */
+export type UpstreamCredentials =
+  | { kind: 'session-api-key'; key: string }
+  | { kind: 'bearer'; token: string }
+  | { kind: 'none' };
+
+/** Codes of channel 3 (upstream and transport failures) plus UNAUTHENTICATED from a 401. */
+export type UpstreamErrorCode =
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'UPSTREAM_ERROR'
+  | 'UPSTREAM_TIMEOUT'
+  | 'UPSTREAM_UNAVAILABLE'
+  | 'RATE_LIMITED'
+  | 'REQUEST_CANCELLED';
+
+/** A coded failure of an upstream call. Visible to clients (Yoga does not mask GraphQLErrors). */
+export class UpstreamError extends GraphQLError {
+  readonly code: UpstreamErrorCode;
+  constructor(
+    code: UpstreamErrorCode,
+    message: string,
+    extra: { status?: number; retryAfterSeconds?: number } = {},
+  ) {
+    super(message, { extensions: { code, ...extra } });
+    this.name = 'UpstreamError';
+    this.code = code;
+  }
+}
+
+/** A non-2xx answer the caller of `request` wants to interpret itself (e.g. 400/422 of create). */
+export class UpstreamRejection extends Error {
+  constructor(
+    readonly status: number,
+    /** The parsed body; may echo caller input, so it must never reach a log or message verbatim. */
+    readonly body: unknown,
+  ) {
+    super(`upstream answered ${status}`);
+    this.name = 'UpstreamRejection';
+  }
+}
+
+/** What the client reports for each attempt; tests count upstream calls with it. */
+export interface UpstreamCallInfo {
+  method: string;
+  path: string;
+  attempt: number;
+}
+
+/** Options of {@link UpstreamClient}. */
+export interface UpstreamClientOptions {
+  /** Base URL of the conversation service, e.g. `http://127.0.0.1:3000`. Only its origin is used. */
+  baseUrl: string;
+  /** Headers timeout and body timeout of every call, in ms. @default 10000 */
+  timeoutMs?: number;
+  /** TCP connect timeout in ms. @default 5000 */
+  connectTimeoutMs?: number;
+  /** Upper bound of pooled connections. @default 64 */
+  connections?: number;
+  /** Extra attempts for idempotent reads after a connection error or a 429/503. @default 2 */
+  retries?: number;
+  /** First backoff delay in ms (doubles per attempt) when no Retry-After is given. @default 100 */
+  retryBaseDelayMs?: number;
+  /** A Retry-After longer than this is not waited for; the caller gets RATE_LIMITED instead. @default 2000 */
+  maxRetryAfterMs?: number;
+  /** Replaces the pool (tests, proxies). Not closed by `close()`: whoever made it owns it. */
+  dispatcher?: Dispatcher;
+  /** Observer called once per attempt (before sending). */
+  onCall?: (info: UpstreamCallInfo) => void;
+  /** Observer for mapped failures, for the log. Receives no secrets. */
+  onFailure?: (info: { method: string; path: string; code: UpstreamErrorCode; status?: number }) => void;
+}
+
+/** One upstream call. */
+export interface UpstreamRequest {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** Path with query already encoded. */
+  path: string;
+  credentials: UpstreamCredentials;
+  body?: unknown;
+  signal?: AbortSignal | undefined;
+  /** Status codes handed back as {@link UpstreamRejection} instead of being mapped here. */
+  passThroughStatuses?: readonly number[];
+}
+
+const CONNECTION_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+const TIMEOUT_ERROR_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** The undici-backed client. One per gateway; shared by all callers (it holds no caller state). */
+export class UpstreamClient {
+  readonly origin: string;
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly retries: number;
+  private readonly retryBaseDelayMs: number;
+  private readonly maxRetryAfterMs: number;
+  private readonly onCall: UpstreamClientOptions['onCall'];
+  private readonly onFailure: UpstreamClientOptions['onFailure'];
+  private closed = false;
+
+  constructor(options: UpstreamClientOptions) {
+    const base = new URL(options.baseUrl);
+    this.origin = base.origin;
+    const timeoutMs = options.timeoutMs ?? 10_000;
+    this.ownsDispatcher = options.dispatcher === undefined;
+    this.dispatcher =
+      options.dispatcher ??
+      new Pool(this.origin, {
+        connections: options.connections ?? 64,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        connectTimeout: options.connectTimeoutMs ?? 5_000,
+        keepAliveTimeout: 30_000,
+        pipelining: 1,
+      });
+    this.retries = options.retries ?? 2;
+    this.retryBaseDelayMs = options.retryBaseDelayMs ?? 100;
+    this.maxRetryAfterMs = options.maxRetryAfterMs ?? 2_000;
+    this.onCall = options.onCall;
+    this.onFailure = options.onFailure;
+  }
+
+  /**
+   * Sends one call and returns the parsed JSON body of a 2xx answer.
+   * GET is retried on connection errors and on 429/503 whose Retry-After fits `maxRetryAfterMs`.
+   * @throws UpstreamError for transport failures, 401/403/404/429/5xx and unparseable bodies
+   * @throws UpstreamRejection for statuses listed in `passThroughStatuses`
+   */
+  async request<T>(req: UpstreamRequest): Promise<T> {
+    const idempotent = req.method === 'GET';
+    const maxAttempts = idempotent ? this.retries + 1 : 1;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.attempt<T>(req, attempt);
+      } catch (error) {
+        const retryDelay = attempt < maxAttempts ? this.retryDelayFor(error, attempt) : null;
+        if (retryDelay === null) throw this.report(req, error);
+        await sleep(retryDelay, undefined, req.signal ? { signal: req.signal } : undefined).catch(() => {
+          throw this.report(req, new UpstreamError('REQUEST_CANCELLED', 'The request was cancelled.'));
+        });
+      }
+    }
+  }
+
+  /** GET /alive: true when the service answers 200. Never throws. */
+  async isAlive(signal?: AbortSignal): Promise<boolean> {
+    try {
+      const response = await this.dispatcher.request({
+        origin: this.origin,
+        method: 'GET',
+        path: '/alive',
+        signal,
+        headersTimeout: 2_000,
+        bodyTimeout: 2_000,
+      });
+      await response.body.dump();
+      return response.statusCode === 200;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Closes the pool (when this client created it). Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.ownsDispatcher) await this.dispatcher.close();
+  }
+
+  private async attempt<T>(req: UpstreamRequest, attempt: number): Promise<T> {
+    this.onCall?.({ method: req.method, path: req.path, attempt });
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (req.credentials.kind === 'session-api-key') headers['x-session-api-key'] = req.credentials.key;
+    else if (req.credentials.kind === 'bearer') headers.authorization = `Bearer ${req.credentials.token}`;
+    let body: string | undefined;
+    if (req.body !== undefined) {
+      body = JSON.stringify(req.body);
+      headers['content-type'] = 'application/json';
+    }
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.dispatcher.request({
+        origin: this.origin,
+        method: req.method,
+        path: req.path,
+        headers,
+        body,
+        signal: req.signal,
+      });
+    } catch (error) {
+      throw mapTransportError(error, req.signal);
+    }
+    const status = response.statusCode;
+    let text: string;
+    try {
+      text = await response.body.text();
+    } catch (error) {
+      throw mapTransportError(error, req.signal);
+    }
+    if (status >= 200 && status < 300) return parseJson<T>(text, status);
+    if (req.passThroughStatuses?.includes(status)) {
+      throw new UpstreamRejection(status, safeParse(text));
+    }
+    throw mapStatus(status, response.headers['retry-after']);
+  }
+
+  /** How long to wait before retrying, or null when this failure is not retried. */
+  private retryDelayFor(error: unknown, attempt: number): number | null {
+    if (!(error instanceof UpstreamError)) return null;
+    const backoff = this.retryBaseDelayMs * 2 ** (attempt - 1);
+    if (error.code === 'UPSTREAM_UNAVAILABLE' && error.extensions.status === undefined) return backoff;
+    if (error.code === 'RATE_LIMITED' || error.code === 'UPSTREAM_UNAVAILABLE') {
+      const retryAfter = error.extensions.retryAfterSeconds;
+      const delay = typeof retryAfter === 'number' ? retryAfter * 1000 : backoff;
+      return delay <= this.maxRetryAfterMs ? delay : null;
+    }
+    return null;
+  }
+
+  private report(req: UpstreamRequest, error: unknown): unknown {
+    if (error instanceof UpstreamError) {
+      const status = error.extensions.status;
+      this.onFailure?.({
+        method: req.method,
+        path: req.path,
+        code: error.code,
+        ...(typeof status === 'number' ? { status } : {}),
+      });
+    }
+    return error;
+  }
+}
+
+function parseJson<T>(text: string, status: number): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new UpstreamError('UPSTREAM_ERROR', 'The conversation service sent an unreadable answer.', {
+      status,
+    });
+  }
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/** Retry-After as seconds: either delta-seconds or an HTTP date. */
+function parseRetryAfter(value: string | string[] | undefined): number | undefined {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (raw === undefined) return undefined;
+  const seconds = Number(raw);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds;
+  const date = Date.parse(raw);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}
+
+function mapStatus(status: number, retryAfterHeader: string | string[] | undefined): UpstreamError {
+  if (status === 401) {
+    return new UpstreamError('UNAUTHENTICATED', 'The conversation service refused the session API key.', {
+      status,
+    });
+  }
+  if (status === 403) {
+    return new UpstreamError('FORBIDDEN', 'The conversation service denied access.', { status });
+  }
+  if (status === 429) {
+    const retryAfterSeconds = parseRetryAfter(retryAfterHeader) ?? 1;
+    return new UpstreamError(
+      'RATE_LIMITED',
+      `The conversation service is rate limiting; retry after ${retryAfterSeconds} s.`,
+      { status, retryAfterSeconds },
+    );
+  }
+  if (status === 504) {
+    return new UpstreamError('UPSTREAM_TIMEOUT', 'The conversation service timed out.', { status });
+  }
+  if (status === 502 || status === 503) {
+    const retryAfterSeconds = parseRetryAfter(retryAfterHeader);
+    return new UpstreamError('UPSTREAM_UNAVAILABLE', 'The conversation service is unavailable.', {
+      status,
+      ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
+    });
+  }
+  return new UpstreamError('UPSTREAM_ERROR', `The conversation service failed (HTTP ${status}).`, {
+    status,
+  });
+}
+
+function mapTransportError(error: unknown, signal: AbortSignal | undefined): UpstreamError {
+  if (error instanceof UpstreamError) return error;
+  if (signal?.aborted) return new UpstreamError('REQUEST_CANCELLED', 'The request was cancelled.');
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && TIMEOUT_ERROR_CODES.has(code)) {
+    return new UpstreamError('UPSTREAM_TIMEOUT', 'The conversation service did not answer in time.');
+  }
+  if (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) {
+    return new UpstreamError('UPSTREAM_UNAVAILABLE', 'The conversation service cannot be reached.');
+  }
+  // Anything else from the transport is still an upstream failure, never a crash; no detail is copied
+  // because undici messages can include the target address.
+  return new UpstreamError('UPSTREAM_ERROR', 'The call to the conversation service failed.');
+}
