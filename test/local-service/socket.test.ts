@@ -184,14 +184,9 @@ describe('conversation socket: live traffic', () => {
     await a.until((events) => events.some((e) => e.observation === 'run' && e.content === 'legacy'));
 
     b.close();
-    await new Promise<void>((resolve) => {
-      const poll = setInterval(() => {
-        if (h.runtime.connectionCount('default', id) === 1) {
-          clearInterval(poll);
-          resolve();
-        }
-      }, 5);
-    });
+    for (let attempt = 0; attempt < 200 && h.runtime.connectionCount('default', id) !== 1; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
     expect(h.runtime.connectionCount('default', id)).toBe(1);
   });
 
