@@ -6,7 +6,7 @@
  * future kinds become `OTHER` with the upstream name kept, never an error.
  */
 import { AGENT_STATES, type AgentStateValue } from './records.ts';
-import { parseUpstreamTimestamp } from './timestamps.ts';
+import { upstreamTimestampToUtc } from './timestamps.ts';
 
 /** Which of the four upstream shapes an event had (`UNKNOWN` for none of them: a future shape). */
 export type EventPhase = 'ACTION' | 'OBSERVATION' | 'STATUS_UPDATE' | 'ERROR' | 'UNKNOWN';
@@ -15,7 +15,8 @@ export type EventPhase = 'ACTION' | 'OBSERVATION' | 'STATUS_UPDATE' | 'ERROR' | 
 export interface EventCommon {
   /** Per-conversation id; null for status updates, errors and the session-closing state change. */
   eventId: number | null;
-  timestamp: Date | null;
+  /** ISO 8601 UTC with `Z` (microseconds kept), read in the configured upstream time zone. */
+  timestamp: string | null;
   /** `agent`, `user`, `environment`, or null when the upstream sent none. */
   source: string | null;
   message: string;
@@ -129,7 +130,7 @@ export function mapUpstreamEvent(payload: unknown, timeZone: string): Conversati
 function commonFields(payload: Json, phase: EventPhase, upstreamKind: string, timeZone: string): EventCommon {
   return {
     eventId: int(payload.id),
-    timestamp: parseUpstreamTimestamp(payload.timestamp, timeZone),
+    timestamp: upstreamTimestampToUtc(payload.timestamp, timeZone),
     source: str(payload.source),
     message: str(payload.message) ?? '',
     cause: int(payload.cause),

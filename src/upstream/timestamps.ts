@@ -78,7 +78,17 @@ export function parseUpstreamTimestamp(value: unknown, timeZone: string): Date |
     Number(second ?? 0),
     millis,
   );
-  if (Number.isNaN(wallMs)) return null;
+  // Date.UTC rolls 2025-13-45 over into a later valid date; a component that changed was out of range.
+  const wall = new Date(wallMs);
+  if (
+    Number.isNaN(wallMs) ||
+    wall.getUTCMonth() + 1 !== Number(month) ||
+    wall.getUTCDate() !== Number(day) ||
+    wall.getUTCHours() !== Number(hour) ||
+    wall.getUTCMinutes() !== Number(minute)
+  ) {
+    return null;
+  }
   if (zone) {
     if (zone === 'Z') return new Date(wallMs);
     const sign = zone.startsWith('-') ? -1 : 1;
@@ -90,4 +100,16 @@ export function parseUpstreamTimestamp(value: unknown, timeZone: string): Date |
   const firstGuess = wallMs - zoneOffsetMs(wallMs, timeZone);
   const secondGuess = wallMs - zoneOffsetMs(firstGuess, timeZone);
   return new Date(secondGuess);
+}
+
+/**
+ * Like {@link parseUpstreamTimestamp} but answers ISO 8601 UTC text with `Z`, keeping the upstream's
+ * microsecond digits (zone offsets are whole minutes, so digits below the millisecond never change).
+ */
+export function upstreamTimestampToUtc(value: unknown, timeZone: string): string | null {
+  const instant = parseUpstreamTimestamp(value, timeZone);
+  if (instant === null || Number.isNaN(instant.getTime())) return null;
+  const fraction = TIMESTAMP_PATTERN.exec(value as string)?.[7] ?? '';
+  const iso = instant.toISOString(); // always YYYY-MM-DDTHH:MM:SS.mmmZ
+  return fraction.length > 3 ? `${iso.slice(0, -1)}${fraction.slice(3)}Z` : iso;
 }
