@@ -1,0 +1,202 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTenantResolver } from '../../src/local-service/auth.ts';
+import type { ConversationStore } from '../../src/local-service/contracts.ts';
+import { openConversationStore } from '../../src/local-service/store.ts';
+import type {
+  ConversationRecord,
+  CreateConversationResponseRecord,
+  SearchConversationsResponseRecord,
+} from '../../src/upstream/records.ts';
+import {
+  makeTempDataDir,
+  removeDataDir,
+  rest,
+  startTestLocalService,
+  type TestLocalService,
+} from '../helpers/local-service.ts';
+
+const MAIN = fileURLToPath(new URL('../../src/local-service/main.ts', import.meta.url));
+
+const services: TestLocalService[] = [];
+const dataDirs: string[] = [];
+const children: ChildProcess[] = [];
+const stores: ConversationStore[] = [];
+
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    }
+  }
+  for (const s of services.splice(0)) await s.close();
+  for (const s of stores.splice(0)) s.close();
+  for (const d of dataDirs.splice(0)) removeDataDir(d);
+});
+
+async function start(dataDir: string, options = {}): Promise<TestLocalService> {
+  const service = await startTestLocalService({ dataDir, ...options });
+  services.push(service);
+  return service;
+}
+
+async function listAll(url: string, key?: string): Promise<ConversationRecord[]> {
+  const all: ConversationRecord[] = [];
+  let pageId: string | null = null;
+  do {
+    const query: string = pageId ? `?limit=100&page_id=${encodeURIComponent(pageId)}` : '?limit=100';
+    const res = await rest<SearchConversationsResponseRecord>(url, `/api/conversations${query}`, { key });
+    expect(res.status).toBe(200);
+    all.push(...res.body.results);
+    pageId = res.body.next_page_id;
+  } while (pageId !== null);
+  return all;
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('persistence', () => {
+  it('keeps conversations, tokens and event numbering across a clean restart', async () => {
+    const dataDir = makeTempDataDir();
+    dataDirs.push(dataDir);
+    const first = await start(dataDir, { sessionApiKeys: ['k'] });
+    await rest(first.url, '/api/add-git-providers', {
+      method: 'POST',
+      key: 'k',
+      body: { provider_tokens: { github: { token: 't' } } },
+    });
+    const created = await rest<CreateConversationResponseRecord>(first.url, '/api/conversations', {
+      method: 'POST',
+      key: 'k',
+      body: { repository: 'a/b', initial_user_msg: 'first' },
+    });
+    const id = created.body.conversation_id;
+    const tenant = createTenantResolver(['k'])('k') ?? '';
+    const countEvents = () => {
+      const store = openConversationStore(dataDir);
+      try {
+        return store.listEvents(tenant, id, -1);
+      } finally {
+        store.close();
+      }
+    };
+    // Wait until the agent answered (user message + reply stored), then stop.
+    await until(async () => {
+      const r = await rest<ConversationRecord>(first.url, `/api/conversations/${id}`, { key: 'k' });
+      return r.body.status === 'RUNNING';
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    await first.close({ keepDataDir: true });
+    const eventsBefore = countEvents();
+    expect(eventsBefore.length).toBeGreaterThan(0);
+
+    const second = await start(dataDir, { sessionApiKeys: ['k'] });
+    const record = await rest<ConversationRecord>(second.url, `/api/conversations/${id}`, { key: 'k' });
+    expect(record.body).toMatchObject({
+      conversation_id: id,
+      selected_repository: 'a/b',
+      status: 'STOPPED',
+      url: null,
+    });
+    // Tokens survived: the repository is still accessible.
+    const again = await rest(second.url, '/api/conversations', {
+      method: 'POST',
+      key: 'k',
+      body: { repository: 'a/b' },
+    });
+    expect(again.status).toBe(200);
+    // Restarting the agent with a new message appends after the old events.
+    await rest(second.url, '/api/conversations', {
+      method: 'POST',
+      key: 'k',
+      body: { conversation_id: id, initial_user_msg: 'second' },
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    await second.close({ keepDataDir: true });
+    const eventsAfter = countEvents();
+    expect(eventsAfter.length).toBeGreaterThan(eventsBefore.length);
+    expect(eventsAfter.map((e) => e.id)).toEqual(eventsAfter.map((_, i) => i));
+  });
+
+  it('every conversation acknowledged with 200 survives kill -9 of the CLI mid-burst', async () => {
+    const dataDir = makeTempDataDir();
+    dataDirs.push(dataDir);
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', MAIN, '--port', '0', '--data-dir', dataDir, '--log-level', 'silent'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, SESSION_API_KEY: '' },
+      },
+    );
+    children.push(child);
+    let output = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout?.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        const found = /listening on (http:\/\/\S+)/.exec(output);
+        if (found?.[1]) resolve(found[1]);
+      });
+      child.once('exit', (code) => reject(new Error(`CLI exited early (${code})`)));
+    });
+
+    const acknowledged: string[] = [];
+    let failures = 0;
+    let killed = false;
+    const worker = async () => {
+      while (!killed) {
+        try {
+          const res = await rest<CreateConversationResponseRecord>(url, '/api/conversations', {
+            method: 'POST',
+            body: {},
+          });
+          if (res.status === 200) acknowledged.push(res.body.conversation_id);
+        } catch {
+          failures++;
+          return;
+        }
+      }
+    };
+    const workers = Array.from({ length: 8 }, worker);
+    await until(async () => acknowledged.length >= 150, 20_000);
+    child.kill('SIGKILL');
+    killed = true;
+    await once(child, 'exit');
+    await Promise.all(workers);
+    expect(child.signalCode).toBe('SIGKILL');
+
+    const restarted = await start(dataDir);
+    const listed = await listAll(restarted.url);
+    const listedIds = new Set(listed.map((c) => c.conversation_id));
+    const lost = acknowledged.filter((id) => !listedIds.has(id));
+    expect(lost).toEqual([]);
+    // Nothing survives as running: the restart marked every conversation stopped.
+    expect(listed.every((c) => c.status === 'STOPPED')).toBe(true);
+    expect(listed.length).toBeGreaterThanOrEqual(acknowledged.length);
+    // The store still accepts writes after the crash.
+    expect((await rest(restarted.url, '/api/conversations', { method: 'POST', body: {} })).status).toBe(200);
+  }, 60_000);
+
+  it('the CLI exits 2 with a clear message on a bad flag value', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--port', '70000'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let stderr = '';
+    child.stderr?.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(2);
+    expect(stderr).toContain('invalid port "70000"');
+  });
+});
