@@ -27,12 +27,12 @@ export interface SocketHarness {
 export const FAST_TIMINGS = { startupMs: 5, replyMs: 10, replayStepMs: 2 };
 
 export async function startSocketHarness(
-  options: { keys?: string[]; nestedRuntime?: boolean; dir?: string } = {},
+  options: { keys?: string[]; nestedRuntime?: boolean; dir?: string; logger?: pino.Logger } = {},
 ): Promise<SocketHarness> {
   const ownDir = options.dir === undefined;
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'socket-test-'));
   const store = openConversationStore(dir);
-  const logger = pino({ level: 'silent' });
+  const logger = options.logger ?? pino({ level: 'silent' });
   const runtime = createAgentRuntime({
     store,
     timings: FAST_TIMINGS,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StoredConversation } from '../../src/local-service/contracts.ts';
 import type { ConversationEventRecord } from '../../src/upstream/records.ts';
@@ -284,5 +285,22 @@ describe('conversation socket: live traffic', () => {
     await c2.until((events) => events.some((e) => e.source === 'user' && e.message === 'after restart'));
     const ids = c2.events().flatMap((e) => (typeof e.id === 'number' ? [e.id] : []));
     expect(ids).toEqual(ids.map((_, i) => lastBefore + 1 + i));
+  });
+
+  it('never logs a presented key or a refused payload', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(line) });
+    const h = await harness({ keys: ['key-a-secret-value'], logger });
+    const wrong = client(h.url, { conversation_id: newId(), session_api_key: 'guessed-secret-value' });
+    await expect(wrong.connected).rejects.toThrow('invalid_session_api_key');
+    const c = client(h.url, { conversation_id: newId(), session_api_key: 'key-a-secret-value' });
+    await c.until((events) => lastAgentState(events) === 'awaiting_user_input');
+    c.socket.emit('oh_user_action', { action: 'bogus', args: { token: 'payload-secret-value' } });
+    c.socket.emit('oh_user_action', userMessage('after the bogus one'));
+    await c.until((events) => events.some((e) => e.source === 'agent' && e.action === 'message'));
+    const log = lines.join('');
+    expect(log).toContain('ignored user action');
+    expect(log).toContain('conversation socket refused');
+    expect(log).not.toMatch(/secret-value/);
   });
 });
