@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_TENANT } from '../../src/local-service/auth.ts';
+import { openConversationStore } from '../../src/local-service/store.ts';
 import type {
   ConversationRecord,
   CreateConversationResponseRecord,
@@ -80,6 +82,38 @@ describe('GET /api/conversations', () => {
     expect(byTrigger.body.results).toHaveLength(10);
     const none = await search('?conversation_trigger=slack');
     expect(none.body).toEqual({ results: [], next_page_id: null });
+  });
+
+  it('hides conversations older than 10 days from search but not from GET by id', async () => {
+    const first = await startTestLocalService();
+    await first.close({ keepDataDir: true });
+    const store = openConversationStore(first.dataDir);
+    const oldId = 'b'.repeat(32);
+    const longAgo = new Date(Date.now() - 11 * 24 * 3600 * 1000).toISOString();
+    store.insertConversation({
+      tenant: DEFAULT_TENANT,
+      conversationId: oldId,
+      title: 'old',
+      status: 'STOPPED',
+      runtimeStatus: null,
+      selectedRepository: null,
+      selectedBranch: null,
+      gitProvider: null,
+      trigger: 'gui',
+      prNumbers: [],
+      createdAt: longAgo,
+      lastUpdatedAt: longAgo,
+      request: {},
+      sessionApiKey: null,
+    });
+    store.close();
+    service = await startTestLocalService({ dataDir: first.dataDir });
+    await createMany(1);
+    const listed = await search('');
+    expect(listed.body.results.map((r) => r.conversation_id)).not.toContain(oldId);
+    expect(listed.body.results).toHaveLength(1);
+    const byId = await rest<ConversationRecord>(service.url, `/api/conversations/${oldId}`);
+    expect(byId.body.title).toBe('old');
   });
 
   it('answers an empty list with next_page_id null, and a page past the end empty', async () => {
