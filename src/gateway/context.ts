@@ -5,8 +5,10 @@
  */
 import DataLoader from 'dataloader';
 import { GraphQLError } from 'graphql';
+import { DEFAULT_PAGING, type PagingSettings } from '../schema/connection.ts';
 import { type CallScope, type Conversation, getConversation } from '../upstream/conversations.ts';
 import type { UpstreamClient, UpstreamCredentials } from '../upstream/http.ts';
+import type { EventBridge } from '../upstream/socket.ts';
 
 /** What every resolver receives. */
 export interface GatewayContext {
@@ -14,6 +16,16 @@ export interface GatewayContext {
   upstream: CallScope;
   /** Conversations by id for this operation; lists prime it, unknown ids load as null. */
   conversationLoader: DataLoader<string, Conversation | null>;
+  /** The shared Socket.IO bridge (live events, sent actions); one per gateway, not per operation. */
+  eventBridge: EventBridge;
+  /** Bounds of connection fields. */
+  paging: PagingSettings;
+  /**
+   * Registers a list read running in this operation. Root fields resolve in parallel, so a `node` next
+   * to `conversations` would otherwise be fetched before the list arrives: the loader waits for
+   * registered lists and serves the ids they returned without a second upstream call.
+   */
+  trackList(list: Promise<readonly Conversation[]>): void;
 }
 
 /** Settings the context needs from the gateway. */
@@ -21,6 +33,10 @@ export interface ContextSettings {
   client: UpstreamClient;
   /** Key used only when the caller sends none (single-user setups). Secret. */
   defaultSessionApiKey?: string | null | undefined;
+  /** The gateway's event bridge (src/upstream/socket.ts); shared, keyed per conversation and credential. */
+  eventBridge: EventBridge;
+  /** @default DEFAULT_PAGING */
+  paging?: PagingSettings | undefined;
 }
 
 /** Names accepted in graphql-ws `connectionParams` for the key (header spelling first). */
@@ -87,12 +103,33 @@ export function createContext(
   signal: AbortSignal | undefined,
 ): GatewayContext {
   const upstream: CallScope = { client: settings.client, credentials, signal };
+  const pendingLists = new Set<Promise<readonly Conversation[]>>();
+  const listed = new Map<string, Conversation>();
+  const conversationLoader = new DataLoader<string, Conversation | null>(async (ids) => {
+    if (pendingLists.size > 0) await Promise.allSettled(pendingLists);
+    // The upstream has no batch read: one GET per distinct id not already listed, in parallel.
+    return Promise.all(
+      ids.map((id) => listed.get(id) ?? getConversation(upstream, id).catch((error: Error) => error)),
+    );
+  });
   return {
     upstream,
-    conversationLoader: new DataLoader<string, Conversation | null>(
-      // The upstream has no batch read: one GET per distinct id, in parallel. DataLoader still
-      // de-duplicates ids and lets lists prime it, which is what saves calls.
-      (ids) => Promise.all(ids.map((id) => getConversation(upstream, id).catch((error: Error) => error))),
-    ),
+    eventBridge: settings.eventBridge,
+    paging: settings.paging ?? DEFAULT_PAGING,
+    conversationLoader,
+    trackList(list) {
+      pendingLists.add(list);
+      list.then(
+        (conversations) => {
+          for (const conversation of conversations) {
+            listed.set(conversation.conversationId, conversation);
+            conversationLoader.prime(conversation.conversationId, conversation);
+          }
+        },
+        () => {},
+      );
+      // Only the registration is awaited by the loader; a failed list just means GETs as usual.
+      list.finally(() => pendingLists.delete(list)).catch(() => {});
+    },
   };
 }

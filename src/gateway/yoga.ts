@@ -5,8 +5,11 @@
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, useReadinessCheck, type YogaServerInstance } from 'graphql-yoga';
 import type pino from 'pino';
+import type { PagingSettings } from '../schema/connection.ts';
 import { schema } from '../schema/index.ts';
 import { UpstreamClient, type UpstreamClientOptions } from '../upstream/http.ts';
+import { EventBridge, type EventBridgeOptions } from '../upstream/socket.ts';
+import { recordSocketTargetResolver } from '../upstream/socket-target.ts';
 import {
   type ContextSettings,
   createContext,
@@ -29,8 +32,14 @@ export interface GatewayOptions {
   upstreamConnections?: number;
   /** Further upstream client options (retries, observers, a dispatcher). */
   upstream?: Omit<UpstreamClientOptions, 'baseUrl'>;
+  /** Connection-field bounds (upstream page size under filters, calls per field). @default DEFAULT_PAGING */
+  paging?: PagingSettings;
   /** @default a pino logger on stdout at level info */
   logger?: pino.Logger;
+  /** IANA zone the upstream writes its zone-less event timestamps in. @default 'UTC' */
+  upstreamTimeZone?: string;
+  /** Tuning of the live-event bridge (buffers, idle close, reconnect backoff); see EventBridgeOptions. */
+  live?: Omit<EventBridgeOptions, 'resolveTarget' | 'timeZone'>;
 }
 
 /** Server context that graphql-ws adds for operations over WebSocket. */
@@ -43,6 +52,8 @@ export interface Gateway {
   yoga: YogaServerInstance<WebSocketServerContext, GatewayContext>;
   upstream: UpstreamClient;
   logger: pino.Logger;
+  /** Upstream conversation sockets shared by subscriptions and sendMessage/changeAgentState. */
+  eventBridge: EventBridge;
   /** Releases the upstream pool. Idempotent. */
   close(): Promise<void>;
 }
@@ -73,7 +84,17 @@ export function createGateway(options: GatewayOptions): Gateway {
     onFailure: (failure) => logger.warn({ upstream: failure }, 'upstream call failed'),
     ...options.upstream,
   });
-  const settings: ContextSettings = { client: upstream, defaultSessionApiKey: options.defaultSessionApiKey };
+  const eventBridge = new EventBridge({
+    ...options.live,
+    resolveTarget: recordSocketTargetResolver({ client: upstream }, options.upstreamUrl),
+    timeZone: options.upstreamTimeZone ?? 'UTC',
+  });
+  const settings: ContextSettings = {
+    client: upstream,
+    defaultSessionApiKey: options.defaultSessionApiKey,
+    eventBridge,
+    paging: options.paging,
+  };
 
   const yoga = createYoga<WebSocketServerContext, GatewayContext>({
     schema,
@@ -110,8 +131,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     yoga,
     upstream,
     logger,
+    eventBridge,
     close() {
       closing ??= (async () => {
+        // Live streams first: they complete, and their upstream sockets close with them.
+        eventBridge.close();
         await yoga.dispose();
         await upstream.close();
       })();

@@ -9,11 +9,16 @@ import ErrorsPlugin from '@pothos/plugin-errors';
 import RelayPlugin from '@pothos/plugin-relay';
 import type { GatewayContext } from '../gateway/context.ts';
 import { decodeGlobalId, encodeGlobalId } from './global-id.ts';
-import { DateTimeScalar } from './scalars.ts';
+import { DateTimeScalar, JsonScalar } from './scalars.ts';
 
 export const builder = new SchemaBuilder<{
   Context: GatewayContext;
-  Scalars: { DateTime: { Input: string; Output: string }; ID: { Input: string; Output: string } };
+  Scalars: {
+    DateTime: { Input: string; Output: string };
+    ID: { Input: string; Output: string };
+    // Added for events.ts (live conversations): `raw` upstream payloads.
+    JSON: { Input: unknown; Output: unknown };
+  };
   DefaultFieldNullability: false;
 }>({
   plugins: [ErrorsPlugin, RelayPlugin],
@@ -59,6 +64,9 @@ export const builder = new SchemaBuilder<{
 });
 
 builder.addScalarType('DateTime', DateTimeScalar);
+builder.addScalarType('JSON', JsonScalar);
 
 builder.queryType({ description: 'Reads: conversations of the calling user.' });
 builder.mutationType({ description: 'Writes: create or join conversations, manage git provider tokens.' });
+// Added for events.ts (live conversations).
+builder.subscriptionType({ description: "Live streams: a conversation's events as they happen." });

@@ -19,6 +19,22 @@ export const MAX_PAGE_SIZE = 100;
 export const FILTERED_UPSTREAM_PAGE_SIZE = 100;
 /** Bound on upstream search calls per connection field. */
 export const DEFAULT_MAX_UPSTREAM_CALLS = 5;
+/** Largest upstream page size a cursor may name (guards against crafted cursors). */
+const MAX_CURSOR_PAGE_SIZE = 1000;
+
+/** Tunables of the walk; the defaults suit production, tests shrink them to exercise the bounds. */
+export interface PagingSettings {
+  /** Upstream page size when a filter is active. @default 100 */
+  filteredPageSize: number;
+  /** Upstream search calls per connection field. @default 5 */
+  maxUpstreamCalls: number;
+}
+
+/** The production paging settings. */
+export const DEFAULT_PAGING: PagingSettings = {
+  filteredPageSize: FILTERED_UPSTREAM_PAGE_SIZE,
+  maxUpstreamCalls: DEFAULT_MAX_UPSTREAM_CALLS,
+};
 
 /** What a cursor carries. `index: -1` means "before the first result of that page". */
 export interface CursorPosition {
@@ -80,7 +96,7 @@ export function decodeCursor(cursor: string): CursorPosition {
     (pageToken === null || (typeof pageToken === 'string' && pageToken.length <= 512)) &&
     Number.isInteger(pageSize) &&
     (pageSize as number) >= 1 &&
-    (pageSize as number) <= FILTERED_UPSTREAM_PAGE_SIZE &&
+    (pageSize as number) <= MAX_CURSOR_PAGE_SIZE &&
     Number.isInteger(index) &&
     (index as number) >= -1 &&
     (index as number) < (pageSize as number) &&
@@ -126,14 +142,15 @@ export async function collectConnection(options: {
   start: CursorPosition | null;
   filter: ConversationFilter;
   fetchPage: PageFetcher;
-  maxUpstreamCalls?: number;
+  settings?: PagingSettings;
 }): Promise<ConversationConnectionShape> {
   const { first, start, filter, fetchPage } = options;
-  const maxCalls = options.maxUpstreamCalls ?? DEFAULT_MAX_UPSTREAM_CALLS;
+  const settings = options.settings ?? DEFAULT_PAGING;
+  const maxCalls = settings.maxUpstreamCalls;
   const key = filterKey(filter);
   const filtered = filter.trigger != null || filter.repository != null;
   // Without filters every upstream result is ours, so asking for exactly `first` wastes nothing.
-  const freshPageSize = filtered ? FILTERED_UPSTREAM_PAGE_SIZE : first;
+  const freshPageSize = filtered ? settings.filteredPageSize : first;
 
   const edges: ConversationConnectionShape['edges'] = [];
   let token = start ? start.pageToken : null;
@@ -151,7 +168,13 @@ export async function collectConnection(options: {
     let i = skipThrough + 1;
     for (; i < results.length && edges.length < first; i++) {
       const node = results[i] as Conversation;
-      edges.push({ node, cursor: encodeCursor({ pageToken: token, pageSize, index: i, filterKey: key }) });
+      // After the last result of a page, "resume here" is "start of the next page": encoding that
+      // directly saves refetching a page only to skip all of it (the common page-end resume).
+      const position: CursorPosition =
+        i === results.length - 1 && page.nextPageToken !== null
+          ? { pageToken: page.nextPageToken, pageSize: freshPageSize, index: -1, filterKey: key }
+          : { pageToken: token, pageSize, index: i, filterKey: key };
+      edges.push({ node, cursor: encodeCursor(position) });
     }
     if (edges.length >= first) {
       hasNextPage = i < results.length || page.nextPageToken !== null;

@@ -131,16 +131,16 @@ builder.queryField('conversations', (t) =>
           repository: args.repository ?? null,
         };
         const { first, start } = readPagingArgs(args, filter);
-        const connection = await collectConnection({
+        const collecting = collectConnection({
           first,
           start,
           filter,
           fetchPage: (page) => searchConversations(context.upstream, page, filter),
+          settings: context.paging,
         });
-        // Prime the per-operation loader so `node`/`conversation` for a listed id costs no second call.
-        for (const edge of connection.edges) {
-          context.conversationLoader.prime(edge.node.conversationId, edge.node);
-        }
+        // Lets `conversation`/`node`/`nodes` in the same operation reuse what this list returns.
+        context.trackList(collecting.then((connection) => connection.edges.map((edge) => edge.node)));
+        const connection = await collecting;
         return connection;
       },
     },

@@ -4,6 +4,9 @@
  */
 import { GraphQLError } from 'graphql';
 
+/** Typenames that implement Node; a well-formed id of any other type is the caller's mistake. */
+const NODE_TYPENAMES: ReadonlySet<string> = new Set(['Conversation']);
+
 /** Encodes a global id. */
 export function encodeGlobalId(typename: string, id: string): string {
   return Buffer.from(`${typename}:${id}`, 'utf8').toString('base64url');
@@ -17,6 +20,11 @@ export function decodeGlobalId(globalId: string): { typename: string; id: string
   const decoded = tryDecodeGlobalId(globalId);
   if (!decoded) {
     throw new GraphQLError('Invalid global id.', { extensions: { code: 'BAD_USER_INPUT' } });
+  }
+  if (!NODE_TYPENAMES.has(decoded.typename)) {
+    throw new GraphQLError(`No object type ${decoded.typename} has global ids.`, {
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
   }
   return decoded;
 }

@@ -2,7 +2,7 @@
  * Custom scalars. DateTime passes the upstream's ISO 8601 text through unchanged (parsing it into a
  * Date would drop the microseconds the upstream sends) after checking that it is a date.
  */
-import { GraphQLError, GraphQLScalarType, Kind } from 'graphql';
+import { GraphQLError, GraphQLScalarType, Kind, valueFromASTUntyped } from 'graphql';
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?$/;
 
@@ -30,4 +30,16 @@ export const DateTimeScalar = new GraphQLScalarType<string, string>({
     }
     return checkDateTime(ast.value);
   },
+});
+
+/**
+ * Any JSON value, passed through as is (added for events.ts: `raw` upstream event payloads). Output
+ * only in practice; as input a literal is read with graphql-js's untyped reader.
+ */
+export const JsonScalar = new GraphQLScalarType<unknown, unknown>({
+  name: 'JSON',
+  description: 'Any JSON value (object, array, string, number, boolean or null), passed through unchanged.',
+  serialize: (value) => value,
+  parseValue: (value) => value,
+  parseLiteral: (ast, variables) => valueFromASTUntyped(ast, variables),
 });

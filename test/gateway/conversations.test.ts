@@ -1,0 +1,450 @@
+/**
+ * The gateway's conversation fields against the real bundled local service: create with every input
+ * field and read back, Relay paging over 250 conversations, filters with short upstream pages, and
+ * node lookups with the number of upstream calls they cost.
+ */
+
+import type { ExecutionResult } from 'graphql';
+import { afterEach, describe, expect, it } from 'vitest';
+import { encodeGlobalId } from '../../src/schema/global-id.ts';
+import type { CreateConversationResponseRecord } from '../../src/upstream/records.ts';
+import type { ListConversationsQuery } from '../generated/graphql.ts';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
+import {
+  AddGitProviderTokenDocument,
+  CreateConversationDocument,
+  GetConversationDocument,
+  ListConversationsDocument,
+  ListThenLookUpDocument,
+  NodeDocument,
+  NodesDocument,
+  UnsetProviderTokensDocument,
+} from './documents.ts';
+
+const KEY = 'alice-key';
+let service: TestLocalService | undefined;
+let gateway: TestGateway | undefined;
+
+afterEach(async () => {
+  await gateway?.close();
+  await service?.close();
+  gateway = undefined;
+  service = undefined;
+});
+
+async function start(options: Parameters<typeof startTestLocalService>[0] = {}, paging?: TestPaging) {
+  service = await startTestLocalService({ sessionApiKeys: [KEY], ...options });
+  gateway = await startTestGateway({ upstreamUrl: service.url, ...(paging ? { paging } : {}) });
+  return { service, gateway };
+}
+type ListPage = { status: number; body: ExecutionResult<ListConversationsQuery> };
+type TestPaging = { filteredPageSize: number; maxUpstreamCalls: number };
+
+/** Creates conversations straight on the upstream (the fast way to seed); returns ids oldest first. */
+async function seed(url: string, bodies: object[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const body of bodies) {
+    const res = await rest<CreateConversationResponseRecord>(url, '/api/conversations', {
+      method: 'POST',
+      key: KEY,
+      body,
+    });
+    expect(res.status).toBe(200);
+    ids.push(res.body.conversation_id);
+  }
+  return ids;
+}
+
+async function storeGithubToken(url: string) {
+  const res = await rest(url, '/api/add-git-providers', {
+    method: 'POST',
+    key: KEY,
+    body: { provider_tokens: { github: { token: 'ghp_seed', host: null } } },
+  });
+  expect(res.status).toBe(200);
+}
+
+describe('createConversation', () => {
+  it('sends every input field upstream and reads the conversation back', async () => {
+    const { gateway } = await start();
+    const added = await gateway.execute(
+      AddGitProviderTokenDocument,
+      { input: { provider: 'GITHUB', token: 'ghp_test_token', host: 'github.com' } },
+      { key: KEY },
+    );
+    expect(added.body).toEqual({
+      data: {
+        addGitProviderToken: {
+          __typename: 'AddGitProviderTokenPayload',
+          upstreamMessage: 'Git providers stored',
+        },
+      },
+    });
+
+    const conversationId = 'c0ffee00c0ffee00c0ffee00c0ffee00';
+    const { body } = await gateway.execute(
+      CreateConversationDocument,
+      {
+        input: {
+          conversationId,
+          repository: 'acme/widgets',
+          gitProvider: 'GITHUB',
+          selectedBranch: 'main',
+          initialUserMessage: 'Fix the failing test',
+          imageUrls: ['https://example.com/a.png'],
+          replayJson: '[]',
+          conversationInstructions: 'Be brief.',
+          suggestedTask: {
+            gitProvider: 'GITHUB',
+            taskType: 'FAILING_CHECKS',
+            repo: 'acme/widgets',
+            issueNumber: 42,
+            title: 'CI is red',
+          },
+          createMicroagent: { repo: 'acme/widgets', gitProvider: 'GITHUB', title: 'A microagent' },
+          mcpConfig: {
+            sseServers: [{ url: 'https://mcp.example.com/sse', apiKey: 'sse-secret' }],
+            shttpServers: [{ url: 'https://mcp.example.com/mcp', apiKey: 'shttp-secret' }],
+            stdioServers: [
+              {
+                name: 'fs',
+                command: 'mcp-fs',
+                args: ['--root', '/'],
+                env: [{ name: 'TOKEN', value: 'env-secret' }],
+              },
+            ],
+          },
+        },
+      },
+      { key: KEY },
+    );
+    expect(body.errors).toBeUndefined();
+    const created = body.data?.createConversation;
+    expect(created?.__typename).toBe('CreateConversationPayload');
+    if (created?.__typename !== 'CreateConversationPayload') throw new Error('unreachable');
+    expect(created.conversationId).toBe(conversationId);
+    expect(created.conversationStatus).toBe('STARTING');
+    expect(created.upstreamMessage).toBeNull();
+    expect(created.conversation).toMatchObject({
+      id: encodeGlobalId('Conversation', conversationId),
+      conversationId,
+      title: `Conversation ${conversationId.slice(0, 5)}`,
+      selectedRepository: 'acme/widgets',
+      selectedBranch: 'main',
+      gitProvider: 'GITHUB',
+      gitProviderRaw: 'github',
+      // A suggested task sets the trigger upstream, which proves the nested object arrived.
+      trigger: 'SUGGESTED_TASK',
+      triggerRaw: 'suggested_task',
+      prNumbers: [],
+    });
+    expect(created.conversation?.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T.*Z$/);
+
+    // Read back by raw id through `conversation`.
+    const read = await gateway.execute(GetConversationDocument, { id: conversationId }, { key: KEY });
+    expect(read.body.data?.conversation).toMatchObject({ conversationId, selectedBranch: 'main' });
+
+    // Join with the same id: metadata unchanged.
+    const joined = await gateway.execute(
+      CreateConversationDocument,
+      { input: { conversationId, selectedBranch: 'other' } },
+      { key: KEY },
+    );
+    const joinedPayload = joined.body.data?.createConversation;
+    expect(joinedPayload?.__typename).toBe('CreateConversationPayload');
+    if (joinedPayload?.__typename !== 'CreateConversationPayload') throw new Error('unreachable');
+    expect(joinedPayload.conversationId).toBe(conversationId);
+    expect(['STARTING', 'RUNNING']).toContain(joinedPayload.conversationStatus);
+    expect(joinedPayload.conversation?.selectedBranch).toBe('main');
+
+    // The secrets sent in the input never reach a log line.
+    const logText = gateway.logs().join('\n');
+    for (const secret of ['ghp_test_token', 'sse-secret', 'shttp-secret', 'env-secret', KEY]) {
+      expect(logText).not.toContain(secret);
+    }
+  });
+
+  it('createMicroagent alone fills repository and trigger; Bearer callers get OPENHANDS_API', async () => {
+    const { service, gateway } = await start();
+    await storeGithubToken(service.url);
+    const microagent = await gateway.execute(
+      CreateConversationDocument,
+      { input: { createMicroagent: { repo: 'acme/agents', gitProvider: 'GITHUB' } } },
+      { key: KEY },
+    );
+    const payload = microagent.body.data?.createConversation;
+    if (payload?.__typename !== 'CreateConversationPayload') throw new Error(JSON.stringify(microagent.body));
+    expect(payload.conversation).toMatchObject({
+      selectedRepository: 'acme/agents',
+      trigger: 'MICROAGENT_MANAGEMENT',
+    });
+
+    const viaBearer = await gateway.execute(CreateConversationDocument, { input: {} }, { bearer: KEY });
+    const bearerPayload = viaBearer.body.data?.createConversation;
+    if (bearerPayload?.__typename !== 'CreateConversationPayload')
+      throw new Error(JSON.stringify(viaBearer.body));
+    expect(bearerPayload.conversation?.trigger).toBe('OPENHANDS_API');
+  });
+
+  it('addGitProviderToken makes a repository accessible; unsetProviderTokens logs out again', async () => {
+    const { gateway } = await start();
+    const before = await gateway.execute(
+      CreateConversationDocument,
+      { input: { repository: 'acme/private', gitProvider: 'GITHUB' } },
+      { key: KEY },
+    );
+    expect(before.body.data?.createConversation).toEqual({
+      __typename: 'UpstreamDomainError',
+      message: 'Unable to access repo acme/private',
+      msgId: 'STATUS$GIT_PROVIDER_AUTHENTICATION_ERROR',
+    });
+    await gateway.execute(
+      AddGitProviderTokenDocument,
+      { input: { provider: 'GITHUB', token: 'ghp_x' } },
+      { key: KEY },
+    );
+    const after = await gateway.execute(
+      CreateConversationDocument,
+      { input: { repository: 'acme/private', gitProvider: 'GITHUB' } },
+      { key: KEY },
+    );
+    expect(after.body.data?.createConversation.__typename).toBe('CreateConversationPayload');
+
+    const unset = await gateway.execute(UnsetProviderTokensDocument, {}, { key: KEY });
+    expect(unset.body).toEqual({
+      data: {
+        unsetProviderTokens: {
+          message: 'Unset Git provider tokens',
+          entries: [{ key: 'message', value: 'Unset Git provider tokens' }],
+        },
+      },
+    });
+    const again = await gateway.execute(
+      CreateConversationDocument,
+      { input: { repository: 'acme/private', gitProvider: 'GITHUB' } },
+      { key: KEY },
+    );
+    expect(again.body.data?.createConversation.__typename).toBe('UpstreamDomainError');
+  });
+});
+
+describe('conversations connection', () => {
+  it('pages 250 conversations with first: 20 (one upstream call per page) and resumes from a middle cursor', async () => {
+    // A slow agent keeps 250 conversations from running timers during the test; paging does not care.
+    const { service, gateway } = await start({ agentTimings: { startupMs: 60_000 } });
+    const newestFirst = (
+      await seed(
+        service.url,
+        Array.from({ length: 250 }, () => ({})),
+      )
+    ).reverse();
+
+    const seen: string[] = [];
+    const cursors: string[] = [];
+    let after: string | null = null;
+    let pages = 0;
+    for (;;) {
+      const page: ListPage = await gateway.execute(
+        ListConversationsDocument,
+        { first: 20, after },
+        { key: KEY },
+      );
+      expect(page.body.errors).toBeUndefined();
+      const connection = page.body.data?.conversations;
+      if (!connection) throw new Error('no data');
+      pages++;
+      seen.push(...connection.edges.map((edge) => edge.node.conversationId));
+      cursors.push(...connection.edges.map((edge) => edge.cursor));
+      expect(connection.pageInfo.hasPreviousPage).toBe(after !== null);
+      expect(connection.pageInfo.startCursor).toBe(connection.edges[0]?.cursor ?? null);
+      if (!connection.pageInfo.hasNextPage) break;
+      after = connection.pageInfo.endCursor;
+      expect(after).not.toBeNull();
+    }
+    expect(pages).toBe(13);
+    expect(seen).toEqual(newestFirst);
+    // Each page end cursor points straight at the next upstream page: no refetch to skip a page.
+    expect(gateway.countCalls('GET', '/api/conversations?')).toBe(13);
+
+    // Resume from a middle edge (the 48th overall, 8th of the third page).
+    const callsBefore = gateway.calls.length;
+    const { body } = await gateway.execute(
+      ListConversationsDocument,
+      { first: 20, after: cursors[47] },
+      { key: KEY },
+    );
+    expect(body.data?.conversations.edges.map((edge) => edge.node.conversationId)).toEqual(
+      newestFirst.slice(48, 68),
+    );
+    expect(body.data?.conversations.pageInfo.hasNextPage).toBe(true);
+    // Refetch of the cursor's page (skipping through the edge) plus the next page.
+    expect(gateway.calls.length - callsBefore).toBe(2);
+
+    // Another page size resumes from the same cursor too.
+    const small = await gateway.execute(
+      ListConversationsDocument,
+      { first: 3, after: cursors[47] },
+      { key: KEY },
+    );
+    expect(small.body.data?.conversations.edges.map((edge) => edge.node.conversationId)).toEqual(
+      newestFirst.slice(48, 51),
+    );
+  }, 60_000);
+
+  it('keeps fetching short filtered pages, stops at the call bound with a cursor that continues', async () => {
+    const { service, gateway } = await start(
+      { agentTimings: { startupMs: 60_000 } },
+      { filteredPageSize: 10, maxUpstreamCalls: 3 },
+    );
+    await storeGithubToken(service.url);
+    // 60 conversations; newest-first positions 5, 33, 34, 35 and 58 are on the rare repository.
+    const rarePositions = new Set([5, 33, 34, 35, 58]);
+    const bodies = Array.from({ length: 60 }, (_, oldestFirstIndex) => {
+      const newestFirstIndex = 59 - oldestFirstIndex;
+      return rarePositions.has(newestFirstIndex)
+        ? { repository: 'acme/rare', git_provider: 'github' }
+        : { repository: 'acme/common', git_provider: 'github' };
+    });
+    const newestFirst = (await seed(service.url, bodies)).reverse();
+    const rare = [...rarePositions].sort((a, b) => a - b).map((position) => newestFirst[position]);
+
+    const list = (after: string | null) =>
+      gateway.execute(ListConversationsDocument, { first: 3, after, repository: 'acme/rare' }, { key: KEY });
+
+    let calls = gateway.calls.length;
+    const page1 = (await list(null)).body.data?.conversations;
+    // Pages 0-9 (one match), 10-19 and 20-29 (none): the bound of 3 calls is reached.
+    expect(page1?.edges.map((edge) => edge.node.conversationId)).toEqual([rare[0]]);
+    expect(page1?.pageInfo.hasNextPage).toBe(true);
+    expect(gateway.calls.length - calls).toBe(3);
+    expect(gateway.calls.at(-1)?.path).toContain('limit=10');
+
+    calls = gateway.calls.length;
+    const page2 = (await list(page1?.pageInfo.endCursor ?? null)).body.data?.conversations;
+    // Continues at upstream page 30-39 without rescanning the empty pages.
+    expect(page2?.edges.map((edge) => edge.node.conversationId)).toEqual([rare[1], rare[2], rare[3]]);
+    expect(page2?.pageInfo.hasNextPage).toBe(true);
+    expect(gateway.calls.length - calls).toBe(1);
+
+    calls = gateway.calls.length;
+    const page3 = (await list(page2?.pageInfo.endCursor ?? null)).body.data?.conversations;
+    expect(page3?.edges.map((edge) => edge.node.conversationId)).toEqual([rare[4]]);
+    expect(page3?.pageInfo.hasNextPage).toBe(false);
+    expect(gateway.calls.length - calls).toBe(2);
+
+    // The trigger filter is forwarded as the wire value; every result matches it.
+    const byTrigger = await gateway.execute(
+      ListConversationsDocument,
+      { first: 100, trigger: 'GUI' },
+      { key: KEY },
+    );
+    // Within the bound of 3 calls of 10: 30 of the 60, and a cursor to go on.
+    expect(byTrigger.body.data?.conversations.edges).toHaveLength(30);
+    expect(byTrigger.body.data?.conversations.pageInfo.hasNextPage).toBe(true);
+    expect(gateway.calls.at(-1)?.path).toContain('conversation_trigger=gui');
+    const none = await gateway.execute(
+      ListConversationsDocument,
+      { first: 5, trigger: 'SLACK' },
+      { key: KEY },
+    );
+    expect(none.body.data?.conversations.edges).toEqual([]);
+
+    // A cursor is bound to its filter.
+    const mismatched = await gateway.execute(
+      ListConversationsDocument,
+      { first: 3, after: page1?.pageInfo.endCursor ?? null },
+      { key: KEY },
+    );
+    expect(mismatched.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  }, 60_000);
+});
+
+describe('conversation, node and nodes', () => {
+  it('resolves through the per-request loader: listed nodes cost no second call, unknown ids are null', async () => {
+    const { service, gateway } = await start();
+    const [a, b, c] = await seed(service.url, [{}, {}, {}]);
+    if (!a || !b || !c) throw new Error('seed failed');
+    const globalA = encodeGlobalId('Conversation', a);
+
+    // List + conversation + node + nodes of listed ids: one search, zero GETs.
+    const before = gateway.calls.length;
+    const listed = await gateway.execute(
+      ListThenLookUpDocument,
+      { first: 3, id: globalA, ids: [encodeGlobalId('Conversation', b), encodeGlobalId('Conversation', c)] },
+      { key: KEY },
+    );
+    expect(listed.body.errors).toBeUndefined();
+    expect(listed.body.data?.conversation?.id).toBe(globalA);
+    expect(listed.body.data?.node?.id).toBe(globalA);
+    expect(listed.body.data?.nodes.map((node) => node?.id)).toEqual([
+      encodeGlobalId('Conversation', b),
+      encodeGlobalId('Conversation', c),
+    ]);
+    const spent = gateway.calls.slice(before);
+    expect(spent.map((call) => `${call.method} ${call.path.split('?')[0]}`)).toEqual([
+      'GET /api/conversations',
+    ]);
+
+    // nodes with a known id twice and an unknown id: two distinct GETs, null for the unknown one.
+    const unknown = 'ffffffffffffffffffffffffffffffff';
+    const mark = gateway.calls.length;
+    const nodes = await gateway.execute(
+      NodesDocument,
+      {
+        ids: [
+          encodeGlobalId('Conversation', a),
+          encodeGlobalId('Conversation', unknown),
+          encodeGlobalId('Conversation', a),
+        ],
+      },
+      { key: KEY },
+    );
+    expect(nodes.body).toEqual({
+      data: {
+        nodes: [
+          {
+            __typename: 'Conversation',
+            id: globalA,
+            conversationId: a,
+            title: `Conversation ${a.slice(0, 5)}`,
+          },
+          null,
+          {
+            __typename: 'Conversation',
+            id: globalA,
+            conversationId: a,
+            title: `Conversation ${a.slice(0, 5)}`,
+          },
+        ],
+      },
+    });
+    expect(gateway.calls.length - mark).toBe(2);
+
+    // conversation(id) takes a raw id as well; unknown raw and global ids are null.
+    const raw = await gateway.execute(GetConversationDocument, { id: b }, { key: KEY });
+    expect(raw.body.data?.conversation?.conversationId).toBe(b);
+    const missing = await gateway.execute(GetConversationDocument, { id: unknown }, { key: KEY });
+    expect(missing.body).toEqual({ data: { conversation: null } });
+    const missingNode = await gateway.execute(
+      NodeDocument,
+      { id: encodeGlobalId('Conversation', unknown) },
+      { key: KEY },
+    );
+    expect(missingNode.body).toEqual({ data: { node: null } });
+
+    // Garbage ids are the caller's mistake, not an internal error.
+    for (const id of ['not a global id!', encodeGlobalId('Unicorn', 'x1')]) {
+      const bad = await gateway.execute(GetConversationDocument, { id }, { key: KEY });
+      expect(bad.body.errors?.[0]?.extensions?.code, JSON.stringify(bad.body)).toBe('BAD_USER_INPUT');
+      expect(bad.body.data?.conversation).toBeNull();
+    }
+    for (const id of ['%%%', encodeGlobalId('Unicorn', 'x1')]) {
+      const badNode = await gateway.execute(NodeDocument, { id }, { key: KEY });
+      expect(badNode.body, id).toMatchObject({
+        data: { node: null },
+        errors: [{ extensions: { code: 'BAD_USER_INPUT' } }],
+      });
+    }
+  });
+});

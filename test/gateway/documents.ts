@@ -1,0 +1,193 @@
+/**
+ * Every operation the gateway tests send, typed by GraphQL Code Generator (`npm run codegen`): a
+ * renamed or removed field breaks `tsc --noEmit`, not production.
+ */
+import { graphql } from '../generated/index.ts';
+
+export const ConversationFieldsFragment = graphql(`
+  fragment ConversationFields on Conversation {
+    id
+    conversationId
+    title
+    status
+    statusRaw
+    runtimeStatus
+    runtimeStatusRaw
+    selectedRepository
+    selectedBranch
+    gitProvider
+    gitProviderRaw
+    trigger
+    triggerRaw
+    numConnections
+    url
+    sessionApiKey
+    createdAt
+    lastUpdatedAt
+    prNumbers
+  }
+`);
+
+export const ListConversationsDocument = graphql(`
+  query ListConversations(
+    $first: Int
+    $after: String
+    $last: Int
+    $before: String
+    $trigger: ConversationTrigger
+    $repository: String
+  ) {
+    conversations(
+      first: $first
+      after: $after
+      last: $last
+      before: $before
+      trigger: $trigger
+      repository: $repository
+    ) {
+      edges {
+        cursor
+        node {
+          id
+          conversationId
+          selectedRepository
+          trigger
+        }
+      }
+      pageInfo {
+        hasNextPage
+        hasPreviousPage
+        startCursor
+        endCursor
+      }
+    }
+  }
+`);
+
+export const GetConversationDocument = graphql(`
+  query GetConversation($id: ID!) {
+    conversation(id: $id) {
+      ...ConversationFields
+    }
+  }
+`);
+
+export const ListThenLookUpDocument = graphql(`
+  query ListThenLookUp($first: Int!, $id: ID!, $ids: [ID!]!) {
+    conversations(first: $first) {
+      edges {
+        node {
+          id
+          title
+        }
+      }
+    }
+    conversation(id: $id) {
+      id
+      title
+    }
+    node(id: $id) {
+      id
+      ... on Conversation {
+        title
+      }
+    }
+    nodes(ids: $ids) {
+      id
+    }
+  }
+`);
+
+export const NodesDocument = graphql(`
+  query Nodes($ids: [ID!]!) {
+    nodes(ids: $ids) {
+      __typename
+      id
+      ... on Conversation {
+        conversationId
+        title
+      }
+    }
+  }
+`);
+
+export const NodeDocument = graphql(`
+  query Node($id: ID!) {
+    node(id: $id) {
+      __typename
+      id
+      ... on Conversation {
+        conversationId
+      }
+    }
+  }
+`);
+
+export const CreateConversationDocument = graphql(`
+  mutation CreateConversation($input: CreateConversationInput!) {
+    createConversation(input: $input) {
+      __typename
+      ... on CreateConversationPayload {
+        conversationId
+        conversationStatus
+        upstreamMessage: message
+        conversation {
+          ...ConversationFields
+        }
+      }
+      ... on UpstreamValidationError {
+        message
+        issues {
+          loc
+          msg
+          type
+        }
+      }
+      ... on UpstreamDomainError {
+        message
+        msgId
+      }
+    }
+  }
+`);
+
+export const CreateConversationIdOnlyDocument = graphql(`
+  mutation CreateConversationIdOnly($input: CreateConversationInput!) {
+    createConversation(input: $input) {
+      __typename
+      ... on CreateConversationPayload {
+        conversationId
+        conversationStatus
+      }
+      ... on Error {
+        message
+      }
+    }
+  }
+`);
+
+export const AddGitProviderTokenDocument = graphql(`
+  mutation AddGitProviderToken($input: AddGitProviderTokenInput!) {
+    addGitProviderToken(input: $input) {
+      __typename
+      ... on AddGitProviderTokenPayload {
+        upstreamMessage: message
+      }
+      ... on Error {
+        message
+      }
+    }
+  }
+`);
+
+export const UnsetProviderTokensDocument = graphql(`
+  mutation UnsetProviderTokens {
+    unsetProviderTokens {
+      message
+      entries {
+        key
+        value
+      }
+    }
+  }
+`);

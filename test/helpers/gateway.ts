@@ -1,0 +1,97 @@
+/**
+ * Starts the real gateway on port 0 in front of a given upstream, capturing its log lines and counting
+ * its upstream calls, plus a tiny typed GraphQL-over-HTTP client for the generated documents.
+ *
+ *   await using gateway = await startTestGateway({ upstreamUrl: service.url });
+ *   const { body } = await gateway.execute(ListConversationsDocument, { first: 20 }, { key });
+ */
+import { Writable } from 'node:stream';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { type ExecutionResult, print } from 'graphql';
+import { createLogger } from '../../src/gateway/logging.ts';
+import { startGateway } from '../../src/gateway/server.ts';
+import type { GatewayOptions } from '../../src/gateway/yoga.ts';
+import type { UpstreamCallInfo } from '../../src/upstream/http.ts';
+
+/** How a test request authenticates. */
+export interface CallerCredentials {
+  /** Sent as X-Session-API-Key. */
+  key?: string;
+  /** Sent as `Authorization: Bearer <bearer>`. */
+  bearer?: string;
+  /** Aborts the HTTP request (cancellation tests). */
+  signal?: AbortSignal;
+}
+
+/** A gateway started for one test. */
+export interface TestGateway {
+  /** `http://127.0.0.1:PORT/graphql`. */
+  url: string;
+  /** Every log line written so far, raw JSON text. */
+  logs(): string[];
+  /** Every upstream attempt so far (method, path, attempt number). */
+  calls: UpstreamCallInfo[];
+  /** Upstream attempts whose path starts with `prefix` (`GET /api/conversations/` etc.). */
+  countCalls(method: string, pathPrefix: string): number;
+  /** POSTs a typed document and answers the HTTP status and the parsed body. */
+  execute<TResult, TVariables>(
+    document: TypedDocumentNode<TResult, TVariables>,
+    variables?: TVariables,
+    credentials?: CallerCredentials,
+  ): Promise<{ status: number; body: ExecutionResult<TResult> }>;
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Options: everything createGateway takes except the logger, which the helper captures. */
+export type TestGatewayOptions = Omit<GatewayOptions, 'logger'>;
+
+/** Starts the gateway on 127.0.0.1 port 0. */
+export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, callback) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      callback();
+    },
+  });
+  const calls: UpstreamCallInfo[] = [];
+  const running = await startGateway({
+    ...options,
+    port: 0,
+    host: '127.0.0.1',
+    logger: createLogger({ level: 'debug', destination }),
+    upstream: {
+      ...options.upstream,
+      onCall: (info) => {
+        calls.push(info);
+        options.upstream?.onCall?.(info);
+      },
+    },
+  });
+  const close = () => running.close();
+  return {
+    url: running.url,
+    logs: () => [...lines],
+    calls,
+    countCalls: (method, pathPrefix) =>
+      calls.filter((call) => call.method === method && call.path.startsWith(pathPrefix)).length,
+    async execute(document, variables, credentials = {}) {
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        accept: 'application/graphql-response+json',
+      };
+      if (credentials.key !== undefined) headers['x-session-api-key'] = credentials.key;
+      if (credentials.bearer !== undefined) headers.authorization = `Bearer ${credentials.bearer}`;
+      const response = await fetch(running.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ query: print(document), variables }),
+        ...(credentials.signal ? { signal: credentials.signal } : {}),
+      });
+      return { status: response.status, body: (await response.json()) as ExecutionResult<never> };
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
