@@ -1,0 +1,106 @@
+/**
+ * HTTP load from the benchmark process: autocannon for throughput at saturation, and a sequential
+ * one-connection loop with sub-millisecond timing for added latency (autocannon's histogram rounds
+ * to whole milliseconds, too coarse for a 1 ms target).
+ */
+import autocannon from 'autocannon';
+import { Client } from 'undici';
+import { percentile, sorted } from './stats.ts';
+
+/** One HTTP request shape, sent many times. */
+export interface HttpTarget {
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+  /** Throws when an answer is not what the scenario expects (checked before and after load). */
+  check(status: number, body: string): void;
+}
+
+/** Throughput and latency of one run. */
+export interface LoadFigures {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Socket errors, timeouts and non-2xx answers. */
+  errors: number;
+  requests: number;
+}
+
+/** Sends the target once and runs its check; the load figures mean nothing if this fails. */
+export async function verify(target: HttpTarget): Promise<void> {
+  const response = await fetch(target.url, {
+    method: target.method,
+    headers: target.headers,
+    ...(target.body !== undefined ? { body: target.body } : {}),
+  });
+  target.check(response.status, await response.text());
+}
+
+/** Runs autocannon with `connections` keep-alive connections for `seconds`. */
+export async function saturate(
+  target: HttpTarget,
+  connections: number,
+  seconds: number,
+): Promise<LoadFigures> {
+  const result = await autocannon({
+    url: target.url,
+    method: target.method,
+    headers: target.headers,
+    ...(target.body !== undefined ? { body: target.body } : {}),
+    connections,
+    duration: seconds,
+    pipelining: 1,
+    timeout: 10,
+  });
+  return {
+    requestsPerSecond: result.requests.total / result.duration,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+    requests: result.requests.total,
+  };
+}
+
+/**
+ * One connection, one request at a time, for `seconds`: the latency a lone client sees.
+ * Timing uses performance.now() around each request, so figures have microsecond resolution.
+ */
+export async function sequential(target: HttpTarget, seconds: number): Promise<LoadFigures> {
+  const url = new URL(target.url);
+  const client = new Client(url.origin, { pipelining: 1 });
+  const latencies: number[] = [];
+  let errors = 0;
+  try {
+    // Warm the connection so the first handshake is not a latency sample.
+    await sendOnce(client, url, target);
+    const until = performance.now() + seconds * 1000;
+    while (performance.now() < until) {
+      const started = performance.now();
+      const status = await sendOnce(client, url, target).catch(() => 0);
+      latencies.push(performance.now() - started);
+      if (status < 200 || status >= 300) errors++;
+    }
+  } finally {
+    await client.close();
+  }
+  const s = sorted(latencies);
+  return {
+    requestsPerSecond: latencies.length / seconds,
+    p50Ms: percentile(s, 50),
+    p99Ms: percentile(s, 99),
+    errors,
+    requests: latencies.length,
+  };
+}
+
+async function sendOnce(client: Client, url: URL, target: HttpTarget): Promise<number> {
+  const response = await client.request({
+    path: url.pathname + url.search,
+    method: target.method,
+    headers: target.headers,
+    ...(target.body !== undefined ? { body: target.body } : {}),
+  });
+  await response.body.dump();
+  return response.statusCode;
+}

@@ -1,0 +1,175 @@
+/**
+ * Child processes of the benchmark: the local conversation service and the gateway each run in their
+ * own process (as in production), so the load generator never shares an event loop with them.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** Repository root (bench/lib/ -> ../..). */
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** A started child with the URL it announced. */
+export interface BenchProcess {
+  url: string;
+  pid: number;
+  child: ChildProcess;
+  /** Milliseconds from spawn to the announcing line. */
+  startedInMs: number;
+  /** SIGTERM, then SIGKILL after 3 s; resolves when it has exited. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Options of {@link spawnAnnounced}. */
+interface SpawnOptions {
+  /** Command and arguments (run from the repository root). */
+  command: string;
+  args: string[];
+  /** First capture group is the URL. */
+  announce: RegExp;
+  env?: NodeJS.ProcessEnv;
+  /** @default 30000 */
+  timeoutMs?: number;
+}
+
+/**
+ * Spawns a process and resolves once a stdout line matches `announce`. Its output keeps being drained
+ * (a full pipe would block the child's logger and distort every figure) and is otherwise discarded;
+ * stderr is kept for the error message if it dies early.
+ */
+export function spawnAnnounced(options: SpawnOptions): Promise<BenchProcess> {
+  const started = performance.now();
+  const child = spawn(options.command, options.args, {
+    cwd: ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    if (stderr.length < 4000) stderr += chunk.toString();
+  });
+  let exited = false;
+  const exitPromise = new Promise<void>((resolve) => {
+    child.once('exit', () => {
+      exited = true;
+      resolve();
+    });
+  });
+  const stop = async () => {
+    if (exited) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+    await exitPromise;
+    clearTimeout(timer);
+  };
+  return new Promise<BenchProcess>((resolve, reject) => {
+    let buffered = '';
+    let announced = false;
+    const timer = setTimeout(() => {
+      void stop();
+      reject(new Error(`${options.args.join(' ')} did not start within ${options.timeoutMs ?? 30000} ms`));
+    }, options.timeoutMs ?? 30_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      if (announced) return;
+      buffered += chunk.toString();
+      const match = options.announce.exec(buffered);
+      if (match?.[1]) {
+        announced = true;
+        buffered = '';
+        clearTimeout(timer);
+        resolve({
+          url: match[1],
+          pid: child.pid as number,
+          child,
+          startedInMs: performance.now() - started,
+          stop,
+        });
+      }
+    });
+    child.once('exit', (code) => {
+      if (announced) return;
+      clearTimeout(timer);
+      reject(new Error(`process exited with ${code} before starting: ${stderr.trim()}`));
+    });
+  });
+}
+
+/** Node flags that load TypeScript sources through tsx in the same process (no tsx wrapper process,
+ * so the pid we measure RSS of is the one serving). */
+export const TSX_NODE_ARGS = ['--import', 'tsx'];
+
+/**
+ * Runs `command` through sh with the soft descriptor limit raised to the hard one (10,000 WebSocket
+ * subscribers need 10,000 descriptors in the gateway); `exec` keeps the pid that of node itself.
+ */
+export function withRaisedFdLimit(command: string): { command: string; args: string[] } {
+  return {
+    command: '/bin/sh',
+    args: ['-c', 'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$0" "$@"', command],
+  };
+}
+
+/** Starts the bundled local service on port 0 with a temp data dir and one session key. */
+export function spawnLocalService(dataDir: string, sessionApiKey: string): Promise<BenchProcess> {
+  return spawnAnnounced({
+    command: process.execPath,
+    args: [
+      ...TSX_NODE_ARGS,
+      'src/local-service/main.ts',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--session-api-key',
+      sessionApiKey,
+      '--log-level',
+      'warn',
+    ],
+    announce: /listening on (http:\/\/\S+)/,
+    // The service writes event timestamps in local time; the gateway reads them as UTC by default.
+    env: { TZ: 'UTC' },
+  });
+}
+
+/** How the gateway process is started: what `npm start` runs, or extra node flags (profiling). */
+export interface GatewaySpawn {
+  /** Node flags before the entry, e.g. `--cpu-prof`. @default [] */
+  nodeFlags?: string[];
+  /** Entry and its loader flags. @default tsx on src/index.ts */
+  entry?: string[];
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Starts the gateway on port 0 in front of `upstreamUrl`, at its default log level (info, one line per operation). */
+export function spawnGateway(upstreamUrl: string, how: GatewaySpawn = {}): Promise<BenchProcess> {
+  const shell = withRaisedFdLimit(process.execPath);
+  return spawnAnnounced({
+    command: shell.command,
+    args: [
+      ...shell.args,
+      ...(how.nodeFlags ?? []),
+      ...(how.entry ?? [...TSX_NODE_ARGS, 'src/index.ts']),
+      '--upstream',
+      upstreamUrl,
+      '--port',
+      '0',
+    ],
+    announce: /gateway: (http:\/\/\S+\/graphql)/,
+    ...(how.env ? { env: how.env } : {}),
+  });
+}
+
+/** Resident set size of a process in bytes (Linux /proc). */
+export function rssBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /VmRSS:\s+(\d+) kB/.exec(status);
+  return match?.[1] ? Number(match[1]) * 1024 : Number.NaN;
+}
+
+/** CPU time (user + system) a process has used so far, in ms (Linux /proc, clock ticks of 10 ms). */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may contain spaces) start after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}

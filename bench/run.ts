@@ -1,0 +1,136 @@
+/**
+ * `npm run bench [-- --quick] [-- --only list,lookups,create,fanout,cold-start] [-- --cpu-prof]`
+ *
+ * Starts the local conversation service and the gateway in separate processes (temp data dir, port 0,
+ * seeded with conversations), drives load from this third process, alternating gateway and direct
+ * REST runs, prints a table and writes bench/results/latest.json. Not a test: it prints figures and
+ * marks targets met or missed; it never fails on a missed target.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { BenchContext } from './lib/context.ts';
+import { type BenchProcess, ROOT, spawnGateway, spawnLocalService } from './lib/processes.ts';
+import { printTable, type Row, type ScenarioResult } from './lib/report.ts';
+import { runColdStart } from './scenarios/cold-start.ts';
+import { runCreate } from './scenarios/create.ts';
+import { runFanout } from './scenarios/fanout.ts';
+import { runList } from './scenarios/list.ts';
+import { runLookups } from './scenarios/lookups.ts';
+
+const SCENARIOS = ['list', 'lookups', 'create', 'fanout', 'cold-start'] as const;
+type ScenarioName = (typeof SCENARIOS)[number];
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    'cpu-prof': { type: 'boolean', default: false },
+    subscribers: { type: 'string' },
+    out: { type: 'string' },
+  },
+});
+const quick = values.quick ?? false;
+const only = (values.only?.split(',') ?? [...SCENARIOS]) as ScenarioName[];
+for (const name of only) {
+  if (!SCENARIOS.includes(name))
+    throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')}`);
+}
+const subscriberCounts = values.subscribers
+  ? values.subscribers.split(',').map(Number)
+  : quick
+    ? [1000]
+    : [1000, 5000, 10000];
+const SEED_CONVERSATIONS = 200;
+const KEY = 'bench-session-key';
+
+async function seed(serviceUrl: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  // A few in flight at once: quick, without tripping anything.
+  for (let i = 0; i < count; i += 10) {
+    const batch = Array.from({ length: Math.min(10, count - i) }, async () => {
+      const response = await fetch(`${serviceUrl}/api/conversations`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-session-api-key': KEY },
+        body: '{}',
+      });
+      const body = (await response.json()) as { conversation_id?: string };
+      if (!body.conversation_id) throw new Error(`seeding failed: ${JSON.stringify(body)}`);
+      return body.conversation_id;
+    });
+    ids.push(...(await Promise.all(batch)));
+  }
+  return ids;
+}
+
+const dataDir = mkdtempSync(join(os.tmpdir(), 'gateway-bench-'));
+const processes: BenchProcess[] = [];
+const results: ScenarioResult[] = [];
+const startedAt = new Date();
+try {
+  const service = await spawnLocalService(dataDir, KEY);
+  processes.push(service);
+  const profileDir = join(ROOT, 'bench', 'results', 'profiles');
+  if (values['cpu-prof']) mkdirSync(profileDir, { recursive: true });
+  const gateway = await spawnGateway(
+    service.url,
+    values['cpu-prof'] ? { nodeFlags: ['--cpu-prof', '--cpu-prof-dir', profileDir] } : {},
+  );
+  processes.push(gateway);
+  const conversationIds = await seed(service.url, SEED_CONVERSATIONS);
+  const context: BenchContext = {
+    serviceUrl: service.url,
+    gatewayUrl: gateway.url,
+    gatewayPid: gateway.pid,
+    servicePid: service.pid,
+    key: KEY,
+    conversationIds,
+    rounds: quick ? 1 : 3,
+    seconds: quick ? 2 : 4,
+    connections: 32,
+    quick,
+  };
+  console.log(
+    `conversation-gateway benchmark: node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ` +
+      `${context.rounds} alternating round(s) x ${context.seconds} s per side, ${SEED_CONVERSATIONS} seeded conversations`,
+  );
+  const runners: Record<ScenarioName, () => Promise<ScenarioResult>> = {
+    list: () => runList(context),
+    lookups: () => runLookups(context),
+    create: () => runCreate(context),
+    fanout: () => runFanout(context, subscriberCounts),
+    'cold-start': () => runColdStart(context),
+  };
+  for (const name of only) {
+    const began = performance.now();
+    process.stdout.write(`running ${name}... `);
+    const result = await runners[name]();
+    results.push(result);
+    console.log(`${((performance.now() - began) / 1000).toFixed(1)} s`);
+  }
+} finally {
+  await Promise.all(processes.map((p) => p.stop()));
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+const rows: Row[] = results.flatMap((r) => r.rows);
+console.log('');
+printTable(rows);
+const output = {
+  command: `npm run bench${quick ? ' -- --quick' : ''}${values.only ? ` -- --only ${values.only}` : ''}`,
+  startedAt: startedAt.toISOString(),
+  machine: {
+    node: process.version,
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model ?? null,
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    platform: `${os.platform()} ${os.release()}`,
+  },
+  rows,
+  scenarios: Object.fromEntries(results.map((r) => [r.name, r.details])),
+};
+const outPath = values.out ?? join(ROOT, 'bench', 'results', 'latest.json');
+mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+writeFileSync(outPath, `${JSON.stringify(output, null, 2)}\n`);
+console.log(`\nwritten to ${outPath}`);

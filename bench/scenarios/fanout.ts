@@ -1,0 +1,253 @@
+/**
+ * Scenario 4: N graphql-ws subscribers (one WebSocket each) on one conversation's `conversationEvents`.
+ * A driver socket talks to the local service directly and sends `think:` messages; the agent answers
+ * with ~5 events per message. Measured: delivery delay from the upstream's event timestamp to receipt
+ * in the subscriber processes (p50/p99), gateway RSS per subscriber (a fresh gateway per N, so the
+ * baseline is clean), and upstream sockets the local service counts for the conversation.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { join } from 'node:path';
+import { io, type Socket } from 'socket.io-client';
+import type { FanoutCommand, FanoutReply } from '../fanout-client.ts';
+import type { BenchContext } from '../lib/context.ts';
+import { ROOT, rssBytes, spawnGateway, TSX_NODE_ARGS, withRaisedFdLimit } from '../lib/processes.ts';
+import { fmt, type Row, type ScenarioResult } from '../lib/report.ts';
+import { percentile, round, sorted } from '../lib/stats.ts';
+
+/** Subscriber processes: the receiving side must not be the bottleneck of the figure on 2 cores. */
+const CLIENT_PROCESSES = 2;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A forked subscriber process with request/reply over IPC. */
+class SubscriberProcess {
+  readonly child: ChildProcess;
+  constructor() {
+    const shell = withRaisedFdLimit(process.execPath);
+    // Through sh so the descriptor limit can be raised; sh execs node, which inherits the IPC channel.
+    this.child = fork(join(ROOT, 'bench', 'fanout-client.ts'), [], {
+      execPath: shell.command,
+      execArgv: [...shell.args, ...TSX_NODE_ARGS],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+  }
+  request<T extends FanoutReply['type']>(
+    command: FanoutCommand,
+    expect: T,
+  ): Promise<Extract<FanoutReply, { type: T }>> {
+    return new Promise((resolve, reject) => {
+      const onMessage = (message: FanoutReply) => {
+        if (message.type !== expect) return;
+        this.child.off('message', onMessage);
+        this.child.off('exit', onExit);
+        resolve(message as Extract<FanoutReply, { type: T }>);
+      };
+      const onExit = (code: number | null) => reject(new Error(`subscriber process exited (${code})`));
+      this.child.on('message', onMessage);
+      this.child.once('exit', onExit);
+      this.child.send(command);
+    });
+  }
+  async close(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    await Promise.race([this.request({ type: 'close' }, 'closed'), sleep(10_000)]);
+    if (this.child.exitCode === null) this.child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+async function createConversation(context: BenchContext): Promise<string> {
+  const response = await fetch(`${context.serviceUrl}/api/conversations`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-session-api-key': context.key },
+    body: '{}',
+  });
+  const body = (await response.json()) as { conversation_id?: string };
+  if (!body.conversation_id) throw new Error(`create failed: ${JSON.stringify(body)}`);
+  return body.conversation_id;
+}
+
+async function numConnections(context: BenchContext, conversationId: string): Promise<number> {
+  const response = await fetch(`${context.serviceUrl}/api/conversations/${conversationId}`, {
+    headers: { 'x-session-api-key': context.key },
+  });
+  const body = (await response.json()) as { num_connections?: number };
+  return body.num_connections ?? Number.NaN;
+}
+
+/** The driver: a Socket.IO client straight to the local service, the "user" typing to the agent. */
+async function connectDriver(context: BenchContext, conversationId: string): Promise<Socket> {
+  const socket = io(context.serviceUrl, {
+    transports: ['websocket'],
+    query: { conversation_id: conversationId, latest_event_id: '-1', session_api_key: context.key },
+    reconnection: false,
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', () => resolve());
+    socket.once('connect_error', (error) => reject(error));
+  });
+  return socket;
+}
+
+function say(driver: Socket, content: string): void {
+  driver.emit('oh_user_action', {
+    action: 'message',
+    args: { content, image_urls: [], file_urls: [], timestamp: new Date().toISOString() },
+  });
+}
+
+async function collect(clients: SubscriberProcess[]) {
+  const reports = await Promise.all(clients.map((c) => c.request({ type: 'report' }, 'report')));
+  return {
+    reached: reports.reduce((n, r) => n + r.reached, 0),
+    received: reports.reduce((n, r) => n + r.received, 0),
+    latencies: reports.flatMap((r) => r.latenciesMs),
+    errors: reports.flatMap((r) => r.errors),
+  };
+}
+
+interface FanoutFigures {
+  subscribers: number;
+  opened: number;
+  openFailed: number;
+  openSeconds: number;
+  messages: number;
+  deliveries: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  rssBaselineMiB: number;
+  rssWithSubscribersMiB: number;
+  rssPerSubscriberKiB: number;
+  upstreamSockets: number;
+  errors: string[];
+}
+
+async function runOne(context: BenchContext, subscribers: number): Promise<FanoutFigures> {
+  const conversationId = await createConversation(context);
+  const gateway = await spawnGateway(context.serviceUrl);
+  const driver = await connectDriver(context, conversationId);
+  const clients: SubscriberProcess[] = [];
+  try {
+    // Baseline after one answered query, so lazily built parts are in it.
+    await fetch(gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-session-api-key': context.key },
+      body: JSON.stringify({ query: '{ conversations(first: 1) { edges { node { id } } } }' }),
+    });
+    await sleep(500);
+    const rssBaseline = rssBytes(gateway.pid);
+
+    const perProcess = Math.ceil(subscribers / CLIENT_PROCESSES);
+    const openStarted = performance.now();
+    let opened = 0;
+    let openFailed = 0;
+    for (let i = 0; i < CLIENT_PROCESSES; i++) clients.push(new SubscriberProcess());
+    const openReplies = await Promise.all(
+      clients.map((client, i) =>
+        client.request(
+          {
+            type: 'open',
+            url: gateway.url,
+            key: context.key,
+            conversationId,
+            count: Math.min(perProcess, subscribers - i * perProcess),
+          },
+          'opened',
+        ),
+      ),
+    );
+    for (const r of openReplies) {
+      opened += r.count - r.failed;
+      openFailed += r.failed;
+    }
+    const openSeconds = (performance.now() - openStarted) / 1000;
+
+    // Warm-up: until every subscription is attached upstream, an event reaches only some of them.
+    const warmUntil = performance.now() + 60_000;
+    let warmed = 0;
+    for (let attempt = 0; performance.now() < warmUntil; attempt++) {
+      say(driver, `think: warm-up ${attempt}`);
+      await sleep(1500);
+      warmed = (await collect(clients)).reached;
+      if (warmed >= opened) break;
+    }
+    await sleep(1000);
+    const rssWithSubscribers = rssBytes(gateway.pid);
+    const upstreamSockets = (await numConnections(context, conversationId)) - 1; // minus the driver
+
+    for (const client of clients) client.child.send({ type: 'reset' } satisfies FanoutCommand);
+    const messages = context.quick ? 5 : 10;
+    for (let m = 0; m < messages; m++) {
+      say(driver, `think: event ${m}`);
+      await sleep(1000);
+    }
+    // Let the last deliveries land: wait until the count stops moving.
+    let last = -1;
+    for (let i = 0; i < 30; i++) {
+      const { received } = await collect(clients);
+      if (received === last) break;
+      last = received;
+      await sleep(500);
+    }
+    const result = await collect(clients);
+    const s = sorted(result.latencies);
+    return {
+      subscribers,
+      opened,
+      openFailed,
+      openSeconds: round(openSeconds),
+      messages,
+      deliveries: result.received,
+      p50Ms: round(percentile(s, 50)),
+      p99Ms: round(percentile(s, 99)),
+      maxMs: round(s[s.length - 1] ?? Number.NaN),
+      rssBaselineMiB: round(rssBaseline / 2 ** 20),
+      rssWithSubscribersMiB: round(rssWithSubscribers / 2 ** 20),
+      rssPerSubscriberKiB: round((rssWithSubscribers - rssBaseline) / opened / 1024),
+      upstreamSockets,
+      errors: [...new Set(result.errors)].slice(0, 5),
+    };
+  } finally {
+    await Promise.all(clients.map((c) => c.close()));
+    driver.close();
+    await gateway.stop();
+  }
+}
+
+/** Runs the fan-out scenario for each subscriber count. */
+export async function runFanout(context: BenchContext, counts: number[]): Promise<ScenarioResult> {
+  const figures: FanoutFigures[] = [];
+  for (const count of counts) figures.push(await runOne(context, count));
+  const rows: Row[] = figures.flatMap((f) => {
+    const name = `fan-out ${f.subscribers}`;
+    return [
+      {
+        scenario: name,
+        measure: 'delivery p50/p99',
+        gateway: `${fmt(f.p50Ms)}/${fmt(f.p99Ms)} ms`,
+        direct: '',
+        derived: `${f.deliveries} deliveries, ${f.opened}/${f.subscribers} subscribed`,
+        target: { goal: 'p99 < 100 ms', met: f.p99Ms < 100 && f.opened === f.subscribers },
+      },
+      {
+        scenario: name,
+        measure: 'gateway RSS per subscriber',
+        gateway: fmt(f.rssPerSubscriberKiB, 'KiB'),
+        direct: '',
+        derived: `${fmt(f.rssBaselineMiB)} -> ${fmt(f.rssWithSubscribersMiB)} MiB`,
+        target: { goal: '< 10 KB', met: f.rssPerSubscriberKiB * 1024 < 10_000 },
+      },
+      {
+        scenario: name,
+        measure: 'upstream sockets',
+        gateway: String(f.upstreamSockets),
+        direct: '',
+        derived: f.errors.length ? `errors: ${f.errors.join('; ')}` : '',
+        target: { goal: '1', met: f.upstreamSockets === 1 },
+      },
+    ];
+  });
+  return { name: 'fanout', rows, details: figures };
+}
