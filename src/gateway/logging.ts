@@ -4,7 +4,7 @@
  * operation with its name, duration and outcome.
  */
 import type { Writable } from 'node:stream';
-import { GraphQLError } from 'graphql';
+import { type DocumentNode, GraphQLError, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import pino from 'pino';
 
@@ -41,6 +41,11 @@ export function createLogger(options: LoggerOptions = {}): pino.Logger {
   return options.destination ? pino(settings, options.destination) : pino(settings);
 }
 
+/** The operation's name from the document (clients often omit `operationName` in the request). */
+function operationName(document: DocumentNode, requested: string | null | undefined): string {
+  return getOperationAST(document, requested)?.name?.value ?? requested ?? 'anonymous';
+}
+
 function errorCodes(errors: readonly unknown[]): string[] {
   const codes = new Set<string>();
   for (const error of errors) {
@@ -68,7 +73,7 @@ export function useOperationLog(logger: pino.Logger): Plugin {
   };
   return {
     onExecute({ args }) {
-      const finish = start(args.operationName ?? 'anonymous', 'execute');
+      const finish = start(operationName(args.document, args.operationName), 'execute');
       return {
         onExecuteDone({ result }) {
           if (Symbol.asyncIterator in result) {
@@ -81,7 +86,7 @@ export function useOperationLog(logger: pino.Logger): Plugin {
       };
     },
     onSubscribe({ args }) {
-      const finish = start(args.operationName ?? 'anonymous', 'subscribe');
+      const finish = start(operationName(args.document, args.operationName), 'subscribe');
       let errors: unknown[] = [];
       return {
         onSubscribeResult() {

@@ -1,0 +1,60 @@
+/**
+ * A tiny node:http server on 127.0.0.1 port 0 that misbehaves on purpose (hangs, 429s, 5xx, odd
+ * values). Only for what the real local service cannot be made to do; everything else uses it.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** A running misbehaving upstream. */
+export interface MisbehavingUpstream {
+  url: string;
+  /** Requests seen so far (method and path). */
+  requests: Array<{ method: string; path: string; headers: IncomingMessage['headers'] }>;
+  /** Resolves when a request's connection was closed by the client before an answer. */
+  abortedRequests: number;
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Starts the server with a handler; the handler may simply never answer. */
+export async function startMisbehavingUpstream(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<MisbehavingUpstream> {
+  const state: MisbehavingUpstream = {
+    url: '',
+    requests: [],
+    abortedRequests: 0,
+    close: async () => {},
+    [Symbol.asyncDispose]: async () => {},
+  };
+  const server = createServer((req, res) => {
+    state.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers });
+    res.on('close', () => {
+      if (!res.writableEnded) state.abortedRequests++;
+    });
+    handler(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  let closing: Promise<void> | undefined;
+  state.close = () => {
+    closing ??= new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+    return closing;
+  };
+  state[Symbol.asyncDispose] = state.close;
+  return state;
+}
+
+/** Answers JSON. */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
