@@ -3,7 +3,13 @@
  * background and lets a test wait for what it expects, and a raw Socket.IO replay used as the
  * independent source of truth for "what the upstream stored".
  */
+import { Writable } from 'node:stream';
+import type { ExecutionResult } from 'graphql';
+import { type Client, createClient } from 'graphql-ws';
 import { io } from 'socket.io-client';
+import { WebSocket } from 'ws';
+import { createLogger } from '../../src/gateway/logging.ts';
+import { type RunningGateway, type StartGatewayOptions, startGateway } from '../../src/gateway/server.ts';
 import { UpstreamClient } from '../../src/upstream/http.ts';
 import { EventBridge, type EventBridgeOptions } from '../../src/upstream/socket.ts';
 import { recordSocketTargetResolver } from '../../src/upstream/socket-target.ts';
@@ -111,5 +117,92 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** A gateway on port 0 with fast live-bridge timings and captured logs (for secret checks). */
+export async function startLiveGateway(
+  upstreamUrl: string,
+  options: Partial<StartGatewayOptions> = {},
+): Promise<RunningGateway & { logs: () => string }> {
+  let text = '';
+  const destination = new Writable({
+    write(chunk, _encoding, callback) {
+      text += String(chunk);
+      callback();
+    },
+  });
+  const running = await startGateway({
+    upstreamUrl,
+    port: 0,
+    logger: createLogger({ level: 'debug', destination }),
+    ...options,
+    live: {
+      idleCloseMs: 50,
+      reconnect: { initialDelayMs: 50, maxDelayMs: 300, maxAttempts: 20 },
+      ...options.live,
+    },
+  });
+  return Object.assign(running, { logs: () => text });
+}
+
+/** A graphql-ws client on the gateway's `/graphql`, failing fast instead of retrying. Dispose it. */
+export function wsClient(httpUrl: string, connectionParams: Record<string, unknown> = {}): Client {
+  return createClient({
+    url: httpUrl.replace(/^http/, 'ws'),
+    webSocketImpl: WebSocket,
+    connectionParams,
+    retryAttempts: 0,
+    lazy: true,
+  });
+}
+
+/**
+ * Subscribes over SSE (Yoga's own, `Accept: text/event-stream`) and yields each `next` payload until
+ * the server completes or `signal` aborts.
+ */
+export async function* sseSubscribe(
+  httpUrl: string,
+  body: { query: string; variables?: Record<string, unknown> },
+  headers: Record<string, string>,
+  signal: AbortSignal,
+): AsyncGenerator<ExecutionResult> {
+  const response = await fetch(httpUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
+    body: JSON.stringify(body),
+    signal,
+  });
+  if (!response.ok || !response.body) throw new Error(`SSE answered ${response.status}`);
+  const decoder = new TextDecoder();
+  let buffer = '';
+  const reader = response.body.getReader();
+  try {
+    for (;;) {
+      const { value: chunk, done } = await reader.read();
+      if (done) return;
+      buffer += decoder.decode(chunk, { stream: true });
+      let end = buffer.indexOf('\n\n');
+      while (end >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        end = buffer.indexOf('\n\n');
+        const lines = block.split('\n');
+        const event = lines
+          .find((line) => line.startsWith('event:'))
+          ?.slice(6)
+          .trim();
+        const data = lines
+          .filter((line) => line.startsWith('data:'))
+          .map((line) => line.slice(5).trim())
+          .join('\n');
+        if (event === 'complete') return;
+        if (event === 'next' && data) yield JSON.parse(data) as ExecutionResult;
+      }
+    }
+  } catch (error) {
+    if (!signal.aborted) throw error;
+  } finally {
+    await reader.cancel().catch(() => undefined);
   }
 }

@@ -1,0 +1,546 @@
+/**
+ * Live conversations: the `ConversationEvent` interface and its types, `Subscription.conversationEvents`,
+ * and the two mutations that talk back over the conversation socket (`sendMessage`, `changeAgentState`).
+ * Resolvers only read the mapped events of src/upstream/events.ts; the socket is src/upstream/socket.ts.
+ */
+import { GraphQLError } from 'graphql';
+import type { GatewayContext } from '../gateway/context.ts';
+import type { ConversationEvent, ConversationEventKind } from '../upstream/events.ts';
+import {
+  AGENT_STATES,
+  REQUESTABLE_AGENT_STATES,
+  type RequestableAgentStateValue,
+} from '../upstream/records.ts';
+import { BridgeError } from '../upstream/socket.ts';
+import { builder } from './builder.ts';
+import { KNOWN_RUNTIME_STATUSES, knownOrUnknown, RuntimeStatusEnum, UNKNOWN_VALUE } from './enums.ts';
+import { DomainError, ErrorInterface } from './errors.ts';
+import { tryDecodeGlobalId } from './global-id.ts';
+
+type EventOf<K extends ConversationEventKind> = Extract<ConversationEvent, { kind: K }>;
+
+/** Output enums map wire strings (any string may come); typed wide so resolvers can pass them through. */
+type WireEnumValues = Record<string, { value: string; description: string }>;
+
+// --- Enums ------------------------------------------------------------------------------------------
+
+const EventSourceEnum = builder.enumType('EventSource', {
+  description: 'Who produced an event (upstream `source`).',
+  values: {
+    AGENT: { value: 'agent', description: 'The agent.' },
+    USER: { value: 'user', description: 'A user (the echo of what a client sent).' },
+    ENVIRONMENT: { value: 'environment', description: 'The runtime environment.' },
+    UNKNOWN: { value: UNKNOWN_VALUE, description: 'A source this gateway does not know yet; see `raw`.' },
+  } as WireEnumValues,
+});
+const KNOWN_SOURCES: ReadonlySet<string> = new Set(['agent', 'user', 'environment']);
+
+const EventPhaseEnum = builder.enumType('EventPhase', {
+  description: 'Which of the upstream event shapes an event had.',
+  values: {
+    ACTION: { description: 'Something done or said (upstream `action`).' },
+    OBSERVATION: { description: 'The result of an action or a state change (upstream `observation`).' },
+    STATUS_UPDATE: { description: 'A runtime status or title update (not stored, no event id).' },
+    ERROR: { description: 'An error report (not stored, no event id).' },
+    UNKNOWN: { description: 'A shape this gateway does not know yet; see `raw`.' },
+  },
+});
+
+const AgentStateEnum = builder.enumType('AgentState', {
+  description: "The agent's state (upstream `agent_state`).",
+  values: {
+    ...Object.fromEntries(
+      AGENT_STATES.map((state) => [
+        state.toUpperCase(),
+        { value: state, description: `Upstream \`${state}\`.` },
+      ]),
+    ),
+    UNKNOWN: {
+      value: UNKNOWN_VALUE,
+      description: 'A state this gateway does not know yet; see `agentStateRaw`.',
+    },
+  } as WireEnumValues,
+});
+const KNOWN_AGENT_STATES: ReadonlySet<string> = new Set(AGENT_STATES);
+
+const RequestableAgentStateEnum = builder.enumType('RequestableAgentState', {
+  description: 'Agent states a client may ask for with `changeAgentState`.',
+  values: Object.fromEntries(
+    REQUESTABLE_AGENT_STATES.map((state) => [
+      state.toUpperCase(),
+      { value: state, description: `Upstream \`${state}\`.` },
+    ]),
+  ) as Record<
+    Uppercase<RequestableAgentStateValue>,
+    { value: RequestableAgentStateValue; description: string }
+  >,
+});
+
+const StatusLevelEnum = builder.enumType('StatusLevel', {
+  description: 'Severity of a status update (upstream `type`).',
+  values: {
+    INFO: { value: 'info', description: 'Progress information.' },
+    ERROR: { value: 'error', description: 'The runtime reports a failure.' },
+    UNKNOWN: { value: UNKNOWN_VALUE, description: 'A level this gateway does not know yet; see `raw`.' },
+  } as WireEnumValues,
+});
+
+// --- The interface and its types ---------------------------------------------------------------------
+
+/** GraphQL type name of each mapped kind. */
+const TYPE_OF_KIND: Record<ConversationEventKind, string> = {
+  USER_MESSAGE: 'UserMessageEvent',
+  AGENT_MESSAGE: 'AgentMessageEvent',
+  COMMAND: 'CommandEvent',
+  COMMAND_OUTPUT: 'CommandOutputEvent',
+  FILE_READ: 'FileReadEvent',
+  FILE_WRITE: 'FileWriteEvent',
+  FILE_EDIT: 'FileEditEvent',
+  BROWSE: 'BrowseEvent',
+  THINK: 'ThinkEvent',
+  FINISH: 'FinishEvent',
+  AGENT_STATE_CHANGED: 'AgentStateChangedEvent',
+  AGENT_STATE_CHANGE_REQUESTED: 'AgentStateChangeRequestedEvent',
+  STATUS_UPDATE: 'StatusUpdateEvent',
+  TITLE_CHANGED: 'TitleChangedEvent',
+  ERROR: 'ErrorEvent',
+  OTHER: 'OtherEvent',
+};
+
+export const ConversationEventInterface = builder
+  .interfaceRef<ConversationEvent>('ConversationEvent')
+  .implement({
+    description:
+      'One event of a conversation. Select the concrete types you render; every other or future kind arrives as `OtherEvent` with its upstream name in `upstreamKind`.',
+    resolveType: (event) => TYPE_OF_KIND[event.kind],
+    fields: (t) => ({
+      eventId: t.exposeInt('eventId', {
+        nullable: true,
+        description:
+          'Per-conversation id (0, 1, 2, ...), the value to pass as `afterEventId` to resume; null for status updates and errors, which the upstream does not store.',
+      }),
+      timestamp: t.field({
+        type: 'DateTime',
+        nullable: true,
+        description:
+          'When it happened, in UTC. The upstream writes local time without a zone; the gateway reads it in its configured upstream time zone (`UPSTREAM_TIMEZONE`, default UTC).',
+        resolve: (event) => event.timestamp,
+      }),
+      source: t.field({
+        type: EventSourceEnum,
+        nullable: true,
+        description: 'Who produced it; null when the upstream says nothing (status updates, errors).',
+        resolve: (event) => (event.source === null ? null : knownOrUnknown(KNOWN_SOURCES, event.source)),
+      }),
+      message: t.exposeString('message', { description: 'Human-readable summary (may be empty).' }),
+      cause: t.exposeInt('cause', {
+        nullable: true,
+        description: 'Id of the event this one answers (an observation points at its action).',
+      }),
+      phase: t.field({
+        type: EventPhaseEnum,
+        description: 'The upstream shape.',
+        resolve: (event) => event.phase,
+      }),
+      upstreamKind: t.exposeString('upstreamKind', {
+        description:
+          'The upstream action or observation name (`run`, `agent_state_changed`, ...), or `status_update` / `error`.',
+      }),
+      raw: t.field({
+        type: 'JSON',
+        description:
+          'The upstream event exactly as received (snake_case). Upstream events never carry the caller key.',
+        resolve: (event) => event.raw,
+      }),
+    }),
+  });
+
+/** Declares one event type: `fields` adds the kind-specific fields to the interface's. */
+function eventType<K extends ConversationEventKind>(
+  kind: K,
+  description: string,
+  fields: Parameters<ReturnType<typeof builder.objectRef<EventOf<K>>>['implement']>[0]['fields'],
+) {
+  return builder.objectRef<EventOf<K>>(TYPE_OF_KIND[kind]).implement({
+    description,
+    interfaces: [ConversationEventInterface],
+    fields,
+  });
+}
+
+export const UserMessageEventType = eventType('USER_MESSAGE', 'A message from a user.', (t) => ({
+  content: t.exposeString('content', { description: 'The text.' }),
+  imageUrls: t.exposeStringList('imageUrls', { description: 'Attached image URLs.' }),
+  fileUrls: t.exposeStringList('fileUrls', { description: 'Attached file URLs.' }),
+}));
+
+eventType('AGENT_MESSAGE', 'A message from the agent.', (t) => ({
+  content: t.exposeString('content', { description: 'The text.' }),
+  imageUrls: t.exposeStringList('imageUrls', { description: 'Attached image URLs.' }),
+  waitForResponse: t.exposeBoolean('waitForResponse', {
+    description: 'Whether the agent waits for the user to answer.',
+  }),
+}));
+
+eventType('COMMAND', 'The agent runs a shell command (upstream `run` action).', (t) => ({
+  command: t.exposeString('command', { description: 'The command line.' }),
+  thought: t.exposeString('thought', { nullable: true, description: "The agent's reasoning, if given." }),
+  isInput: t.exposeBoolean('isInput', { description: 'True when this is input to a running command.' }),
+}));
+
+eventType('COMMAND_OUTPUT', 'Output of a shell command (upstream `run` observation).', (t) => ({
+  command: t.exposeString('command', { nullable: true, description: 'The command that ran.' }),
+  output: t.exposeString('output', { description: 'What it printed.' }),
+  exitCode: t.exposeInt('exitCode', { nullable: true, description: 'Its exit code, when known.' }),
+  success: t.exposeBoolean('success', {
+    nullable: true,
+    description: 'Whether the upstream counts it a success.',
+  }),
+}));
+
+eventType('FILE_READ', 'A file read: the action (no content) or its observation (the content).', (t) => ({
+  path: t.exposeString('path', { nullable: true, description: 'The file.' }),
+  content: t.exposeString('content', { nullable: true, description: 'What was read (observations only).' }),
+}));
+
+eventType('FILE_WRITE', 'A file written: the action (with the content) or its observation.', (t) => ({
+  path: t.exposeString('path', { nullable: true, description: 'The file.' }),
+  content: t.exposeString('content', { nullable: true, description: 'The content written or reported.' }),
+}));
+
+eventType('FILE_EDIT', 'A file edited: the action (what to change) or its observation (the diff).', (t) => ({
+  path: t.exposeString('path', { nullable: true, description: 'The file.' }),
+  diff: t.exposeString('diff', { nullable: true, description: 'Unified diff of the change (observations).' }),
+  command: t.exposeString('command', {
+    nullable: true,
+    description: 'Edit command of the action (`str_replace`, `create`, ...).',
+  }),
+  oldContent: t.exposeString('oldContent', {
+    nullable: true,
+    description: 'Text before (or text replaced).',
+  }),
+  newContent: t.exposeString('newContent', { nullable: true, description: 'Text after (or replacement).' }),
+}));
+
+eventType('BROWSE', 'The agent browses a URL: the action or its observation (page content).', (t) => ({
+  url: t.exposeString('url', { nullable: true, description: 'The address.' }),
+  content: t.exposeString('content', { nullable: true, description: 'Page text (observations only).' }),
+}));
+
+eventType('THINK', 'The agent thinks aloud.', (t) => ({
+  thought: t.exposeString('thought', { description: 'The thought.' }),
+}));
+
+eventType('FINISH', 'The agent declares the task finished.', (t) => ({
+  finalThought: t.exposeString('finalThought', { description: 'Closing words.' }),
+  outputs: t.field({
+    type: 'JSON',
+    description: 'Structured outputs, if any.',
+    resolve: (event) => event.outputs,
+  }),
+}));
+
+eventType('AGENT_STATE_CHANGED', "The agent's state changed.", (t) => ({
+  agentState: t.field({
+    type: AgentStateEnum,
+    description: 'The new state; UNKNOWN for states this gateway does not know yet.',
+    resolve: (event) => knownOrUnknown(KNOWN_AGENT_STATES, event.stateRaw),
+  }),
+  agentStateRaw: t.exposeString('stateRaw', { description: 'The upstream value as sent.' }),
+  reason: t.exposeString('reason', { description: 'Why, when the upstream says (often empty).' }),
+}));
+
+export const AgentStateChangeRequestedEventType = eventType(
+  'AGENT_STATE_CHANGE_REQUESTED',
+  'A user asked the agent to change state (the echo of `changeAgentState`).',
+  (t) => ({
+    requestedState: t.field({
+      type: AgentStateEnum,
+      description: 'The state asked for; UNKNOWN for states this gateway does not know yet.',
+      resolve: (event) => knownOrUnknown(KNOWN_AGENT_STATES, event.stateRaw),
+    }),
+    requestedStateRaw: t.exposeString('stateRaw', { description: 'The upstream value as sent.' }),
+  }),
+);
+
+eventType('STATUS_UPDATE', 'A runtime status update (not stored: live subscribers only).', (t) => ({
+  level: t.field({
+    type: StatusLevelEnum,
+    description: 'INFO or ERROR.',
+    resolve: (event) => knownOrUnknown(new Set(['info', 'error']), event.statusType),
+  }),
+  runtimeStatus: t.field({
+    type: RuntimeStatusEnum,
+    nullable: true,
+    description: 'The runtime status it reports, e.g. READY; UNKNOWN for values this gateway does not know.',
+    resolve: (event) => knownOrUnknown(KNOWN_RUNTIME_STATUSES, event.runtimeStatus),
+  }),
+  runtimeStatusRaw: t.exposeString('runtimeStatus', {
+    nullable: true,
+    description: 'The upstream value as sent.',
+  }),
+}));
+
+eventType('TITLE_CHANGED', "The conversation's title changed (not stored: live subscribers only).", (t) => ({
+  title: t.exposeString('title', { description: 'The new title.' }),
+}));
+
+eventType('ERROR', 'An error reported by the upstream or the agent.', (t) => ({
+  errorId: t.exposeString('errorId', { nullable: true, description: 'Stable id of the error, when given.' }),
+}));
+
+eventType('OTHER', 'Any other or future event kind; see `upstreamKind` and `raw`.', () => ({}));
+
+// --- Arguments ---------------------------------------------------------------------------------------
+
+const RAW_CONVERSATION_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+/**
+ * Accepts a `Conversation.id` global id or a raw upstream id.
+ * @throws GraphQLError BAD_USER_INPUT for anything else
+ */
+function conversationIdArg(value: string, argument: string): string {
+  const global = tryDecodeGlobalId(value);
+  if (global?.typename === 'Conversation') return global.id;
+  if (global === null && RAW_CONVERSATION_ID.test(value)) return value;
+  throw new GraphQLError(`${argument}: not a conversation id.`, { extensions: { code: 'BAD_USER_INPUT' } });
+}
+
+function badInput(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
+}
+
+// --- Subscription ------------------------------------------------------------------------------------
+
+/**
+ * Turns the bridge's terminal error into one last item: the field resolver throws it, so both
+ * graphql-ws and SSE deliver a normal result with `errors[].extensions.code` and then complete.
+ * A plain object, not an async generator: a generator queues `return()` behind its pending `next()`,
+ * so an unsubscribe on a quiet conversation would never reach the bridge.
+ */
+class EndWithCodedError implements AsyncIterableIterator<ConversationEvent | BridgeError> {
+  #ended = false;
+  constructor(readonly source: AsyncIterableIterator<ConversationEvent>) {}
+
+  async next(): Promise<IteratorResult<ConversationEvent | BridgeError>> {
+    if (this.#ended) return { value: undefined, done: true };
+    try {
+      return await this.source.next();
+    } catch (error) {
+      if (!(error instanceof BridgeError)) throw error;
+      this.#ended = true;
+      return { value: error, done: false };
+    }
+  }
+
+  async return(): Promise<IteratorResult<ConversationEvent | BridgeError>> {
+    this.#ended = true;
+    await this.source.return?.();
+    return { value: undefined, done: true };
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+}
+
+builder.subscriptionField('conversationEvents', (t) =>
+  t.field({
+    type: ConversationEventInterface,
+    description:
+      "A conversation's events as they happen, over graphql-ws (`ws://HOST/graphql`) or SSE. With `afterEventId`, stored events after that id come first, then live ones, with no gap and no duplicate. Ends with an error coded UNAUTHENTICATED, CONVERSATION_NOT_FOUND, CONVERSATION_UNREACHABLE (the upstream stayed unreachable after reconnect attempts) or SUBSCRIBER_TOO_SLOW (this subscriber fell too far behind).",
+    args: {
+      conversationId: t.arg.id({
+        required: true,
+        description: 'A `Conversation.id` global id or a raw `conversationId`.',
+      }),
+      afterEventId: t.arg.int({
+        description:
+          'Replay stored events with a greater id first (-1: the whole history). Omit for live events only.',
+      }),
+    },
+    subscribe: (_root, args, context: GatewayContext) => {
+      const conversationId = conversationIdArg(String(args.conversationId), 'conversationId');
+      const afterEventId = args.afterEventId ?? null;
+      if (afterEventId !== null && afterEventId < -1) throw badInput('afterEventId must be -1 or more.');
+      return new EndWithCodedError(
+        context.eventBridge.subscribe({
+          conversationId,
+          credentials: context.upstream.credentials,
+          afterEventId,
+        }),
+      );
+    },
+    resolve: (item: ConversationEvent | BridgeError) => {
+      if (item instanceof BridgeError) throw item;
+      return item;
+    },
+  }),
+);
+
+// --- Mutations ---------------------------------------------------------------------------------------
+
+/** The conversation cannot be reached to deliver an action (channel 1: a client can retry or give up). */
+export class ConversationUnavailableError extends DomainError {
+  constructor(
+    message: string,
+    readonly reason: 'NOT_FOUND' | 'UNREACHABLE',
+  ) {
+    super(message, reason === 'NOT_FOUND' ? 'CONVERSATION_NOT_FOUND' : 'CONVERSATION_UNREACHABLE');
+  }
+}
+
+const UnavailableReasonEnum = builder.enumType('ConversationUnavailableReason', {
+  description: 'Why an action could not be delivered.',
+  values: {
+    NOT_FOUND: { description: 'No conversation with this id for this caller.' },
+    UNREACHABLE: { description: 'The conversation service refused or could not be reached.' },
+  },
+});
+
+builder.objectType(ConversationUnavailableError, {
+  name: 'ConversationUnavailableError',
+  description: 'The action was not delivered: the conversation does not exist or cannot be reached.',
+  interfaces: [ErrorInterface],
+  fields: (t) => ({
+    reason: t.field({ type: UnavailableReasonEnum, description: 'Why.', resolve: (error) => error.reason }),
+  }),
+});
+
+/** Sends through the bridge; unavailability becomes the error type, other bridge errors stay coded errors. */
+async function deliver(
+  context: GatewayContext,
+  conversationId: string,
+  action: Parameters<GatewayContext['eventBridge']['send']>[0]['action'],
+): Promise<ConversationEvent> {
+  try {
+    return await context.eventBridge.send(
+      { conversationId, credentials: context.upstream.credentials, action },
+      context.upstream.signal,
+    );
+  } catch (error) {
+    if (error instanceof BridgeError && error.code === 'CONVERSATION_NOT_FOUND') {
+      throw new ConversationUnavailableError('No conversation with this id.', 'NOT_FOUND');
+    }
+    if (error instanceof BridgeError && error.code === 'CONVERSATION_UNREACHABLE') {
+      throw new ConversationUnavailableError(error.message, 'UNREACHABLE');
+    }
+    throw error;
+  }
+}
+
+const MAX_MESSAGE_LENGTH = 100_000;
+const MAX_IMAGE_URLS = 20;
+
+const SendMessageInput = builder.inputType('SendMessageInput', {
+  description: 'A message to the agent of a conversation.',
+  fields: (t) => ({
+    conversationId: t.id({
+      required: true,
+      description: 'A `Conversation.id` global id or a raw `conversationId`.',
+    }),
+    content: t.string({ required: true, description: `The text (1 to ${MAX_MESSAGE_LENGTH} characters).` }),
+    imageUrls: t.stringList({
+      description: `Image URLs to attach (http, https or data URLs; at most ${MAX_IMAGE_URLS}).`,
+    }),
+  }),
+});
+
+const SendMessagePayload = builder
+  .objectRef<{ event: EventOf<'USER_MESSAGE'> }>('SendMessagePayload')
+  .implement({
+    description: 'The upstream accepted the message.',
+    fields: (t) => ({
+      event: t.field({
+        type: UserMessageEventType,
+        description: 'The accepted message as the upstream stored it (with its new `eventId`).',
+        resolve: (payload) => payload.event,
+      }),
+    }),
+  });
+
+builder.mutationField('sendMessage', (t) =>
+  t.field({
+    type: SendMessagePayload,
+    description:
+      'Sends a user message over the conversation socket (`oh_user_action`) and answers the accepted event. The agent answers on `conversationEvents`.',
+    args: { input: t.arg({ type: SendMessageInput, required: true, description: 'The message.' }) },
+    errors: {
+      types: [ConversationUnavailableError],
+      directResult: true,
+      union: { name: 'SendMessageResult', description: 'The payload, or why the message was not delivered.' },
+    },
+    resolve: async (_root, { input }, context) => {
+      const conversationId = conversationIdArg(String(input.conversationId), 'input.conversationId');
+      if (input.content.length === 0 || input.content.length > MAX_MESSAGE_LENGTH) {
+        throw badInput(`input.content must have 1 to ${MAX_MESSAGE_LENGTH} characters.`);
+      }
+      const imageUrls = input.imageUrls ?? [];
+      if (imageUrls.length > MAX_IMAGE_URLS)
+        throw badInput(`input.imageUrls: at most ${MAX_IMAGE_URLS} URLs.`);
+      if (imageUrls.some((url) => !/^(https?:\/\/|data:image\/)/i.test(url))) {
+        throw badInput('input.imageUrls: only http(s) and data:image URLs are accepted.');
+      }
+      const event = await deliver(context, conversationId, {
+        action: 'message',
+        args: {
+          content: input.content,
+          image_urls: imageUrls,
+          file_urls: [],
+          timestamp: new Date().toISOString(),
+        },
+      });
+      return { event: event as EventOf<'USER_MESSAGE'> };
+    },
+  }),
+);
+
+const ChangeAgentStateInput = builder.inputType('ChangeAgentStateInput', {
+  description: "A request to change a conversation's agent state.",
+  fields: (t) => ({
+    conversationId: t.id({
+      required: true,
+      description: 'A `Conversation.id` global id or a raw `conversationId`.',
+    }),
+    state: t.field({ type: RequestableAgentStateEnum, required: true, description: 'The state to ask for.' }),
+  }),
+});
+
+const ChangeAgentStatePayload = builder
+  .objectRef<{ event: EventOf<'AGENT_STATE_CHANGE_REQUESTED'> }>('ChangeAgentStatePayload')
+  .implement({
+    description:
+      'The upstream accepted the request; the resulting state arrives as an AgentStateChangedEvent.',
+    fields: (t) => ({
+      event: t.field({
+        type: AgentStateChangeRequestedEventType,
+        description: 'The accepted request as the upstream stored it (with its new `eventId`).',
+        resolve: (payload) => payload.event,
+      }),
+    }),
+  });
+
+builder.mutationField('changeAgentState', (t) =>
+  t.field({
+    type: ChangeAgentStatePayload,
+    description:
+      'Asks the agent to stop, pause, resume or confirm/reject a pending action, over the conversation socket.',
+    args: { input: t.arg({ type: ChangeAgentStateInput, required: true, description: 'The request.' }) },
+    errors: {
+      types: [ConversationUnavailableError],
+      directResult: true,
+      union: {
+        name: 'ChangeAgentStateResult',
+        description: 'The payload, or why the request was not delivered.',
+      },
+    },
+    resolve: async (_root, { input }, context) => {
+      const conversationId = conversationIdArg(String(input.conversationId), 'input.conversationId');
+      const event = await deliver(context, conversationId, {
+        action: 'change_agent_state',
+        args: { agent_state: input.state },
+      });
+      return { event: event as EventOf<'AGENT_STATE_CHANGE_REQUESTED'> };
+    },
+  }),
+);

@@ -1,0 +1,361 @@
+/**
+ * Live conversations end to end: gateway (graphql-ws + SSE on one port) in front of the real local
+ * service. Every client, stream and server is closed in afterEach.
+ */
+import type { ExecutionResult } from 'graphql';
+import type { Client } from 'graphql-ws';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import {
+  makeTempDataDir,
+  removeDataDir,
+  rest,
+  startTestLocalService,
+  type TestLocalService,
+} from '../helpers/local-service.ts';
+import { Collector, eventually, socketReplay, sseSubscribe, startLiveGateway, wsClient } from './helpers.ts';
+
+const EVENTS = /* GraphQL */ `
+  subscription Events($id: ID!, $after: Int) {
+    conversationEvents(conversationId: $id, afterEventId: $after) {
+      __typename
+      eventId
+      timestamp
+      source
+      phase
+      upstreamKind
+      message
+      ... on UserMessageEvent { content }
+      ... on AgentMessageEvent { content }
+      ... on AgentStateChangedEvent { agentState agentStateRaw }
+      ... on CommandOutputEvent { command output exitCode success }
+    }
+  }
+`;
+
+const SEND = /* GraphQL */ `
+  mutation Send($input: SendMessageInput!) {
+    sendMessage(input: $input) {
+      __typename
+      ... on SendMessagePayload { event { __typename eventId source content timestamp raw } }
+      ... on ConversationUnavailableError { message reason }
+    }
+  }
+`;
+
+const CHANGE_STATE = /* GraphQL */ `
+  mutation Change($input: ChangeAgentStateInput!) {
+    changeAgentState(input: $input) {
+      __typename
+      ... on ChangeAgentStatePayload { event { eventId requestedState requestedStateRaw source } }
+      ... on ConversationUnavailableError { reason }
+    }
+  }
+`;
+
+type Event = {
+  __typename: string;
+  eventId: number | null;
+  timestamp: string | null;
+  source: string | null;
+  content?: string;
+  agentState?: string;
+  output?: string;
+  exitCode?: number;
+};
+type Result = ExecutionResult<{ conversationEvents: Event }>;
+
+const cleanups: Array<() => Promise<unknown> | unknown> = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()?.();
+});
+
+async function service(options: Parameters<typeof startTestLocalService>[0] = {}): Promise<TestLocalService> {
+  const started = await startTestLocalService(options);
+  cleanups.push(() => started.close());
+  return started;
+}
+
+async function gateway(upstreamUrl: string, options: Parameters<typeof startLiveGateway>[1] = {}) {
+  const started = await startLiveGateway(upstreamUrl, options);
+  cleanups.push(() => started.close());
+  return started;
+}
+
+function client(url: string, params: Record<string, unknown> = {}): Client {
+  const created = wsClient(url, params);
+  cleanups.push(() => created.dispose());
+  return created;
+}
+
+function subscribeWs(ws: Client, variables: Record<string, unknown>): Collector<Result> {
+  const iterator = ws.iterate<{ conversationEvents: Event }>({ query: EVENTS, variables });
+  cleanups.push(() => iterator.return?.());
+  return new Collector(iterator as AsyncIterable<Result>);
+}
+
+function subscribeSse(url: string, variables: Record<string, unknown>, headers: Record<string, string> = {}) {
+  const abort = new AbortController();
+  cleanups.push(() => abort.abort());
+  return {
+    collector: new Collector(
+      sseSubscribe(url, { query: EVENTS, variables }, headers, abort.signal) as AsyncIterable<Result>,
+    ),
+    abort,
+  };
+}
+
+async function graphql(
+  url: string,
+  query: string,
+  variables: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<ExecutionResult<Record<string, Record<string, unknown>>>> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ query, variables }),
+  });
+  return (await response.json()) as ExecutionResult<Record<string, Record<string, unknown>>>;
+}
+
+async function createConversation(url: string, body: object = {}, key?: string): Promise<string> {
+  const created = await rest<{ conversation_id: string }>(url, '/api/conversations', {
+    method: 'POST',
+    body,
+    ...(key ? { key } : {}),
+  });
+  expect(created.status).toBe(200);
+  return created.body.conversation_id;
+}
+
+async function numConnections(url: string, id: string, key?: string): Promise<number> {
+  return (await rest<{ num_connections: number }>(url, `/api/conversations/${id}`, key ? { key } : {})).body
+    .num_connections;
+}
+
+const events = (results: Result[]) => results.map((result) => result.data?.conversationEvents as Event);
+const ids = (results: Result[]) =>
+  events(results)
+    .map((event) => event.eventId)
+    .filter((id): id is number => id !== null);
+const idleAfter = (text: string) => (results: Result[]) => {
+  const list = events(results);
+  const index = list.findIndex((event) => event.content === `You said: ${text}`);
+  return index >= 0 && list.slice(index).some((event) => event.agentState === 'AWAITING_USER_INPUT');
+};
+
+describe('Subscription.conversationEvents', () => {
+  it('fans one upstream socket out to two graphql-ws clients and one SSE client, in the same order', async () => {
+    const upstream = await service();
+    const gw = await gateway(upstream.url);
+    const id = await createConversation(upstream.url);
+
+    const a = subscribeWs(client(gw.url), { id, after: -1 });
+    const b = subscribeWs(client(gw.url), { id, after: -1 });
+    const sse = subscribeSse(gw.url, { id, after: -1 });
+    await eventually(() => gw.gateway.eventBridge.stats().subscribers === 3);
+    await eventually(async () => (await numConnections(upstream.url, id)) === 1);
+
+    const sent = await graphql(gw.url, SEND, { input: { conversationId: id, content: 'hello' } });
+    expect(sent.errors).toBeUndefined();
+    const payload = sent.data?.sendMessage as { __typename: string; event: Record<string, unknown> };
+    expect(payload.__typename).toBe('SendMessagePayload');
+    expect(payload.event).toMatchObject({ __typename: 'UserMessageEvent', source: 'USER', content: 'hello' });
+    expect(payload.event.raw).toMatchObject({ action: 'message', source: 'user', id: payload.event.eventId });
+
+    await a.until(idleAfter('hello'));
+    await b.until(idleAfter('hello'));
+    await sse.collector.until(idleAfter('hello'));
+    expect(ids(a.items)).toContain(payload.event.eventId);
+    expect(ids(b.items)).toEqual(ids(a.items));
+    expect(ids(sse.collector.items)).toEqual(ids(a.items));
+    expect(new Set(ids(a.items)).size).toBe(ids(a.items).length);
+    // Everything from the echo on arrived identically on all three transports.
+    const fromEcho = (results: Result[]) => {
+      const list = events(results);
+      return list.slice(list.findIndex((event) => event.eventId === payload.event.eventId));
+    };
+    expect(fromEcho(b.items)).toEqual(fromEcho(a.items));
+    expect(fromEcho(sse.collector.items)).toEqual(fromEcho(a.items));
+    expect(fromEcho(a.items).map((event) => event.__typename)).toEqual(
+      expect.arrayContaining(['UserMessageEvent', 'AgentStateChangedEvent', 'AgentMessageEvent']),
+    );
+    const answer = events(a.items).find((event) => event.__typename === 'AgentMessageEvent');
+    expect(answer?.timestamp).toMatch(/Z$/);
+    expect(Math.abs(Date.parse(answer?.timestamp ?? '') - Date.now())).toBeLessThan(60_000);
+
+    expect(await numConnections(upstream.url, id)).toBe(1);
+    expect(gw.gateway.eventBridge.stats()).toMatchObject({ upstreamSockets: 1, connectionsOpened: 1 });
+
+    // Everyone leaves: the bridge closes the upstream socket and holds no timer.
+    while (cleanups.length > 2) await cleanups.pop()?.();
+    await eventually(() => gw.gateway.eventBridge.stats().upstreamSockets === 0);
+    expect(gw.gateway.eventBridge.stats()).toMatchObject({ subscribers: 0, timers: 0, pendingActions: 0 });
+    await eventually(async () => (await numConnections(upstream.url, id)) === 0);
+  });
+
+  it('replays after afterEventId, then continues live; a command shows its exit code', async () => {
+    const upstream = await service();
+    const gw = await gateway(upstream.url);
+    const id = await createConversation(upstream.url, { initial_user_msg: 'run: exit 3' });
+    const all = await socketReplay(upstream.url, id);
+    await eventually(async () => (await socketReplay(upstream.url, id)).length > 3);
+    const history = await socketReplay(upstream.url, id);
+    const cut = (history[1]?.id as number) ?? 0;
+    expect(all.length).toBeGreaterThanOrEqual(0);
+
+    const stream = subscribeWs(client(gw.url), { id, after: cut });
+    await stream.until((items) => items.length > 0);
+    expect(ids(stream.items)[0]).toBe(cut + 1);
+    await graphql(gw.url, SEND, { input: { conversationId: id, content: 'more' } });
+    await stream.until(idleAfter('more'));
+
+    const received = ids(stream.items);
+    expect(new Set(received).size).toBe(received.length);
+    expect(Math.min(...received)).toBe(cut + 1);
+    const stored = (await socketReplay(upstream.url, id)).map((event) => event.id as number);
+    for (const storedId of stored.filter((storedId) => storedId > cut)) expect(received).toContain(storedId);
+    const output = events(stream.items).find((event) => event.__typename === 'CommandOutputEvent');
+    expect(output).toMatchObject({ exitCode: 3, command: 'exit 3' });
+  });
+
+  it('resumes across an upstream restart with every event exactly once', async () => {
+    const dataDir = makeTempDataDir();
+    cleanups.push(() => removeDataDir(dataDir));
+    let upstream = await startTestLocalService({ dataDir });
+    cleanups.push(() => upstream.close({ keepDataDir: true }));
+    const gw = await gateway(upstream.url);
+    const id = await createConversation(upstream.url, { initial_user_msg: 'before' });
+    const stream = subscribeWs(client(gw.url), { id, after: -1 });
+    await stream.until(idleAfter('before'));
+
+    await upstream.close({ keepDataDir: true });
+    upstream = await startTestLocalService({ dataDir, port: upstream.port });
+    await eventually(async () => (await numConnections(upstream.url, id)) === 1);
+
+    const sent = await graphql(gw.url, SEND, { input: { conversationId: id, content: 'after' } });
+    expect(sent.data?.sendMessage?.__typename).toBe('SendMessagePayload');
+    await stream.until(idleAfter('after'));
+    expect(stream.ended).toBe(false);
+
+    const received = ids(stream.items);
+    expect(new Set(received).size).toBe(received.length);
+    const stored = (await socketReplay(upstream.url, id)).map((event) => event.id as number);
+    for (const storedId of stored) expect(received).toContain(storedId);
+    expect(received.every((eventId) => eventId <= Math.max(...stored))).toBe(true);
+  });
+
+  it('refuses a wrong key with UNAUTHENTICATED and never shows or logs the key', async () => {
+    const upstream = await service({ sessionApiKeys: ['right-key-123'] });
+    const gw = await gateway(upstream.url);
+    const id = await createConversation(upstream.url, {}, 'right-key-123');
+    const wrongKey = 'wrong-key-SECRET-42';
+
+    const stream = subscribeWs(client(gw.url, { 'X-Session-API-Key': wrongKey }), { id });
+    await stream.until((items) => items.length > 0 || stream.ended);
+    await stream.finished();
+    const failure = stream.items[0] ?? (stream.error as Result);
+    expect(JSON.stringify(failure)).toContain('UNAUTHENTICATED');
+
+    const sse = subscribeSse(gw.url, { id }, { 'x-session-api-key': wrongKey });
+    await sse.collector.finished();
+    expect(sse.collector.items[0]?.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+
+    const sent = await graphql(
+      gw.url,
+      SEND,
+      { input: { conversationId: id, content: 'x' } },
+      {
+        'x-session-api-key': wrongKey,
+      },
+    );
+    expect(sent.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+
+    const everything = JSON.stringify([failure, sse.collector.items, sent]) + gw.logs();
+    expect(everything).not.toContain(wrongKey);
+    expect(everything).not.toContain('right-key-123');
+    expect(await numConnections(upstream.url, id, 'right-key-123')).toBe(0);
+
+    // The right key works, through connectionParams.
+    const ok = subscribeWs(client(gw.url, { 'X-Session-API-Key': 'right-key-123' }), { id, after: -1 });
+    await ok.until((items) => items.length > 0);
+    expect(ok.items[0]?.errors).toBeUndefined();
+  });
+
+  it('answers unknown conversations and bad input with coded errors', async () => {
+    const upstream = await service();
+    const gw = await gateway(upstream.url);
+    const unknown = 'a'.repeat(32);
+
+    const stream = subscribeWs(client(gw.url), { id: unknown });
+    await stream.finished();
+    expect(stream.items[0]?.errors?.[0]?.extensions?.code).toBe('CONVERSATION_NOT_FOUND');
+
+    const sent = await graphql(gw.url, SEND, { input: { conversationId: unknown, content: 'x' } });
+    expect(sent.data?.sendMessage).toMatchObject({
+      __typename: 'ConversationUnavailableError',
+      reason: 'NOT_FOUND',
+    });
+
+    const id = await createConversation(upstream.url);
+    const empty = await graphql(gw.url, SEND, { input: { conversationId: id, content: '' } });
+    expect(empty.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    const before = subscribeWs(client(gw.url), { id, after: -5 });
+    await before.finished();
+    expect(JSON.stringify(before.error ?? before.items)).toContain('BAD_USER_INPUT');
+    const badId = subscribeWs(client(gw.url), { id: 'not an id!' });
+    await badId.finished();
+    expect(JSON.stringify(badId.error ?? badId.items)).toContain('BAD_USER_INPUT');
+    expect(gw.gateway.eventBridge.stats()).toMatchObject({ subscribers: 0 });
+  });
+
+  it('changeAgentState returns the echoed request and the new state arrives live', async () => {
+    const upstream = await service();
+    const gw = await gateway(upstream.url);
+    const id = await createConversation(upstream.url);
+    const stream = subscribeWs(client(gw.url), { id });
+    await eventually(() => gw.gateway.eventBridge.stats().subscribers === 1);
+
+    const changed = await graphql(gw.url, CHANGE_STATE, { input: { conversationId: id, state: 'PAUSED' } });
+    expect(changed.errors).toBeUndefined();
+    expect(changed.data?.changeAgentState).toMatchObject({
+      __typename: 'ChangeAgentStatePayload',
+      event: { requestedState: 'PAUSED', requestedStateRaw: 'paused', source: 'USER' },
+    });
+    await stream.until((items) => events(items).some((event) => event.agentState === 'PAUSED'));
+  });
+});
+
+describe('graphql-ws hardening', () => {
+  it('caps operations per socket, payload size and the wait for connection_init', async () => {
+    const upstream = await service();
+    const gw = await gateway(upstream.url, {
+      wsLimits: { maxSubscriptionsPerSocket: 2, maxPayloadBytes: 4096, connectionInitTimeoutMs: 200 },
+    });
+    const id = await createConversation(upstream.url);
+    const ws = client(gw.url);
+    const first = subscribeWs(ws, { id });
+    const second = subscribeWs(ws, { id });
+    await eventually(() => gw.gateway.eventBridge.stats().subscribers === 2);
+    const third = subscribeWs(ws, { id });
+    await third.finished();
+    expect(JSON.stringify(third.error)).toContain('TOO_MANY_SUBSCRIPTIONS');
+    expect(first.ended || second.ended).toBe(false);
+
+    // A frame above maxPayload closes that socket (1009) instead of being buffered.
+    const big = wsClient(gw.url);
+    cleanups.push(() => big.dispose());
+    const tooBig = new Collector(
+      big.iterate({ query: EVENTS, variables: { id, padding: 'x'.repeat(10_000) } }),
+    );
+    await tooBig.finished();
+    expect(String((tooBig.error as { code?: number })?.code ?? tooBig.error)).toContain('1009');
+
+    // A socket that never sends connection_init is closed with 4408.
+    const raw = new WebSocket(gw.url.replace(/^http/, 'ws'), 'graphql-transport-ws');
+    cleanups.push(() => raw.terminate());
+    const code = await new Promise<number>((resolve) => raw.on('close', (closeCode) => resolve(closeCode)));
+    expect(code).toBe(4408);
+  });
+});
