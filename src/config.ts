@@ -3,6 +3,7 @@
  * with a message naming the setting (ConfigError); secrets are never echoed in those messages.
  */
 import { parseArgs } from 'node:util';
+import { isKnownTimeZone } from './upstream/timestamps.ts';
 
 /** The gateway's whole configuration. */
 export interface Config {
@@ -24,6 +25,11 @@ export interface Config {
   upstreamConnections: number;
   /** pino level. `--log-level` / `LOG_LEVEL`. @default 'info' */
   logLevel: string;
+  /**
+   * IANA time zone the upstream writes its zone-less event timestamps in (it uses server local time).
+   * `--upstream-timezone` / `UPSTREAM_TIMEZONE`. @default 'UTC'
+   */
+  upstreamTimeZone: string;
 }
 
 /** A setting had a bad value; `setting` names it (flag and env spelling). */
@@ -83,6 +89,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
         'upstream-timeout-ms': { type: 'string' },
         'upstream-connections': { type: 'string' },
         'log-level': { type: 'string' },
+        'upstream-timezone': { type: 'string' },
       },
       strict: true,
       allowPositionals: false,
@@ -113,6 +120,10 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
   if (defaultKey !== undefined && defaultKey !== '' && defaultKey.trim() !== defaultKey) {
     throw new ConfigError('GATEWAY_DEFAULT_SESSION_API_KEY', 'must not have surrounding whitespace');
   }
+  const timeZone = pick('upstream-timezone', 'UPSTREAM_TIMEZONE');
+  if (timeZone && !isKnownTimeZone(timeZone[1])) {
+    throw new ConfigError(timeZone[0], `not an IANA time zone this runtime knows: "${timeZone[1]}"`);
+  }
   return {
     port: intSetting('port', 'PORT', 4000, 0, 65535),
     host: host ? host[1] : '127.0.0.1',
@@ -123,5 +134,6 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     upstreamTimeoutMs: intSetting('upstream-timeout-ms', 'UPSTREAM_TIMEOUT_MS', 10_000, 100, 600_000),
     upstreamConnections: intSetting('upstream-connections', 'UPSTREAM_CONNECTIONS', 64, 1, 1024),
     logLevel: logLevel ? logLevel[1] : 'info',
+    upstreamTimeZone: timeZone ? timeZone[1] : 'UTC',
   };
 }

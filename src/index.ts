@@ -42,6 +42,7 @@ async function main(): Promise<void> {
     defaultSessionApiKey: config.defaultSessionApiKey,
     upstreamTimeoutMs: config.upstreamTimeoutMs,
     upstreamConnections: config.upstreamConnections,
+    upstreamTimeZone: config.upstreamTimeZone,
     logger,
   });
   console.log(
