@@ -57,7 +57,8 @@ function httpUrl(setting: string, raw: string): string {
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError(setting, `not a URL: "${raw}"`);
+    // The value is not echoed: a malformed URL may still hold credentials.
+    throw new ConfigError(setting, 'not a URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new ConfigError(setting, 'must be an http:// or https:// URL');

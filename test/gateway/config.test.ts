@@ -1,0 +1,65 @@
+/** Flags + env -> Config: defaults, precedence, and start-up errors that name the setting. */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+describe('loadConfig', () => {
+  it('has documented defaults: port 4000, embedded local service, ./.data', () => {
+    expect(loadConfig([], {})).toEqual({
+      port: 4000,
+      host: '127.0.0.1',
+      upstreamUrl: null,
+      dataDir: './.data',
+      localServicePort: 3000,
+      defaultSessionApiKey: null,
+      upstreamTimeoutMs: 10_000,
+      upstreamConnections: 64,
+      logLevel: 'info',
+      upstreamTimeZone: 'UTC',
+    });
+  });
+
+  it('reads env and lets flags win', () => {
+    const config = loadConfig(['--upstream', 'https://oh.example.com', '--port', '5000'], {
+      PORT: '4100',
+      UPSTREAM_URL: 'http://ignored:1',
+      DATA_DIR: '/var/lib/gw',
+      GATEWAY_DEFAULT_SESSION_API_KEY: 'k',
+      LOG_LEVEL: 'warn',
+    });
+    expect(config).toMatchObject({
+      port: 5000,
+      upstreamUrl: 'https://oh.example.com',
+      dataDir: '/var/lib/gw',
+      defaultSessionApiKey: 'k',
+      logLevel: 'warn',
+    });
+  });
+
+  it.each([
+    [['--port', 'eighty'], {}, '--port'],
+    [[], { PORT: '70000' }, 'PORT'],
+    [['--upstream', 'ftp://x'], {}, '--upstream'],
+    [[], { UPSTREAM_URL: 'not a url' }, 'UPSTREAM_URL'],
+    [[], { UPSTREAM_URL: 'http://user:pw@host' }, 'UPSTREAM_URL'],
+    [[], { UPSTREAM_URL: 'http://host/api' }, 'UPSTREAM_URL'],
+    [['--log-level', 'loud'], {}, '--log-level'],
+    [['--bogus'], {}, 'command line'],
+    [[], { UPSTREAM_TIMEOUT_MS: '5' }, 'UPSTREAM_TIMEOUT_MS'],
+  ] as const)('refuses %j %j naming %s', (argv, env, setting) => {
+    let thrown: unknown;
+    try {
+      loadConfig(argv, env);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ConfigError);
+    expect((thrown as ConfigError).setting).toBe(setting);
+    expect((thrown as ConfigError).message).toContain(setting);
+  });
+
+  it('never echoes credentials from a URL in the error', () => {
+    expect(() => loadConfig([], { UPSTREAM_URL: 'http://user:hunter2@host' })).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining('hunter2') }),
+    );
+  });
+});

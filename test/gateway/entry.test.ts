@@ -1,0 +1,75 @@
+/**
+ * The process entry as `npm start` runs it: embedded local service by default, both addresses printed,
+ * clean stop on SIGTERM; bad settings stop start-up with a message naming the setting.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const TSX = join(ROOT, 'node_modules/.bin/tsx');
+const children: ChildProcess[] = [];
+const dirs: string[] = [];
+
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((done) => child.once('exit', done));
+      child.kill('SIGKILL');
+      await exited;
+    }
+  }
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function run(args: string[], env: Record<string, string>) {
+  const child = spawn(TSX, ['src/index.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk) => {
+    stdout += String(chunk);
+  });
+  child.stderr?.on('data', (chunk) => {
+    stderr += String(chunk);
+  });
+  const exit = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  return { child, exit, output: () => ({ stdout, stderr }) };
+}
+
+describe('npm start', () => {
+  it('starts the embedded local service and the gateway, prints both, stops on SIGTERM', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gateway-entry-'));
+    dirs.push(dataDir);
+    const proc = run(['--port', '0'], { DATA_DIR: dataDir, LOCAL_SERVICE_PORT: '0', PORT: '1' });
+    let gatewayUrl: string | undefined;
+    for (let i = 0; i < 300 && !gatewayUrl; i++) {
+      gatewayUrl = /gateway: (http:\/\/\S+\/graphql)/.exec(proc.output().stdout)?.[1];
+      if (!gatewayUrl) await new Promise((done) => setTimeout(done, 50));
+    }
+    expect(proc.output().stdout).toMatch(/local conversation service: http:\/\/127\.0\.0\.1:\d+/);
+    expect(gatewayUrl).toBeDefined();
+    const response = await fetch(gatewayUrl as string, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'mutation { createConversation(input: {}) { __typename } }' }),
+    });
+    expect(await response.json()).toEqual({
+      data: { createConversation: { __typename: 'CreateConversationPayload' } },
+    });
+    proc.child.kill('SIGTERM');
+    expect(await proc.exit).toBe(0);
+  }, 30_000);
+
+  it('stops with a message naming a bad setting', async () => {
+    const proc = run(['--port', 'eighty'], {});
+    expect(await proc.exit).toBe(2);
+    expect(proc.output().stderr).toContain('Invalid --port');
+  }, 30_000);
+});

@@ -1,0 +1,130 @@
+/**
+ * The listening gateway: GraphiQL served offline, health and readiness, graphql-ws on the same path
+ * with credentials from connectionParams, and idempotent disposal.
+ */
+import { createClient } from 'graphql-ws';
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
+
+const KEY = 'ws-key';
+let service: TestLocalService | undefined;
+let gateway: TestGateway | undefined;
+const disposers: Array<() => Promise<void> | void> = [];
+
+afterEach(async () => {
+  for (const dispose of disposers.splice(0).reverse()) await dispose();
+  await gateway?.close();
+  await service?.close();
+  gateway = undefined;
+  service = undefined;
+});
+
+async function start() {
+  service = await startTestLocalService({ sessionApiKeys: [KEY] });
+  gateway = await startTestGateway({ upstreamUrl: service.url });
+  return { service, gateway };
+}
+
+function wsClient(url: string, connectionParams: Record<string, unknown>) {
+  const client = createClient({
+    url: url.replace(/^http/, 'ws'),
+    webSocketImpl: WebSocket,
+    connectionParams,
+    retryAttempts: 0,
+    lazy: true,
+  });
+  disposers.push(() => client.dispose());
+  return client;
+}
+
+function queryOverWs(client: ReturnType<typeof createClient>, query: string) {
+  return new Promise<{ data?: unknown; errors?: unknown[] }>((resolve, reject) => {
+    let result: { data?: unknown; errors?: unknown[] } | undefined;
+    client.subscribe(
+      { query },
+      {
+        next: (value) => {
+          result = value as typeof result;
+        },
+        error: reject,
+        complete: () => (result ? resolve(result) : reject(new Error('no result'))),
+      },
+    );
+  });
+}
+
+describe('the listening gateway', () => {
+  it('serves GraphiQL with its assets inline (no CDN), the example operation and the header hint', async () => {
+    const { gateway } = await start();
+    const response = await fetch(gateway.url, { headers: { accept: 'text/html' } });
+    expect(response.status).toBe(200);
+    const html = await response.text();
+    expect(html).toContain('Conversation gateway');
+    expect(html).toContain('RecentConversations');
+    expect(html).toContain('X-Session-API-Key');
+    expect(html).not.toMatch(/<script[^>]+src="https?:\/\//);
+    expect(html).not.toMatch(/<link[^>]+href="https?:\/\//);
+  });
+
+  it('answers /health always and /ready while the upstream is alive', async () => {
+    const { service, gateway } = await start();
+    const health = await fetch(new URL('/health', gateway.url));
+    expect(health.status).toBe(200);
+    await health.body?.cancel();
+    const ready = await fetch(new URL('/ready', gateway.url));
+    expect(ready.status).toBe(200);
+    await ready.body?.cancel();
+    await service.close();
+    const notReady = await fetch(new URL('/ready', gateway.url));
+    expect(notReady.status).toBe(503);
+    await notReady.body?.cancel();
+  });
+
+  it('runs queries over graphql-ws on /graphql with the key from connectionParams', async () => {
+    const { service, gateway } = await start();
+    const created = await rest<{ conversation_id: string }>(service.url, '/api/conversations', {
+      method: 'POST',
+      key: KEY,
+      body: {},
+    });
+    const client = wsClient(gateway.url, { 'X-Session-API-Key': KEY });
+    const result = await queryOverWs(
+      client,
+      '{ conversations(first: 5) { edges { node { conversationId } } } }',
+    );
+    expect(result).toEqual({
+      data: { conversations: { edges: [{ node: { conversationId: created.body.conversation_id } }] } },
+    });
+
+    const wrongKey = wsClient(gateway.url, { 'X-Session-API-Key': 'nope' });
+    const refused = await queryOverWs(wrongKey, '{ conversations(first: 5) { edges { cursor } } }');
+    expect(refused).toMatchObject({ data: null, errors: [{ extensions: { code: 'UNAUTHENTICATED' } }] });
+  });
+
+  it('refuses a graphql-ws connection whose credential is not a string', async () => {
+    const { gateway } = await start();
+    const client = wsClient(gateway.url, { 'X-Session-API-Key': 42 });
+    await expect(queryOverWs(client, '{ __typename }')).rejects.toMatchObject({ code: 4403 });
+  });
+
+  it('refuses a malformed Authorization header with UNAUTHENTICATED', async () => {
+    const { gateway } = await start();
+    const response = await fetch(gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Basic abc' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    const body = (await response.json()) as { errors?: Array<{ extensions?: { code?: string } }> };
+    expect(body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('close() is idempotent and frees the port', async () => {
+    const { gateway } = await start();
+    const url = gateway.url;
+    await Promise.all([gateway.close(), gateway.close()]);
+    await gateway.close();
+    await expect(fetch(url)).rejects.toThrow();
+  });
+});
