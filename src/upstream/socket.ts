@@ -35,6 +35,7 @@ export type BridgeErrorCode =
   | 'SUBSCRIBER_TOO_SLOW'
   | 'UPSTREAM_TIMEOUT'
   | 'UPSTREAM_ERROR'
+  | 'REQUEST_CANCELLED'
   | 'GATEWAY_SHUTTING_DOWN';
 
 /** A coded failure of the bridge; a GraphQLError so it reaches clients unmasked with its code. */
@@ -350,13 +351,9 @@ class UpstreamConversation {
           this.#options.echoTimeoutMs,
         );
         this.#bridge.counters.timers++;
-        signal?.addEventListener(
-          'abort',
-          () => reject(new BridgeError('UPSTREAM_TIMEOUT', 'The request was cancelled.')),
-          {
-            once: true,
-          },
-        );
+        const cancelled = () => reject(new BridgeError('REQUEST_CANCELLED', 'The request was cancelled.'));
+        if (signal?.aborted) cancelled();
+        else signal?.addEventListener('abort', cancelled, { once: true });
       });
       // Waiting for the connection counts against the same deadline as waiting for the echo.
       await Promise.race([this.#ready(), echo]);
