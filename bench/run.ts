@@ -10,6 +10,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+// @ts-expect-error: plain JS build script without type declarations
+import { build } from '../scripts/build.mjs';
 import type { BenchContext } from './lib/context.ts';
 import { type BenchProcess, ROOT, spawnGateway, spawnLocalService } from './lib/processes.ts';
 import { printTable, type Row, type ScenarioResult } from './lib/report.ts';
@@ -69,6 +71,8 @@ const processes: BenchProcess[] = [];
 const results: ScenarioResult[] = [];
 const startedAt = new Date();
 try {
+  // The gateway runs from the same bundle `npm start` runs; build it from the current sources.
+  await build();
   const service = await spawnLocalService(dataDir, KEY);
   processes.push(service);
   const profileDir = join(ROOT, 'bench', 'results', 'profiles');

@@ -135,7 +135,7 @@ export function spawnLocalService(dataDir: string, sessionApiKey: string): Promi
 export interface GatewaySpawn {
   /** Node flags before the entry, e.g. `--cpu-prof`. @default [] */
   nodeFlags?: string[];
-  /** Entry and its loader flags. @default tsx on src/index.ts */
+  /** Entry and its loader flags. @default the production bundle dist/index.js (what `npm start` runs) */
   entry?: string[];
   env?: NodeJS.ProcessEnv;
 }
@@ -148,7 +148,7 @@ export function spawnGateway(upstreamUrl: string, how: GatewaySpawn = {}): Promi
     args: [
       ...shell.args,
       ...(how.nodeFlags ?? []),
-      ...(how.entry ?? [...TSX_NODE_ARGS, 'src/index.ts']),
+      ...(how.entry ?? ['dist/index.js']),
       '--upstream',
       upstreamUrl,
       '--port',
