@@ -116,6 +116,8 @@ builder.queryField('conversations', (t) =>
   t.connection(
     {
       type: ConversationRef,
+      // Nullable: an upstream failure nulls this field (with a coded error), not the whole answer.
+      nullable: true,
       description:
         'Conversations of the caller, newest first. Forward paging only (`first` default 20, max 100; `after` accepts any edge cursor). Filters are exact matches.',
       args: {

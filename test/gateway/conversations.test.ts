@@ -274,10 +274,10 @@ describe('conversations connection', () => {
       { first: 20, after: cursors[47] },
       { key: KEY },
     );
-    expect(body.data?.conversations.edges.map((edge) => edge.node.conversationId)).toEqual(
+    expect(body.data?.conversations?.edges.map((edge) => edge.node.conversationId)).toEqual(
       newestFirst.slice(48, 68),
     );
-    expect(body.data?.conversations.pageInfo.hasNextPage).toBe(true);
+    expect(body.data?.conversations?.pageInfo.hasNextPage).toBe(true);
     // Refetch of the cursor's page (skipping through the edge) plus the next page.
     expect(gateway.calls.length - callsBefore).toBe(2);
 
@@ -287,7 +287,7 @@ describe('conversations connection', () => {
       { first: 3, after: cursors[47] },
       { key: KEY },
     );
-    expect(small.body.data?.conversations.edges.map((edge) => edge.node.conversationId)).toEqual(
+    expect(small.body.data?.conversations?.edges.map((edge) => edge.node.conversationId)).toEqual(
       newestFirst.slice(48, 51),
     );
   }, 60_000);
@@ -340,15 +340,15 @@ describe('conversations connection', () => {
       { key: KEY },
     );
     // Within the bound of 3 calls of 10: 30 of the 60, and a cursor to go on.
-    expect(byTrigger.body.data?.conversations.edges).toHaveLength(30);
-    expect(byTrigger.body.data?.conversations.pageInfo.hasNextPage).toBe(true);
+    expect(byTrigger.body.data?.conversations?.edges).toHaveLength(30);
+    expect(byTrigger.body.data?.conversations?.pageInfo.hasNextPage).toBe(true);
     expect(gateway.calls.at(-1)?.path).toContain('conversation_trigger=gui');
     const none = await gateway.execute(
       ListConversationsDocument,
       { first: 5, trigger: 'SLACK' },
       { key: KEY },
     );
-    expect(none.body.data?.conversations.edges).toEqual([]);
+    expect(none.body.data?.conversations?.edges).toEqual([]);
 
     // A cursor is bound to its filter.
     const mismatched = await gateway.execute(

@@ -149,7 +149,7 @@ describe('channel 2: request-level problems', () => {
     const plain = await gatewayFor(upstream.url);
     for (const credentials of [{}, { key: 'wrong-key' }, { bearer: 'wrong-token' }]) {
       const { body } = await plain.execute(ListConversationsDocument, { first: 1 }, credentials);
-      expect(body.data).toBeNull();
+      expect(body.data).toEqual({ conversations: null });
       expect(body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
       expect(JSON.stringify(body)).not.toContain('Unauthorized');
     }
@@ -179,7 +179,7 @@ describe('channel 3: upstream failures become coded errors', () => {
     const gateway = await gatewayFor(url, { upstream: { retries: 2, retryBaseDelayMs: 10 } });
     const list = await gateway.execute(ListConversationsDocument, { first: 1 }, { key: ALICE });
     expect(list.body).toMatchObject({
-      data: null,
+      data: { conversations: null },
       errors: [{ extensions: { code: 'UPSTREAM_UNAVAILABLE' } }],
     });
     expect(gateway.countCalls('GET', '/api/conversations')).toBe(3);
@@ -236,7 +236,7 @@ describe('channel 3: upstream failures become coded errors', () => {
     const impatient = await gatewayFor(limited.url, { upstream: { maxRetryAfterMs: 0 } });
     const { body } = await impatient.execute(ListConversationsDocument, { first: 1 }, { key: ALICE });
     expect(body).toMatchObject({
-      data: null,
+      data: { conversations: null },
       errors: [{ extensions: { code: 'RATE_LIMITED', retryAfterSeconds: 1 } }],
     });
     expect(impatient.calls).toHaveLength(1);
@@ -283,7 +283,7 @@ describe('channel 3: upstream failures become coded errors', () => {
     const gateway = await gatewayFor(broken.url);
     const list = await gateway.execute(ListConversationsDocument, { first: 1 }, { key: ALICE });
     expect(list.body).toMatchObject({
-      data: null,
+      data: { conversations: null },
       errors: [{ extensions: { code: 'UPSTREAM_ERROR', status: 500 } }],
     });
     const one = await gateway.execute(GetConversationDocument, { id: 'a'.repeat(32) }, { key: ALICE });
@@ -352,10 +352,10 @@ describe('callers never see each other', () => {
       gateway.execute(ListConversationsDocument, { first: 10 }, { key: ALICE }),
       gateway.execute(ListConversationsDocument, { first: 10 }, { key: BOB }),
     ]);
-    expect(aliceList.body.data?.conversations.edges.map((edge) => edge.node.conversationId)).toEqual([
+    expect(aliceList.body.data?.conversations?.edges.map((edge) => edge.node.conversationId)).toEqual([
       aliceId,
     ]);
-    expect(bobList.body.data?.conversations.edges.map((edge) => edge.node.conversationId)).toEqual([
+    expect(bobList.body.data?.conversations?.edges.map((edge) => edge.node.conversationId)).toEqual([
       bobCreated.body.conversation_id,
     ]);
 

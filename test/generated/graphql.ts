@@ -221,7 +221,7 @@ export type ListConversationsQueryVariables = Exact<{
 }>;
 
 
-export type ListConversationsQuery = { conversations: { edges: Array<{ cursor: string, node: { id: string, conversationId: string, selectedRepository: string | null, trigger: ConversationTrigger | null } }>, pageInfo: { hasNextPage: boolean, hasPreviousPage: boolean, startCursor: string | null, endCursor: string | null } } };
+export type ListConversationsQuery = { conversations: { edges: Array<{ cursor: string, node: { id: string, conversationId: string, selectedRepository: string | null, trigger: ConversationTrigger | null } }>, pageInfo: { hasNextPage: boolean, hasPreviousPage: boolean, startCursor: string | null, endCursor: string | null } } | null };
 
 export type GetConversationQueryVariables = Exact<{
   id: string;
@@ -237,7 +237,7 @@ export type ListThenLookUpQueryVariables = Exact<{
 }>;
 
 
-export type ListThenLookUpQuery = { conversations: { edges: Array<{ node: { id: string, title: string } }> }, conversation: { id: string, title: string } | null, node: { title: string, id: string } | null, nodes: Array<{ id: string } | null> };
+export type ListThenLookUpQuery = { conversations: { edges: Array<{ node: { id: string, title: string } }> } | null, conversation: { id: string, title: string } | null, node: { title: string, id: string } | null, nodes: Array<{ id: string } | null> };
 
 export type NodesQueryVariables = Exact<{
   ids: Array<string> | string;
