@@ -2,7 +2,9 @@
  * Builds the gateway (Yoga + upstream client + logger) without listening. server.ts puts it on a port;
  * tests can also call `yoga.fetch` in-process.
  */
+import { useGraphQlJit } from '@envelop/graphql-jit';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import { type ExecutionArgs, getOperationAST } from 'graphql';
 import { createYoga, useReadinessCheck, type YogaServerInstance } from 'graphql-yoga';
 import type pino from 'pino';
 import type { PagingSettings } from '../schema/connection.ts';
@@ -123,7 +125,15 @@ export function createGateway(options: GatewayOptions): Gateway {
           : credentialsFromHeaders(initial.request.headers);
       return createContext(settings, resolveCredentials(presented, settings), initial.request?.signal);
     },
-    plugins: [useOperationLog(logger), useReadinessCheckPlugin(upstream)],
+    // graphql-jit compiles each query/mutation once (cached per document) into straight-line code: the
+    // list benchmark spent ~20% of the gateway's CPU in the generic executor; with it CPU per request
+    // dropped by about a third (README, Performance). Subscriptions stay on graphql-js: under jit their
+    // abstract event types did not resolve (test/live/subscriptions.test.ts fails).
+    plugins: [
+      useGraphQlJit({}, { enableIf: (args) => !isSubscription(args) }),
+      useOperationLog(logger),
+      useReadinessCheckPlugin(upstream),
+    ],
   });
 
   let closing: Promise<void> | undefined;
@@ -142,6 +152,10 @@ export function createGateway(options: GatewayOptions): Gateway {
       return closing;
     },
   };
+}
+
+function isSubscription(args: ExecutionArgs): boolean {
+  return getOperationAST(args.document, args.operationName)?.operation === 'subscription';
 }
 
 /** `/ready`: 200 when the upstream answers GET /alive, else 503. */
