@@ -38,11 +38,20 @@ function epochMs(timestamp: string): number {
   return Date.parse(timestamp);
 }
 
+/** A subscription error as text: GraphQL errors as JSON, a closed socket as its close code. */
+function describe(error: unknown): string {
+  if (error && typeof error === 'object' && 'code' in error && 'reason' in error) {
+    return `socket closed ${String(error.code)} ${String(error.reason)}`.trim();
+  }
+  return JSON.stringify(error).slice(0, 300);
+}
+
 const clients: Client[] = [];
 const disposers: Array<() => void> = [];
 let latencies: number[] = [];
 let received = 0;
 let reachedSet = new Set<number>();
+/** Subscription errors since the last reset (first 10). */
 const errors: string[] = [];
 
 function reply(message: FanoutReply): void {
@@ -66,6 +75,8 @@ async function open(command: Extract<FanoutCommand, { type: 'open' }>): Promise<
             connectionParams: { 'X-Session-API-Key': command.key },
             lazy: false,
             retryAttempts: 0,
+            // The default prints every close event to the console; failures are counted instead.
+            onNonLazyError: () => {},
             on: {
               connected: () => resolve(),
               error: () => {
@@ -87,7 +98,7 @@ async function open(command: Extract<FanoutCommand, { type: 'open' }>): Promise<
                   if (event?.timestamp) latencies.push(receivedAt - epochMs(event.timestamp));
                 },
                 error: (error) => {
-                  if (errors.length < 10) errors.push(JSON.stringify(error).slice(0, 300));
+                  if (errors.length < 10) errors.push(describe(error));
                 },
                 complete: () => {},
               },
@@ -107,6 +118,7 @@ process.on('message', (message: FanoutCommand) => {
       void open(message);
       break;
     case 'reset':
+      errors.length = 0;
       latencies = [];
       received = 0;
       reachedSet = new Set();

@@ -77,10 +77,8 @@ try {
   processes.push(service);
   const profileDir = join(ROOT, 'bench', 'results', 'profiles');
   if (values['cpu-prof']) mkdirSync(profileDir, { recursive: true });
-  const gateway = await spawnGateway(
-    service.url,
-    values['cpu-prof'] ? { nodeFlags: ['--cpu-prof', '--cpu-prof-dir', profileDir] } : {},
-  );
+  const gatewayNodeFlags = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+  const gateway = await spawnGateway(service.url, { nodeFlags: gatewayNodeFlags });
   processes.push(gateway);
   const conversationIds = await seed(service.url, SEED_CONVERSATIONS);
   const context: BenchContext = {
@@ -94,6 +92,7 @@ try {
     seconds: quick ? 2 : 4,
     connections: 32,
     quick,
+    gatewayNodeFlags,
   };
   console.log(
     `conversation-gateway benchmark: node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ` +

@@ -19,6 +19,8 @@ export interface BenchContext {
   /** Connections used for "saturation". */
   connections: number;
   quick: boolean;
+  /** Node flags for gateways the scenarios start themselves (e.g. `--cpu-prof`). */
+  gatewayNodeFlags: string[];
 }
 
 /** A GraphQL POST to the gateway with the bench key; `check` gets the parsed `data`. */

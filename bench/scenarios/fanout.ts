@@ -126,7 +126,7 @@ interface FanoutFigures {
 
 async function runOne(context: BenchContext, subscribers: number): Promise<FanoutFigures> {
   const conversationId = await createConversation(context);
-  const gateway = await spawnGateway(context.serviceUrl);
+  const gateway = await spawnGateway(context.serviceUrl, { nodeFlags: context.gatewayNodeFlags });
   const driver = await connectDriver(context, conversationId);
   const clients: SubscriberProcess[] = [];
   try {
