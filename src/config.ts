@@ -30,6 +30,50 @@ export interface Config {
    * `--upstream-timezone` / `UPSTREAM_TIMEZONE`. @default 'UTC'
    */
   upstreamTimeZone: string;
+  /** Limits, rate limit, resilience, shutdown and observability settings (README, Hardening and operations). */
+  hardening: HardeningConfig;
+}
+
+/** Hardening settings; each names its flag / env variable. */
+export interface HardeningConfig {
+  /** `--max-depth` / `GRAPHQL_MAX_DEPTH`. @default 10 */
+  maxDepth: number;
+  /** `--max-aliases` / `GRAPHQL_MAX_ALIASES`. @default 15 */
+  maxAliases: number;
+  /** `--max-tokens` / `GRAPHQL_MAX_TOKENS`. @default 2000 */
+  maxTokens: number;
+  /** `--max-directives` / `GRAPHQL_MAX_DIRECTIVES`. @default 50 */
+  maxDirectives: number;
+  /** `--max-cost` / `GRAPHQL_MAX_COST`. @default 5000 */
+  maxCost: number;
+  /** `--max-body-bytes` / `MAX_BODY_BYTES`. @default 1048576 */
+  maxBodyBytes: number;
+  /** Comma-separated; `*` for any. `--cors-origins` / `CORS_ORIGINS`. @default [] (no CORS) */
+  corsOrigins: string[];
+  /** `--introspection` / `GRAPHQL_INTROSPECTION` (true/false). @default true */
+  introspection: boolean;
+  /** `--field-suggestions` / `GRAPHQL_FIELD_SUGGESTIONS` (true/false). @default true */
+  fieldSuggestions: boolean;
+  /** Allow-list file; when set only its operations run. `--persisted-operations` / `PERSISTED_OPERATIONS_FILE`. */
+  persistedOperationsFile: string | null;
+  /** Per credential; 0 turns it off. `--rate-limit` / `RATE_LIMIT_PER_SECOND`. @default 20 */
+  rateLimitPerSecond: number;
+  /** `--rate-limit-burst` / `RATE_LIMIT_BURST`. @default 2 x rate */
+  rateLimitBurst: number | null;
+  /** Deadline of a query/mutation; 0 off. `--operation-timeout-ms` / `OPERATION_TIMEOUT_MS`. @default 30000 */
+  operationTimeoutMs: number;
+  /** Upstream calls allowed to wait for a connection slot. `--upstream-max-queued` / `UPSTREAM_MAX_QUEUED`. @default 1000 */
+  upstreamMaxQueued: number;
+  /** Consecutive failures that open the circuit; 0 off. `--circuit-failures` / `CIRCUIT_FAILURE_THRESHOLD`. @default 5 */
+  circuitFailureThreshold: number;
+  /** Open time before a probe. `--circuit-reset-ms` / `CIRCUIT_RESET_MS`. @default 5000 */
+  circuitResetMs: number;
+  /** Bound of the drain on SIGTERM. `--shutdown-grace-ms` / `SHUTDOWN_GRACE_MS`. @default 10000 */
+  shutdownGraceMs: number;
+  /** Serve GET /metrics. `--metrics` / `METRICS` (true/false). @default true */
+  metrics: boolean;
+  /** `--tracing` / `TRACING`: off, console or otlp (OTEL_EXPORTER_OTLP_ENDPOINT). @default 'off' */
+  tracing: 'off' | 'console' | 'otlp';
 }
 
 /** A setting had a bad value; `setting` names it (flag and env spelling). */
@@ -91,6 +135,25 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
         'upstream-connections': { type: 'string' },
         'log-level': { type: 'string' },
         'upstream-timezone': { type: 'string' },
+        'max-depth': { type: 'string' },
+        'max-aliases': { type: 'string' },
+        'max-tokens': { type: 'string' },
+        'max-directives': { type: 'string' },
+        'max-cost': { type: 'string' },
+        'max-body-bytes': { type: 'string' },
+        'cors-origins': { type: 'string' },
+        introspection: { type: 'string' },
+        'field-suggestions': { type: 'string' },
+        'persisted-operations': { type: 'string' },
+        'rate-limit': { type: 'string' },
+        'rate-limit-burst': { type: 'string' },
+        'operation-timeout-ms': { type: 'string' },
+        'upstream-max-queued': { type: 'string' },
+        'circuit-failures': { type: 'string' },
+        'circuit-reset-ms': { type: 'string' },
+        'shutdown-grace-ms': { type: 'string' },
+        metrics: { type: 'string' },
+        tracing: { type: 'string' },
       },
       strict: true,
       allowPositionals: false,
@@ -125,7 +188,57 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
   if (timeZone && !isKnownTimeZone(timeZone[1])) {
     throw new ConfigError(timeZone[0], `not an IANA time zone this runtime knows: "${timeZone[1]}"`);
   }
+  const boolSetting = (flag: string, envName: string, fallback: boolean): boolean => {
+    const found = pick(flag, envName);
+    if (!found) return fallback;
+    const value = found[1].trim().toLowerCase();
+    if (['true', '1', 'on', 'yes'].includes(value)) return true;
+    if (['false', '0', 'off', 'no'].includes(value)) return false;
+    throw new ConfigError(found[0], `expected true or false, got "${found[1]}"`);
+  };
+  const tracing = pick('tracing', 'TRACING');
+  if (tracing && !['off', 'console', 'otlp'].includes(tracing[1])) {
+    throw new ConfigError(tracing[0], 'expected off, console or otlp');
+  }
+  const cors = pick('cors-origins', 'CORS_ORIGINS');
+  const corsOrigins = cors
+    ? cors[1]
+        .split(',')
+        .map((origin) => origin.trim())
+        .filter(Boolean)
+    : [];
+  for (const origin of corsOrigins) {
+    if (origin !== '*' && !/^https?:\/\/[^/\s]+$/.test(origin)) {
+      throw new ConfigError(
+        cors?.[0] ?? 'CORS_ORIGINS',
+        `"${origin}" is not an origin (scheme://host[:port]) or *`,
+      );
+    }
+  }
+  const burst = pick('rate-limit-burst', 'RATE_LIMIT_BURST');
+  const hardening: HardeningConfig = {
+    maxDepth: intSetting('max-depth', 'GRAPHQL_MAX_DEPTH', 10, 1, 1000),
+    maxAliases: intSetting('max-aliases', 'GRAPHQL_MAX_ALIASES', 15, 0, 10_000),
+    maxTokens: intSetting('max-tokens', 'GRAPHQL_MAX_TOKENS', 2000, 10, 1_000_000),
+    maxDirectives: intSetting('max-directives', 'GRAPHQL_MAX_DIRECTIVES', 50, 0, 10_000),
+    maxCost: intSetting('max-cost', 'GRAPHQL_MAX_COST', 5000, 1, 10_000_000),
+    maxBodyBytes: intSetting('max-body-bytes', 'MAX_BODY_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+    corsOrigins,
+    introspection: boolSetting('introspection', 'GRAPHQL_INTROSPECTION', true),
+    fieldSuggestions: boolSetting('field-suggestions', 'GRAPHQL_FIELD_SUGGESTIONS', true),
+    persistedOperationsFile: pick('persisted-operations', 'PERSISTED_OPERATIONS_FILE')?.[1] ?? null,
+    rateLimitPerSecond: intSetting('rate-limit', 'RATE_LIMIT_PER_SECOND', 20, 0, 1_000_000),
+    rateLimitBurst: burst ? integer(burst[0], burst[1], 1, 10_000_000) : null,
+    operationTimeoutMs: intSetting('operation-timeout-ms', 'OPERATION_TIMEOUT_MS', 30_000, 0, 3_600_000),
+    upstreamMaxQueued: intSetting('upstream-max-queued', 'UPSTREAM_MAX_QUEUED', 1000, 0, 1_000_000),
+    circuitFailureThreshold: intSetting('circuit-failures', 'CIRCUIT_FAILURE_THRESHOLD', 5, 0, 10_000),
+    circuitResetMs: intSetting('circuit-reset-ms', 'CIRCUIT_RESET_MS', 5000, 100, 3_600_000),
+    shutdownGraceMs: intSetting('shutdown-grace-ms', 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    metrics: boolSetting('metrics', 'METRICS', true),
+    tracing: tracing ? (tracing[1] as HardeningConfig['tracing']) : 'off',
+  };
   return {
+    hardening,
     port: intSetting('port', 'PORT', 4000, 0, 65535),
     host: host ? host[1] : '127.0.0.1',
     upstreamUrl: upstream ? httpUrl(upstream[0], upstream[1]) : null,

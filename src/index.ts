@@ -2,9 +2,45 @@
  * Process entry: parse config, start the gateway (and, with no upstream configured, the bundled local
  * conversation service in-process), stop both on SIGINT/SIGTERM.
  */
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, type HardeningConfig, loadConfig } from './config.ts';
+import type { HardeningOptions } from './gateway/hardening.ts';
+import { PersistedOperations } from './gateway/limits.ts';
 import { createLogger } from './gateway/logging.ts';
 import { startGateway } from './gateway/server.ts';
+import { startTracing, type Tracing } from './gateway/tracing.ts';
+
+/** Config -> gateway hardening options (loads the allow-list file; starts tracing only when enabled). */
+async function hardeningFrom(config: HardeningConfig, tracing: Tracing | null): Promise<HardeningOptions> {
+  let persistedOperations: PersistedOperations | null = null;
+  if (config.persistedOperationsFile !== null) {
+    try {
+      persistedOperations = PersistedOperations.fromFile(config.persistedOperationsFile);
+    } catch (error) {
+      throw new ConfigError('PERSISTED_OPERATIONS_FILE', (error as Error).message);
+    }
+  }
+  return {
+    queryLimits: {
+      maxDepth: config.maxDepth,
+      maxAliases: config.maxAliases,
+      maxTokens: config.maxTokens,
+      maxDirectives: config.maxDirectives,
+      maxCost: config.maxCost,
+    },
+    maxBodyBytes: config.maxBodyBytes,
+    corsOrigins: config.corsOrigins,
+    introspection: config.introspection,
+    fieldSuggestions: config.fieldSuggestions,
+    persistedOperations,
+    rateLimit: {
+      perSecond: config.rateLimitPerSecond,
+      ...(config.rateLimitBurst !== null ? { burst: config.rateLimitBurst } : {}),
+    },
+    operationTimeoutMs: config.operationTimeoutMs,
+    metrics: config.metrics,
+    tracing,
+  };
+}
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -18,6 +54,16 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger({ level: config.logLevel });
+  const tracing =
+    config.hardening.tracing === 'off' ? null : await startTracing({ exporter: config.hardening.tracing });
+  let hardening: HardeningOptions;
+  try {
+    hardening = await hardeningFrom(config.hardening, tracing);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`conversation-gateway: ${error.message}`);
+    process.exit(2);
+  }
 
   let upstreamUrl = config.upstreamUrl;
   let stopLocalService: (() => Promise<void>) | null = null;
@@ -44,6 +90,18 @@ async function main(): Promise<void> {
     upstreamConnections: config.upstreamConnections,
     upstreamTimeZone: config.upstreamTimeZone,
     logger,
+    hardening,
+    shutdownGraceMs: config.hardening.shutdownGraceMs,
+    upstream: {
+      maxQueued: config.hardening.upstreamMaxQueued,
+      circuitBreaker:
+        config.hardening.circuitFailureThreshold === 0
+          ? false
+          : {
+              failureThreshold: config.hardening.circuitFailureThreshold,
+              resetTimeoutMs: config.hardening.circuitResetMs,
+            },
+    },
   });
   console.log(
     `gateway: ${running.url} (GraphiQL in a browser, graphql-ws on the same path) -> ${upstreamUrl}`,
@@ -54,8 +112,15 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    // The gateway drains for at most its grace period; this is the backstop if anything still hangs.
+    setTimeout(() => {
+      logger.error('shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, config.hardening.shutdownGraceMs + 5_000).unref();
     await running.close();
+    // After the gateway: its last operations may still have needed the local service.
     await stopLocalService?.();
+    await tracing?.shutdown();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop('SIGINT'));

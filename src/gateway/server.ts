@@ -3,12 +3,13 @@
  * graphql-ws on the same `/graphql` path, both through the same Yoga (envelop) pipeline so plugins,
  * context and logging are identical. Never builds the schema.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ExecutionArgs, GraphQLError } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { credentialsFromConnectionParams } from './context.ts';
+import { DEFAULT_SHUTDOWN_GRACE_MS, SHUTTING_DOWN_CODE } from './shutdown.ts';
 import { createGateway, type Gateway, type GatewayOptions } from './yoga.ts';
 
 /** Options of {@link startGateway}. */
@@ -26,6 +27,11 @@ export interface StartGatewayOptions extends GatewayOptions {
     /** @default WS_MAX_SUBSCRIPTIONS_PER_SOCKET */
     maxSubscriptionsPerSocket?: number;
   };
+  /**
+   * How long `close()` waits for in-flight operations after it stopped accepting new ones; then the
+   * rest is cut. `SHUTDOWN_GRACE_MS`. @default DEFAULT_SHUTDOWN_GRACE_MS (10 s)
+   */
+  shutdownGraceMs?: number;
 }
 
 /** A listening gateway. */
@@ -34,7 +40,12 @@ export interface RunningGateway {
   url: string;
   port: number;
   gateway: Gateway;
-  /** Closes WebSocket clients, the HTTP server (cutting keep-alive connections) and the upstream pool. Idempotent. */
+  /**
+   * Graceful stop: refuses new requests and operations (503 / GATEWAY_SHUTTING_DOWN), ends every
+   * subscription with a last GATEWAY_SHUTTING_DOWN result, waits up to `shutdownGraceMs` for
+   * in-flight operations, then closes WebSocket clients (1001), remaining connections and the
+   * upstream pool. Idempotent.
+   */
   close(): Promise<void>;
 }
 
@@ -59,7 +70,24 @@ interface EnvelopedRoot {
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
   const gateway = createGateway(options);
   const { yoga } = gateway;
-  const server: Server = createServer(yoga);
+  const { shutdown } = gateway.hardening;
+  const persisted = gateway.hardening.persistedOperations;
+  let activeRequests = 0;
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (shutdown.draining) {
+      // Connections kept alive may still send requests after close() began: refuse and hang up.
+      res.writeHead(503, { 'content-type': 'application/json', connection: 'close', 'retry-after': '1' });
+      res.end(
+        JSON.stringify({
+          errors: [{ message: 'The gateway is shutting down.', extensions: { code: SHUTTING_DOWN_CODE } }],
+        }),
+      );
+      return;
+    }
+    activeRequests++;
+    res.once('close', () => activeRequests--);
+    void yoga(req, res);
+  });
   const wsServer = new WebSocketServer({
     server,
     path: yoga.graphqlEndpoint,
@@ -98,10 +126,21 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           socket: ctx.extra.socket,
           params: payload,
         });
+        let document: ExecutionArgs['document'];
+        try {
+          // The allow-list applies here too; Yoga's persisted-operations plugin only sees HTTP.
+          const query = persisted ? persisted.resolve(payload) : payload.query;
+          document = parse(query);
+        } catch (error) {
+          // A syntax error or a refused document answers this operation; the socket stays up.
+          return [
+            error instanceof GraphQLError ? error : new GraphQLError('Syntax Error: unreadable document.'),
+          ];
+        }
         const args: ExecutionArgs = {
           schema,
           operationName: payload.operationName ?? null,
-          document: parse(payload.query),
+          document,
           variableValues: payload.variables ?? null,
           contextValue: await contextFactory(),
           rootValue: { execute, subscribe } satisfies EnvelopedRoot,
@@ -138,12 +177,26 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     gateway,
     close() {
       closing ??= (async () => {
+        const startedAt = performance.now();
+        shutdown.beginDrain();
+        const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+        const drained = await shutdown.waitForIdle(
+          options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
+          () => activeRequests === 0,
+          () => server.closeIdleConnections(),
+        );
+        gateway.logger.info(
+          {
+            drained,
+            durationMs: Math.round(performance.now() - startedAt),
+            cut: drained ? 0 : shutdown.executing + shutdown.streams + activeRequests,
+          },
+          drained ? 'drained' : 'grace period over; cutting what is left',
+        );
         await wsDisposable.dispose();
         await new Promise<void>((resolve) => wsServer.close(() => resolve()));
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
+        server.closeAllConnections();
+        await serverClosed;
         await gateway.close();
       })();
       return closing;

@@ -20,6 +20,7 @@ import {
   type GatewayContext,
   resolveCredentials,
 } from './context.ts';
+import { createHardening, type Hardening, type HardeningOptions } from './hardening.ts';
 import { createLogger, useOperationLog } from './logging.ts';
 
 /** Options of {@link createGateway}. */
@@ -42,6 +43,8 @@ export interface GatewayOptions {
   upstreamTimeZone?: string;
   /** Tuning of the live-event bridge (buffers, idle close, reconnect backoff); see EventBridgeOptions. */
   live?: Omit<EventBridgeOptions, 'resolveTarget' | 'timeZone'>;
+  /** Limits, CSRF/CORS, persisted operations, rate limit, deadline, metrics, tracing (hardening.ts). */
+  hardening?: HardeningOptions;
 }
 
 /** Server context that graphql-ws adds for operations over WebSocket. */
@@ -56,6 +59,8 @@ export interface Gateway {
   logger: pino.Logger;
   /** Upstream conversation sockets shared by subscriptions and sendMessage/changeAgentState. */
   eventBridge: EventBridge;
+  /** Metrics, rate limiter, shutdown coordinator and the other hardening parts. */
+  hardening: Hardening;
   /** Releases the upstream pool. Idempotent. */
   close(): Promise<void>;
 }
@@ -79,11 +84,17 @@ query RecentConversations {
 /** Builds Yoga with the schema, per-operation context, logging, /health and /ready. Never listens. */
 export function createGateway(options: GatewayOptions): Gateway {
   const logger = options.logger ?? createLogger();
+  // Sources are read at scrape time, after `upstream` and `eventBridge` exist.
+  const hardening = createHardening(options.hardening ?? {}, {
+    upstreamSockets: () => eventBridge.stats().upstreamSockets,
+    circuitState: () => upstream.circuitState,
+  });
   const upstream = new UpstreamClient({
     baseUrl: options.upstreamUrl,
     ...(options.upstreamTimeoutMs !== undefined ? { timeoutMs: options.upstreamTimeoutMs } : {}),
     ...(options.upstreamConnections !== undefined ? { connections: options.upstreamConnections } : {}),
     onFailure: (failure) => logger.warn({ upstream: failure }, 'upstream call failed'),
+    ...(hardening.onAttempt ? { onAttempt: hardening.onAttempt } : {}),
     ...options.upstream,
   });
   const eventBridge = new EventBridge({
@@ -104,6 +115,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     healthCheckEndpoint: '/health',
     landingPage: false,
     maskedErrors: true,
+    cors: hardening.cors,
     logging: {
       debug: (...args) => logger.debug(args.map(String).join(' ')),
       info: (...args) => logger.info(args.map(String).join(' ')),
@@ -129,10 +141,16 @@ export function createGateway(options: GatewayOptions): Gateway {
     // list benchmark spent ~20% of the gateway's CPU in the generic executor; with it CPU per request
     // dropped by about a third (README, Performance). Subscriptions stay on graphql-js: under jit their
     // abstract event types did not resolve (test/live/subscriptions.test.ts fails).
+    // Order: request checks and limits first, graphql-jit before the hardening wrappers of execute
+    // (jit replaces the execute function, the wrappers wrap whatever is there), the log and metrics
+    // before anything that may refuse an operation so refusals are logged and counted.
     plugins: [
+      ...hardening.requestPlugins,
       useGraphQlJit({}, { enableIf: (args) => !isSubscription(args) }),
       useOperationLog(logger),
-      useReadinessCheckPlugin(upstream),
+      ...hardening.observerPlugins,
+      ...hardening.executionPlugins,
+      useReadinessCheckPlugin(upstream, hardening),
     ],
   });
 
@@ -142,6 +160,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     upstream,
     logger,
     eventBridge,
+    hardening,
     close() {
       closing ??= (async () => {
         // Live streams first: they complete, and their upstream sockets close with them.
@@ -158,7 +177,10 @@ function isSubscription(args: ExecutionArgs): boolean {
   return getOperationAST(args.document, args.operationName)?.operation === 'subscription';
 }
 
-/** `/ready`: 200 when the upstream answers GET /alive, else 503. */
-function useReadinessCheckPlugin(upstream: UpstreamClient) {
-  return useReadinessCheck({ endpoint: '/ready', check: ({ request }) => upstream.isAlive(request.signal) });
+/** `/ready`: 200 when the upstream answers GET /alive and the gateway is not draining, else 503. */
+function useReadinessCheckPlugin(upstream: UpstreamClient, hardening: Hardening) {
+  return useReadinessCheck({
+    endpoint: '/ready',
+    check: ({ request }) => !hardening.shutdown.draining && upstream.isAlive(request.signal),
+  });
 }

@@ -9,6 +9,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GraphQLError } from 'graphql';
 import { type Dispatcher, Pool } from 'undici';
+import {
+  CircuitBreaker,
+  type CircuitBreakerOptions,
+  type CircuitState,
+  ConcurrencyGate,
+  GateRefusal,
+} from './circuit-breaker.ts';
 
 /** How the caller authenticates; forwarded upstream in the same form. */
 export type UpstreamCredentials =
@@ -24,7 +31,14 @@ export type UpstreamErrorCode =
   | 'UPSTREAM_TIMEOUT'
   | 'UPSTREAM_UNAVAILABLE'
   | 'RATE_LIMITED'
-  | 'REQUEST_CANCELLED';
+  | 'REQUEST_CANCELLED'
+  | 'OPERATION_TIMEOUT';
+
+/**
+ * Why an UPSTREAM_UNAVAILABLE was decided by the gateway itself, without calling the upstream
+ * (`extensions.reason`): the circuit is open, or too many calls are already waiting.
+ */
+export type GatewayRefusalReason = 'CIRCUIT_OPEN' | 'GATEWAY_OVERLOADED';
 
 /** A coded failure of an upstream call. Visible to clients (Yoga does not mask GraphQLErrors). */
 export class UpstreamError extends GraphQLError {
@@ -32,7 +46,7 @@ export class UpstreamError extends GraphQLError {
   constructor(
     code: UpstreamErrorCode,
     message: string,
-    extra: { status?: number; retryAfterSeconds?: number } = {},
+    extra: { status?: number; retryAfterSeconds?: number; reason?: GatewayRefusalReason } = {},
   ) {
     super(message, { extensions: { code, ...extra } });
     this.name = 'UpstreamError';
@@ -81,6 +95,25 @@ export interface UpstreamClientOptions {
   onCall?: (info: UpstreamCallInfo) => void;
   /** Observer for mapped failures, for the log. Receives no secrets. */
   onFailure?: (info: { method: string; path: string; code: UpstreamErrorCode; status?: number }) => void;
+  /**
+   * Instrumentation (metrics, tracing): called when an attempt is sent; the returned function, if any,
+   * is called once with its outcome (HTTP status when an answer arrived, the mapped code on failure).
+   */
+  onAttempt?: (info: UpstreamCallInfo) => ((outcome: UpstreamAttemptOutcome) => void) | undefined;
+  /** Circuit breaker of this origin; `false` turns it off. @default { failureThreshold: 5, resetTimeoutMs: 5000 } */
+  circuitBreaker?: CircuitBreakerOptions | false;
+  /** Calls in flight at once (the rest wait in a queue). @default connections */
+  maxConcurrent?: number;
+  /** Calls allowed to wait for a slot; more fail fast with UPSTREAM_UNAVAILABLE. @default 1000 */
+  maxQueued?: number;
+}
+
+/** What {@link UpstreamClientOptions.onAttempt}'s finisher receives. */
+export interface UpstreamAttemptOutcome {
+  /** HTTP status when the upstream answered. */
+  status?: number;
+  /** Mapped failure code, when the attempt failed. */
+  code?: UpstreamErrorCode;
 }
 
 /** One upstream call. */
@@ -118,6 +151,9 @@ export class UpstreamClient {
   private readonly maxRetryAfterMs: number;
   private readonly onCall: UpstreamClientOptions['onCall'];
   private readonly onFailure: UpstreamClientOptions['onFailure'];
+  private readonly onAttempt: UpstreamClientOptions['onAttempt'];
+  private readonly breaker: CircuitBreaker | null;
+  private readonly gate: ConcurrencyGate;
   private closed = false;
 
   constructor(options: UpstreamClientOptions) {
@@ -140,6 +176,22 @@ export class UpstreamClient {
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? 2_000;
     this.onCall = options.onCall;
     this.onFailure = options.onFailure;
+    this.onAttempt = options.onAttempt;
+    this.breaker = options.circuitBreaker === false ? null : new CircuitBreaker(options.circuitBreaker);
+    this.gate = new ConcurrencyGate({
+      maxConcurrent: options.maxConcurrent ?? options.connections ?? 64,
+      ...(options.maxQueued !== undefined ? { maxQueued: options.maxQueued } : {}),
+    });
+  }
+
+  /** State of this origin's circuit (`closed` when the breaker is off). */
+  get circuitState(): CircuitState {
+    return this.breaker?.state ?? 'closed';
+  }
+
+  /** Calls in flight and waiting (metrics). */
+  get load(): { active: number; queued: number } {
+    return { active: this.gate.active, queued: this.gate.queued };
   }
 
   /**
@@ -158,7 +210,7 @@ export class UpstreamClient {
         const retryDelay = attempt < maxAttempts ? this.retryDelayFor(error, attempt) : null;
         if (retryDelay === null) throw this.report(req, error);
         await sleep(retryDelay, undefined, req.signal ? { signal: req.signal } : undefined).catch(() => {
-          throw this.report(req, new UpstreamError('REQUEST_CANCELLED', 'The request was cancelled.'));
+          throw this.report(req, abortError(req.signal));
         });
       }
     }
@@ -189,7 +241,61 @@ export class UpstreamClient {
     if (this.ownsDispatcher) await this.dispatcher.close();
   }
 
+  /** One attempt through the concurrency gate and the circuit breaker, instrumented. */
   private async attempt<T>(req: UpstreamRequest, attempt: number): Promise<T> {
+    let release: () => void;
+    try {
+      release = await this.gate.acquire(req.signal);
+    } catch (error) {
+      if (error instanceof GateRefusal && error.reason === 'queue-full') {
+        throw new UpstreamError(
+          'UPSTREAM_UNAVAILABLE',
+          'The gateway has too many calls waiting for the conversation service.',
+          {
+            reason: 'GATEWAY_OVERLOADED',
+            retryAfterSeconds: 1,
+          },
+        );
+      }
+      throw abortError(req.signal);
+    }
+    try {
+      const admission = this.breaker?.admit() ?? { admitted: true, probe: false };
+      if (!admission.admitted) {
+        throw new UpstreamError(
+          'UPSTREAM_UNAVAILABLE',
+          'The conversation service is failing; the gateway is not calling it for now.',
+          {
+            reason: 'CIRCUIT_OPEN',
+            retryAfterSeconds: Math.max(1, Math.ceil(admission.retryAfterMs / 1000)),
+          },
+        );
+      }
+      const finish = this.onAttempt?.({ method: req.method, path: req.path, attempt });
+      let status: number | undefined;
+      try {
+        const result = await this.send<T>(req, attempt, (answered) => {
+          status = answered;
+        });
+        this.breaker?.record('success', admission.probe);
+        finish?.({ ...(status !== undefined ? { status } : {}) });
+        return result;
+      } catch (error) {
+        this.breaker?.record(breakerOutcome(error, status), admission.probe);
+        const code = error instanceof UpstreamError ? error.code : undefined;
+        finish?.({ ...(status !== undefined ? { status } : {}), ...(code ? { code } : {}) });
+        throw error;
+      }
+    } finally {
+      release();
+    }
+  }
+
+  private async send<T>(
+    req: UpstreamRequest,
+    attempt: number,
+    answered: (status: number) => void,
+  ): Promise<T> {
     this.onCall?.({ method: req.method, path: req.path, attempt });
     const headers: Record<string, string> = { accept: 'application/json' };
     if (req.credentials.kind === 'session-api-key') headers['x-session-api-key'] = req.credentials.key;
@@ -213,6 +319,7 @@ export class UpstreamClient {
       throw mapTransportError(error, req.signal);
     }
     const status = response.statusCode;
+    answered(status);
     let text: string;
     try {
       text = await response.body.text();
@@ -229,6 +336,8 @@ export class UpstreamClient {
   /** How long to wait before retrying, or null when this failure is not retried. */
   private retryDelayFor(error: unknown, attempt: number): number | null {
     if (!(error instanceof UpstreamError)) return null;
+    // Decided by the gateway itself (open circuit, full queue): retrying at once would only add load.
+    if (error.extensions.reason !== undefined) return null;
     const backoff = this.retryBaseDelayMs * 2 ** (attempt - 1);
     if (error.code === 'UPSTREAM_UNAVAILABLE' && error.extensions.status === undefined) return backoff;
     if (error.code === 'RATE_LIMITED' || error.code === 'UPSTREAM_UNAVAILABLE') {
@@ -314,9 +423,32 @@ function mapStatus(status: number, retryAfterHeader: string | string[] | undefin
   });
 }
 
+/**
+ * The error for an aborted call: the signal's reason when it is already a coded error (the operation
+ * deadline aborts with OPERATION_TIMEOUT), otherwise REQUEST_CANCELLED (the client went away).
+ */
+function abortError(signal: AbortSignal | undefined): UpstreamError {
+  const reason: unknown = signal?.reason;
+  if (reason instanceof UpstreamError) return reason;
+  return new UpstreamError('REQUEST_CANCELLED', 'The request was cancelled.');
+}
+
+/** Whether an attempt's failure says the upstream is unwell (counts towards opening the circuit). */
+function breakerOutcome(error: unknown, status: number | undefined): 'failure' | 'neutral' | 'success' {
+  if (status !== undefined && status >= 300 && status < 500 && status !== 429) {
+    return 'success'; // a 4xx (also one handed back as UpstreamRejection): the upstream is healthy
+  }
+  if (!(error instanceof UpstreamError)) return 'neutral';
+  if (error.code === 'REQUEST_CANCELLED' || error.code === 'OPERATION_TIMEOUT') return 'neutral';
+  if (status === undefined) return 'failure'; // no answer: refused, reset, timed out
+  if (status >= 500) return 'failure';
+  if (status === 429) return 'neutral';
+  return 'failure'; // 5xx, or an unreadable 2xx body
+}
+
 function mapTransportError(error: unknown, signal: AbortSignal | undefined): UpstreamError {
   if (error instanceof UpstreamError) return error;
-  if (signal?.aborted) return new UpstreamError('REQUEST_CANCELLED', 'The request was cancelled.');
+  if (signal?.aborted) return abortError(signal);
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && TIMEOUT_ERROR_CODES.has(code)) {
     return new UpstreamError('UPSTREAM_TIMEOUT', 'The conversation service did not answer in time.');

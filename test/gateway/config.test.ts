@@ -15,6 +15,27 @@ describe('loadConfig', () => {
       upstreamConnections: 64,
       logLevel: 'info',
       upstreamTimeZone: 'UTC',
+      hardening: {
+        maxDepth: 10,
+        maxAliases: 15,
+        maxTokens: 2000,
+        maxDirectives: 50,
+        maxCost: 5000,
+        maxBodyBytes: 1_048_576,
+        corsOrigins: [],
+        introspection: true,
+        fieldSuggestions: true,
+        persistedOperationsFile: null,
+        rateLimitPerSecond: 20,
+        rateLimitBurst: null,
+        operationTimeoutMs: 30_000,
+        upstreamMaxQueued: 1000,
+        circuitFailureThreshold: 5,
+        circuitResetMs: 5000,
+        shutdownGraceMs: 10_000,
+        metrics: true,
+        tracing: 'off',
+      },
     });
   });
 

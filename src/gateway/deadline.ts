@@ -1,0 +1,37 @@
+/**
+ * A deadline per query/mutation: when it passes, the operation's upstream calls are aborted with
+ * OPERATION_TIMEOUT (fields backed by them fail with that code; nothing waits longer). The upstream
+ * timeout bounds one call; this bounds the sum (retries, pagination under filters, queued calls).
+ * Subscriptions have no deadline: they are meant to stay open.
+ */
+import type { Plugin } from 'graphql-yoga';
+import { UpstreamError } from '../upstream/http.ts';
+import type { GatewayContext } from './context.ts';
+
+/** Default deadline of a query or mutation. `OPERATION_TIMEOUT_MS`. */
+export const DEFAULT_OPERATION_TIMEOUT_MS = 30_000;
+
+/** Installs the deadline on the operation's call scope; 0 turns it off. */
+export function useOperationDeadline(timeoutMs: number): Plugin<GatewayContext> {
+  return {
+    onExecute({ args, executeFn, setExecuteFn }) {
+      if (timeoutMs <= 0) return;
+      const scope = args.contextValue.upstream;
+      setExecuteFn(async (executeArgs) => {
+        const deadline = new AbortController();
+        const timer = setTimeout(() => {
+          deadline.abort(
+            new UpstreamError('OPERATION_TIMEOUT', `The operation did not finish within ${timeoutMs} ms.`),
+          );
+        }, timeoutMs);
+        // The scope object is shared with the operation's loaders, so they see the combined signal too.
+        scope.signal = scope.signal ? AbortSignal.any([scope.signal, deadline.signal]) : deadline.signal;
+        try {
+          return await executeFn(executeArgs);
+        } finally {
+          clearTimeout(timer);
+        }
+      });
+    },
+  };
+}

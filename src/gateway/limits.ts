@@ -1,0 +1,262 @@
+/**
+ * Request limits in front of the schema: graphql-armor's query limits (depth, aliases, tokens,
+ * directives, cost) with coded errors, a request body size limit, CSRF prevention for the content
+ * types a browser may send cross-site without a preflight, CORS, switching introspection and field
+ * suggestions off, and an optional persisted-operations allow-list (HTTP and graphql-ws alike).
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { EnvelopArmor } from '@escape.tech/graphql-armor';
+import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
+import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationContext } from 'graphql';
+import type { Plugin, YogaServerOptions } from 'graphql-yoga';
+
+/** graphql-armor limits of one operation. */
+export interface QueryLimits {
+  /** Deepest field nesting (introspection excluded). `GRAPHQL_MAX_DEPTH`. @default 10 */
+  maxDepth: number;
+  /** Aliases in one operation. `GRAPHQL_MAX_ALIASES`. @default 15 */
+  maxAliases: number;
+  /** Lexical tokens in one document. `GRAPHQL_MAX_TOKENS`. @default 2000 */
+  maxTokens: number;
+  /** Directives in one operation. `GRAPHQL_MAX_DIRECTIVES`. @default 50 */
+  maxDirectives: number;
+  /** armor's cost (objects 2, scalars 1, x1.5 per level). `GRAPHQL_MAX_COST`. @default 5000 */
+  maxCost: number;
+}
+
+/**
+ * Defaults sized from this schema's own operations: the deepest real query (a conversation event's
+ * nested payload inside a connection) is 7 levels and the costliest documented one (every field of
+ * 20 conversations plus page info) stays below 1000, so legitimate clients have headroom while a
+ * fan-out of aliases or a 100-level nesting is refused before any resolver runs.
+ */
+export const DEFAULT_QUERY_LIMITS: QueryLimits = {
+  maxDepth: 10,
+  maxAliases: 15,
+  maxTokens: 2000,
+  maxDirectives: 50,
+  maxCost: 5000,
+};
+
+/** Largest accepted request body. `MAX_BODY_BYTES`. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/** Code put on every armor rejection (armor itself sets none). */
+export const QUERY_LIMIT_CODE = 'QUERY_LIMIT_EXCEEDED';
+
+/**
+ * graphql-armor's plugins with coded errors. Limits are not exposed in messages beyond the kind of
+ * limit, so probing for exact thresholds gains little. `fieldSuggestions: false` also masks
+ * "Did you mean ...?" hints, which otherwise leak schema parts even with introspection off.
+ */
+export function useQueryLimits(limits: QueryLimits, options: { fieldSuggestions: boolean }): Plugin[] {
+  const onReject = [
+    (_context: ValidationContext | null, error: GraphQLError) => {
+      // armor builds plain GraphQLErrors; the code lets clients (and the operation log) branch on it.
+      (error.extensions as Record<string, unknown>).code = QUERY_LIMIT_CODE;
+    },
+  ];
+  const armor = new EnvelopArmor({
+    maxDepth: { n: limits.maxDepth, onReject, errorMessage: 'Query is nested too deeply.' },
+    maxAliases: { n: limits.maxAliases, onReject, errorMessage: 'Query uses too many aliases.' },
+    maxTokens: { n: limits.maxTokens, onReject, errorMessage: 'Query is too long.' },
+    maxDirectives: { n: limits.maxDirectives, onReject, errorMessage: 'Query uses too many directives.' },
+    costLimit: { maxCost: limits.maxCost, onReject, errorMessage: 'Query is too expensive.' },
+    blockFieldSuggestion: { enabled: !options.fieldSuggestions },
+  });
+  return armor.protect().plugins as Plugin[];
+}
+
+/** Refuses introspection (`__schema`, `__type`) at validation; `__typename` stays allowed. */
+export function useIntrospectionDisabled(): Plugin {
+  return {
+    onValidate({ addValidationRule }) {
+      addValidationRule(NoSchemaIntrospectionCustomRule);
+    },
+  };
+}
+
+function refusal(status: number, code: string, message: string, headers: Record<string, string> = {}) {
+  return new Response(JSON.stringify({ errors: [{ message, extensions: { code } }] }), {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+  });
+}
+
+/**
+ * Refuses bodies larger than `maxBytes` (413 PAYLOAD_TOO_LARGE) by their Content-Length, and bodies
+ * without one (411 LENGTH_REQUIRED): a chunked body could otherwise grow without bound before the
+ * JSON parser sees it. GraphQL clients send one small JSON body with a length.
+ */
+export function useBodyLimit(maxBytes: number): Plugin {
+  return {
+    onRequest({ request, endResponse }) {
+      if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return;
+      const length = request.headers.get('content-length');
+      if (length === null) {
+        if (request.headers.get('transfer-encoding') !== null) {
+          endResponse(refusal(411, 'LENGTH_REQUIRED', 'Send the request body with a Content-Length.'));
+        }
+        return;
+      }
+      const bytes = Number(length);
+      if (!Number.isSafeInteger(bytes) || bytes > maxBytes) {
+        endResponse(
+          refusal(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than ${maxBytes} bytes.`, {
+            connection: 'close',
+          }),
+        );
+      }
+    },
+  };
+}
+
+/** Media types a page on another site can POST without a CORS preflight. */
+const SIMPLE_CONTENT_TYPES = new Set([
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data',
+]);
+/** Any of these headers proves the request was not a cross-site simple request. */
+export const CSRF_HEADERS = ['graphql-preflight', 'apollo-require-preflight', 'x-graphql-yoga-csrf'] as const;
+
+/**
+ * CSRF prevention: a browser on another site can POST a "simple" request (form or text body) without a
+ * preflight, and the gateway may act on it with its default key. Such requests are refused (403
+ * CSRF_REJECTED) unless they carry a custom header (which forces a preflight) or a credential header
+ * (X-Session-API-Key / Authorization, which forces one too). JSON bodies and GET are unaffected: GET
+ * never runs mutations, and `application/json` always needs a preflight.
+ */
+export function useCsrfPrevention(): Plugin {
+  return {
+    onRequest({ request, endResponse }) {
+      if (request.method !== 'POST') return;
+      const mediaType = (request.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+      if (!SIMPLE_CONTENT_TYPES.has(mediaType)) return;
+      const headers = request.headers;
+      if (CSRF_HEADERS.some((name) => headers.has(name))) return;
+      if (headers.has('x-session-api-key') || headers.has('authorization')) return;
+      endResponse(
+        refusal(
+          403,
+          'CSRF_REJECTED',
+          `Requests with content type ${mediaType} need a "graphql-preflight: 1" header (CSRF prevention).`,
+        ),
+      );
+    },
+  };
+}
+
+/**
+ * Yoga's `cors` option from the configured origins: none (the default) sends no CORS headers, so
+ * browsers on other origins cannot read answers; `['*']` allows any origin; otherwise an exact list.
+ * Credentials travel in headers, never cookies, so `credentials` stays off.
+ */
+export function corsOption(origins: readonly string[]): YogaServerOptions<object, object>['cors'] {
+  if (origins.length === 0) return false;
+  return {
+    origin: origins.includes('*') ? '*' : [...origins],
+    credentials: false,
+    methods: ['GET', 'POST', 'OPTIONS'],
+    allowedHeaders: ['content-type', 'accept', 'x-session-api-key', 'authorization', ...CSRF_HEADERS],
+    maxAge: 600,
+  };
+}
+
+/**
+ * An allow-list of operations: `{ "<sha256 of the document>": "<document>" }` (the format of
+ * graphql-codegen's persisted documents). Clients send
+ * `extensions: { persistedQuery: { version: 1, sha256Hash } }` instead of `query`.
+ */
+export class PersistedOperations {
+  readonly #byHash: ReadonlyMap<string, string>;
+
+  constructor(entries: Record<string, string>) {
+    this.#byHash = new Map(Object.entries(entries));
+  }
+
+  /**
+   * Reads an allow-list file. Every entry's key must be the sha256 of its document, so a typo cannot
+   * silently allow a different operation.
+   * @throws Error naming the problem (not the file's content)
+   */
+  static fromFile(path: string): PersistedOperations {
+    const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      throw new Error('expected a JSON object of { "<sha256>": "<document>" }');
+    }
+    const entries: Record<string, string> = {};
+    for (const [hash, document] of Object.entries(parsed)) {
+      if (typeof document !== 'string') throw new Error(`entry ${hash} is not a string`);
+      if (sha256(document) !== hash) throw new Error(`entry ${hash} is not the sha256 of its document`);
+      entries[hash] = document;
+    }
+    return new PersistedOperations(entries);
+  }
+
+  /** Number of allowed operations. */
+  get size(): number {
+    return this.#byHash.size;
+  }
+
+  /** The document for a hash, or null. */
+  get(hash: string): string | null {
+    return this.#byHash.get(hash) ?? null;
+  }
+
+  /**
+   * The document a graphql-ws `subscribe` payload names (the HTTP path goes through Yoga's plugin).
+   * @throws GraphQLError PERSISTED_QUERY_ONLY / PERSISTED_QUERY_NOT_IN_LIST
+   */
+  resolve(payload: { query?: unknown; extensions?: unknown }): string {
+    const hash = persistedHash(payload.extensions);
+    if (hash === null) {
+      throw new GraphQLError('Only persisted operations are allowed.', {
+        extensions: { code: 'PERSISTED_QUERY_ONLY' },
+      });
+    }
+    const document = this.get(hash);
+    if (document === null) {
+      throw new GraphQLError('This persisted operation is not in the allow-list.', {
+        extensions: { code: 'PERSISTED_QUERY_NOT_IN_LIST' },
+      });
+    }
+    return document;
+  }
+
+  /** Yoga's persisted-operations plugin in allow-list mode (arbitrary documents refused). */
+  plugin(): Plugin {
+    return usePersistedOperations({
+      getPersistedOperation: (hash) => this.get(hash),
+      allowArbitraryOperations: false,
+      customErrors: {
+        persistedQueryOnly: {
+          message: 'Only persisted operations are allowed.',
+          extensions: { code: 'PERSISTED_QUERY_ONLY', http: { status: 400 } },
+        },
+        notFound: {
+          message: 'This persisted operation is not in the allow-list.',
+          extensions: { code: 'PERSISTED_QUERY_NOT_IN_LIST', http: { status: 400 } },
+        },
+        keyNotFound: {
+          message: 'Only persisted operations are allowed.',
+          extensions: { code: 'PERSISTED_QUERY_ONLY', http: { status: 400 } },
+        },
+      },
+    }) as Plugin;
+  }
+}
+
+/** Hex sha256 of a document, as persisted-operation keys are. */
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function persistedHash(extensions: unknown): string | null {
+  if (extensions === null || typeof extensions !== 'object') return null;
+  const persisted = (extensions as { persistedQuery?: unknown }).persistedQuery;
+  if (persisted === null || typeof persisted !== 'object') return null;
+  const hash = (persisted as { sha256Hash?: unknown }).sha256Hash;
+  return typeof hash === 'string' ? hash : null;
+}

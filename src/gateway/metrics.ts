@@ -1,0 +1,206 @@
+/**
+ * Prometheus metrics (`GET /metrics`): operations by name, type and outcome with durations, error
+ * codes, upstream calls by route and status with durations, upstream errors by code, open
+ * subscriptions, upstream sockets and the circuit state, plus Node's process metrics. One registry per
+ * gateway (never prom-client's global one), so two gateways in one process (tests) do not mix.
+ *
+ * Labels are bounded on purpose: operation names come from clients, so unknown shapes and names past
+ * the first {@link MAX_OPERATION_NAMES} collapse into `_other`; upstream paths become routes with
+ * `:id` in place of ids; error codes must look like codes.
+ */
+import { type DocumentNode, GraphQLError, getOperationAST } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { UpstreamAttemptOutcome, UpstreamCallInfo } from '../upstream/http.ts';
+
+/** Distinct operation names tracked before new ones are counted as `_other`. */
+export const MAX_OPERATION_NAMES = 200;
+
+/** What the metrics read at scrape time. */
+export interface MetricsSources {
+  /** Upstream sockets open in the event bridge. */
+  upstreamSockets(): number;
+  /** 'closed' | 'half-open' | 'open'. */
+  circuitState(): string;
+}
+
+const CIRCUIT_VALUES: Record<string, number> = { closed: 0, 'half-open': 1, open: 2 };
+
+/** The gateway's metrics. */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  readonly #operations: Counter<'operation' | 'type' | 'outcome'>;
+  readonly #durations: Histogram<'operation' | 'type'>;
+  readonly #errors: Counter<'code'>;
+  readonly #upstreamCalls: Counter<'method' | 'route' | 'status'>;
+  readonly #upstreamDurations: Histogram<'method' | 'route'>;
+  readonly #upstreamErrors: Counter<'method' | 'route' | 'code'>;
+  readonly #subscriptions: Gauge;
+  readonly #names = new Set<string>();
+
+  constructor(sources: MetricsSources) {
+    const registers = [this.registry];
+    this.#operations = new Counter({
+      name: 'graphql_operations_total',
+      help: 'GraphQL operations by operation name, type (execute, subscribe) and outcome (ok, error).',
+      labelNames: ['operation', 'type', 'outcome'],
+      registers,
+    });
+    this.#durations = new Histogram({
+      name: 'graphql_operation_duration_seconds',
+      help: 'Duration of GraphQL operations (subscriptions: until their stream ends).',
+      labelNames: ['operation', 'type'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.#errors = new Counter({
+      name: 'graphql_errors_total',
+      help: 'Errors in GraphQL results by extensions.code (INTERNAL when uncoded).',
+      labelNames: ['code'],
+      registers,
+    });
+    this.#upstreamCalls = new Counter({
+      name: 'upstream_requests_total',
+      help: 'Upstream HTTP attempts by method, route and status ("none" when no answer arrived).',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.#upstreamDurations = new Histogram({
+      name: 'upstream_request_duration_seconds',
+      help: 'Duration of upstream HTTP attempts.',
+      labelNames: ['method', 'route'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.#upstreamErrors = new Counter({
+      name: 'upstream_errors_total',
+      help: 'Failed upstream attempts by method, route and mapped error code.',
+      labelNames: ['method', 'route', 'code'],
+      registers,
+    });
+    this.#subscriptions = new Gauge({
+      name: 'graphql_subscriptions_open',
+      help: 'Subscriptions currently streaming (graphql-ws and SSE).',
+      registers,
+    });
+    new Gauge({
+      name: 'upstream_sockets_open',
+      help: 'Upstream Socket.IO connections held by the event bridge.',
+      registers,
+      collect() {
+        this.set(sources.upstreamSockets());
+      },
+    });
+    new Gauge({
+      name: 'upstream_circuit_state',
+      help: 'Circuit breaker of the upstream origin: 0 closed, 1 half-open, 2 open.',
+      registers,
+      collect() {
+        this.set(CIRCUIT_VALUES[sources.circuitState()] ?? 0);
+      },
+    });
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Prometheus text exposition. */
+  async render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** Upstream attempt instrumentation for UpstreamClientOptions.onAttempt. */
+  onAttempt(info: UpstreamCallInfo): (outcome: UpstreamAttemptOutcome) => void {
+    const startedAt = performance.now();
+    const route = routeOf(info.path);
+    return (outcome) => {
+      const labels = { method: info.method, route };
+      this.#upstreamDurations.observe(labels, (performance.now() - startedAt) / 1000);
+      this.#upstreamCalls.inc({
+        ...labels,
+        status: outcome.status === undefined ? 'none' : String(outcome.status),
+      });
+      if (outcome.code) this.#upstreamErrors.inc({ ...labels, code: outcome.code });
+    };
+  }
+
+  /** Operations, durations, error codes and open subscriptions. */
+  plugin(): Plugin {
+    const start = (document: DocumentNode, requested: string | null | undefined, type: string) => {
+      const operation = this.#operationLabel(getOperationAST(document, requested)?.name?.value ?? requested);
+      const startedAt = performance.now();
+      return (errors: readonly unknown[]) => {
+        this.#durations.observe({ operation, type }, (performance.now() - startedAt) / 1000);
+        this.#operations.inc({ operation, type, outcome: errors.length ? 'error' : 'ok' });
+        for (const error of errors) this.#errors.inc({ code: codeLabel(error) });
+      };
+    };
+    return {
+      onExecute: ({ args }) => {
+        const finish = start(args.document, args.operationName, 'execute');
+        return {
+          onExecuteDone({ result }) {
+            finish(Symbol.asyncIterator in result ? [] : (result.errors ?? []));
+          },
+        };
+      },
+      onSubscribe: ({ args }) => {
+        const finish = start(args.document, args.operationName, 'subscribe');
+        const gauge = this.#subscriptions;
+        let errors: unknown[] = [];
+        return {
+          onSubscribeResult() {
+            gauge.inc();
+            return {
+              onNext({ result }) {
+                if (result.errors) errors = errors.concat(result.errors);
+              },
+              onEnd() {
+                gauge.dec();
+                finish(errors);
+              },
+            };
+          },
+          onSubscribeError({ error }) {
+            finish([error]);
+          },
+        };
+      },
+    };
+  }
+
+  #operationLabel(name: string | null | undefined): string {
+    if (!name) return 'anonymous';
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name)) return '_other';
+    if (this.#names.has(name)) return name;
+    if (this.#names.size >= MAX_OPERATION_NAMES) return '_other';
+    this.#names.add(name);
+    return name;
+  }
+}
+
+/** `/api/conversations/0a1b...?limit=20` -> `/api/conversations/:id`. */
+export function routeOf(path: string): string {
+  const pathname = path.split('?', 1)[0] ?? '';
+  return pathname
+    .split('/')
+    .map((segment) => (/^[0-9a-f]{12,}$/i.test(segment) || /^\d+$/.test(segment) ? ':id' : segment))
+    .join('/');
+}
+
+function codeLabel(error: unknown): string {
+  const code = error instanceof GraphQLError ? error.extensions.code : undefined;
+  return typeof code === 'string' && /^[A-Z][A-Z0-9_]{0,47}$/.test(code) ? code : 'INTERNAL';
+}
+
+/** Serves the metrics at `path` (GET). */
+export function useMetricsEndpoint(metrics: GatewayMetrics, path = '/metrics'): Plugin {
+  return {
+    onRequest({ request, url, endResponse }) {
+      if (url.pathname !== path || request.method !== 'GET') return;
+      return metrics.render().then((text) => {
+        endResponse(
+          new Response(text, { status: 200, headers: { 'content-type': metrics.registry.contentType } }),
+        );
+      });
+    },
+  };
+}

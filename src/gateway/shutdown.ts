@@ -1,0 +1,165 @@
+/**
+ * Graceful shutdown, the GraphQL side: once draining starts, new operations are refused with
+ * GATEWAY_SHUTTING_DOWN, every open subscription gets one last result carrying that code and then
+ * completes (graphql-ws sends `complete`, SSE ends the stream), and the server can wait, bounded,
+ * until in-flight queries and mutations have answered. server.ts does the HTTP part (stop accepting,
+ * refuse new requests, close sockets) around it.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type ExecutionResult, GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+
+/** Code of everything refused or ended because the gateway is stopping (same as the event bridge's). */
+export const SHUTTING_DOWN_CODE = 'GATEWAY_SHUTTING_DOWN';
+
+/** Default bound of the drain phase. `SHUTDOWN_GRACE_MS`. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+
+/** The error sent to refused operations and as the last result of ended subscriptions. */
+export function shuttingDownError(): GraphQLError {
+  return new GraphQLError('The gateway is shutting down; reconnect shortly.', {
+    extensions: { code: SHUTTING_DOWN_CODE, http: { status: 503 } },
+  });
+}
+
+/** Tracks operations in flight and ends streams when draining starts. One per gateway. */
+export class ShutdownCoordinator {
+  readonly #stop = new AbortController();
+  #executing = 0;
+  #streams = 0;
+
+  /** True once {@link beginDrain} ran. */
+  get draining(): boolean {
+    return this.#stop.signal.aborted;
+  }
+
+  /** Queries and mutations executing now. */
+  get executing(): number {
+    return this.#executing;
+  }
+
+  /** Subscription streams open now. */
+  get streams(): number {
+    return this.#streams;
+  }
+
+  /** Starts draining: refuse new operations, end every subscription with a last SHUTTING_DOWN result. */
+  beginDrain(): void {
+    this.#stop.abort();
+  }
+
+  /**
+   * Resolves true once nothing is executing or streaming and `alsoIdle()` holds, false when
+   * `timeoutMs` passes first (the caller then cuts what is left).
+   */
+  async waitForIdle(
+    timeoutMs: number,
+    alsoIdle: () => boolean = () => true,
+    onTick?: () => void,
+  ): Promise<boolean> {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      onTick?.();
+      if (this.#executing === 0 && this.#streams === 0 && alsoIdle()) return true;
+      if (performance.now() >= deadline) return false;
+      await sleep(20);
+    }
+  }
+
+  /** The envelop side: counts executions, refuses work while draining, wraps subscription streams. */
+  plugin(): Plugin {
+    const stop = this.#stop.signal;
+    return {
+      onExecute: ({ executeFn, setExecuteFn, setResultAndStopExecution }) => {
+        if (this.draining) {
+          setResultAndStopExecution({ errors: [shuttingDownError()] });
+          return;
+        }
+        // Counted around the execute function itself (not onExecuteDone, which a throwing execution
+        // skips), so the count cannot leak and hold shutdown for its whole grace period.
+        setExecuteFn(async (args) => {
+          this.#executing++;
+          try {
+            return await executeFn(args);
+          } finally {
+            this.#executing--;
+          }
+        });
+      },
+      onSubscribe: ({ setResultAndStopExecution }) => {
+        if (this.draining) {
+          setResultAndStopExecution({ errors: [shuttingDownError()] });
+          return;
+        }
+        return {
+          onSubscribeResult: ({ result, setResult }) => {
+            if (!(Symbol.asyncIterator in result)) return;
+            this.#streams++;
+            setResult(
+              endOnStop(result, stop, () => {
+                this.#streams--;
+              }),
+            );
+          },
+        };
+      },
+    };
+  }
+}
+
+/**
+ * Wraps a result stream so it yields one SHUTTING_DOWN result and completes when `stop` fires.
+ * Written as a plain iterator, not an async generator: a generator cannot run `return()` while it is
+ * suspended in `await`, so a client unsubscribing from a quiet stream would leave the source (and its
+ * upstream socket) attached until the next event.
+ */
+function endOnStop(
+  source: AsyncIterable<ExecutionResult>,
+  stop: AbortSignal,
+  onClosed: () => void,
+): AsyncIterableIterator<ExecutionResult> {
+  const iterator = source[Symbol.asyncIterator]();
+  const done: IteratorResult<ExecutionResult> = { done: true, value: undefined };
+  let finished = false;
+  const finish = () => {
+    if (finished) return false;
+    finished = true;
+    stop.removeEventListener('abort', onStop);
+    onClosed();
+    return true;
+  };
+  let announceStop: (() => void) | undefined;
+  const stopped = new Promise<'stop'>((resolve) => {
+    announceStop = () => resolve('stop');
+  });
+  const onStop = () => announceStop?.();
+  if (stop.aborted) onStop();
+  else stop.addEventListener('abort', onStop, { once: true });
+
+  return {
+    async next() {
+      if (finished) return done;
+      const next = await Promise.race([iterator.next(), stopped]);
+      if (next === 'stop') {
+        if (!finish()) return done;
+        void Promise.resolve(iterator.return?.()).catch(() => {});
+        return { done: false, value: { errors: [shuttingDownError()] } };
+      }
+      if (next.done) finish();
+      return next;
+    },
+    async return() {
+      finish();
+      await iterator.return?.();
+      return done;
+    },
+    async throw(error?: unknown) {
+      finish();
+      if (iterator.throw) return iterator.throw(error);
+      throw error;
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}

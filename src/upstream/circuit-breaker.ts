@@ -1,0 +1,179 @@
+/**
+ * Resilience primitives for the upstream client: a circuit breaker (fail fast while the upstream is
+ * down, let one probe through after a cool-down to find out whether it is back) and a bounded
+ * concurrency gate (at most N calls in flight, a bounded queue behind them, waiting honours the
+ * caller's AbortSignal). Both are per upstream origin: the client owns one of each.
+ */
+
+/** States of {@link CircuitBreaker}. */
+export type CircuitState = 'closed' | 'open' | 'half-open';
+
+/** Options of {@link CircuitBreaker}. */
+export interface CircuitBreakerOptions {
+  /** Consecutive failures that open the circuit. @default 5 */
+  failureThreshold?: number;
+  /** How long the circuit stays open before one probe call is let through. @default 5000 */
+  resetTimeoutMs?: number;
+  /** Clock, injectable for unit tests. @default Date.now */
+  now?: () => number;
+  /** Observer of state changes (log, metrics). */
+  onStateChange?: (state: CircuitState) => void;
+}
+
+/** What {@link CircuitBreaker.admit} decided. */
+export type Admission = { admitted: true; probe: boolean } | { admitted: false; retryAfterMs: number };
+
+/**
+ * Counts consecutive failures of calls that reached the upstream. Only failures that say "the
+ * upstream is unwell" count (connection errors, timeouts, 5xx); a 4xx answer is a healthy upstream.
+ */
+export class CircuitBreaker {
+  readonly #threshold: number;
+  readonly #resetMs: number;
+  readonly #now: () => number;
+  readonly #onStateChange: CircuitBreakerOptions['onStateChange'];
+  #state: CircuitState = 'closed';
+  #failures = 0;
+  #openedAt = 0;
+  #probeInFlight = false;
+
+  constructor(options: CircuitBreakerOptions = {}) {
+    this.#threshold = options.failureThreshold ?? 5;
+    this.#resetMs = options.resetTimeoutMs ?? 5000;
+    this.#now = options.now ?? Date.now;
+    this.#onStateChange = options.onStateChange;
+  }
+
+  /** Current state (an open circuit past its cool-down reports `half-open`). */
+  get state(): CircuitState {
+    if (this.#state === 'open' && this.#now() - this.#openedAt >= this.#resetMs) return 'half-open';
+    return this.#state;
+  }
+
+  /**
+   * Asks to send one call. While open, refuses with the time left; once the cool-down has passed,
+   * admits exactly one probe and refuses the rest until the probe reports.
+   */
+  admit(): Admission {
+    if (this.#state === 'closed') return { admitted: true, probe: false };
+    const waited = this.#now() - this.#openedAt;
+    if (this.#state === 'open' && waited < this.#resetMs) {
+      return { admitted: false, retryAfterMs: this.#resetMs - waited };
+    }
+    if (this.#probeInFlight) return { admitted: false, retryAfterMs: Math.max(1, this.#resetMs) };
+    this.#probeInFlight = true;
+    this.#setState('half-open');
+    return { admitted: true, probe: true };
+  }
+
+  /** Reports the outcome of an admitted call. `probe` is what `admit` said. */
+  record(outcome: 'success' | 'failure' | 'neutral', probe: boolean): void {
+    if (probe) this.#probeInFlight = false;
+    if (outcome === 'success') {
+      this.#failures = 0;
+      this.#setState('closed');
+      return;
+    }
+    if (outcome === 'neutral') {
+      // A cancelled probe says nothing about the upstream; the next caller probes again.
+      return;
+    }
+    this.#failures++;
+    if (probe || this.#failures >= this.#threshold) {
+      this.#openedAt = this.#now();
+      this.#setState('open');
+    }
+  }
+
+  #setState(state: CircuitState): void {
+    if (this.#state === state) return;
+    this.#state = state;
+    this.#onStateChange?.(state);
+  }
+}
+
+/** Options of {@link ConcurrencyGate}. */
+export interface ConcurrencyGateOptions {
+  /** Calls in flight at once. @default 64 */
+  maxConcurrent?: number;
+  /** Calls allowed to wait for a slot; more are refused at once. @default 1000 */
+  maxQueued?: number;
+}
+
+/** Why {@link ConcurrencyGate.acquire} failed. */
+export class GateRefusal extends Error {
+  constructor(readonly reason: 'queue-full' | 'aborted') {
+    super(reason === 'queue-full' ? 'too many calls waiting' : 'aborted while waiting');
+    this.name = 'GateRefusal';
+  }
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/** A counting semaphore with a bounded FIFO queue. */
+export class ConcurrencyGate {
+  readonly #max: number;
+  readonly #maxQueued: number;
+  readonly #queue: Waiter[] = [];
+  #active = 0;
+
+  constructor(options: ConcurrencyGateOptions = {}) {
+    this.#max = options.maxConcurrent ?? 64;
+    this.#maxQueued = options.maxQueued ?? 1000;
+  }
+
+  /** Calls holding a slot. */
+  get active(): number {
+    return this.#active;
+  }
+
+  /** Calls waiting for a slot. */
+  get queued(): number {
+    return this.#queue.length;
+  }
+
+  /**
+   * Waits for a slot; call the returned function exactly once when done.
+   * @throws GateRefusal `queue-full` when the queue is full, `aborted` when `signal` fires first
+   */
+  async acquire(signal?: AbortSignal): Promise<() => void> {
+    if (signal?.aborted) throw new GateRefusal('aborted');
+    if (this.#active < this.#max) {
+      this.#active++;
+      return this.#releaser();
+    }
+    if (this.#queue.length >= this.#maxQueued) throw new GateRefusal('queue-full');
+    await new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        reject,
+      };
+      const onAbort = () => {
+        const index = this.#queue.indexOf(waiter);
+        if (index >= 0) this.#queue.splice(index, 1);
+        reject(new GateRefusal('aborted'));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#queue.push(waiter);
+    });
+    // The slot was handed over by the releaser (active was not decremented), so no increment here.
+    return this.#releaser();
+  }
+
+  #releaser(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.#queue.shift();
+      if (next) next.resolve();
+      else this.#active--;
+    };
+  }
+}
