@@ -54,15 +54,37 @@ export function useQueryLimits(limits: QueryLimits, options: { fieldSuggestions:
   const onReject = [
     (_context: ValidationContext | null, error: GraphQLError) => {
       // armor builds plain GraphQLErrors; the code lets clients (and the operation log) branch on it.
-      (error.extensions as Record<string, unknown>).code = QUERY_LIMIT_CODE;
+      const extensions = error.extensions as Record<string, unknown>;
+      extensions.code = QUERY_LIMIT_CODE;
+      extensions.http = { status: 400 };
     },
   ];
   const armor = new EnvelopArmor({
-    maxDepth: { n: limits.maxDepth, onReject, errorMessage: 'Query is nested too deeply.' },
-    maxAliases: { n: limits.maxAliases, onReject, errorMessage: 'Query uses too many aliases.' },
-    maxTokens: { n: limits.maxTokens, onReject, errorMessage: 'Query is too long.' },
-    maxDirectives: { n: limits.maxDirectives, onReject, errorMessage: 'Query uses too many directives.' },
-    costLimit: { maxCost: limits.maxCost, onReject, errorMessage: 'Query is too expensive.' },
+    maxDepth: {
+      n: limits.maxDepth,
+      onReject,
+      exposeLimits: false,
+      errorMessage: 'Query is nested too deeply.',
+    },
+    maxAliases: {
+      n: limits.maxAliases,
+      onReject,
+      exposeLimits: false,
+      errorMessage: 'Query uses too many aliases.',
+    },
+    maxTokens: { n: limits.maxTokens, onReject, exposeLimits: false, errorMessage: 'Query is too long.' },
+    maxDirectives: {
+      n: limits.maxDirectives,
+      onReject,
+      exposeLimits: false,
+      errorMessage: 'Query uses too many directives.',
+    },
+    costLimit: {
+      maxCost: limits.maxCost,
+      onReject,
+      exposeLimits: false,
+      errorMessage: 'Query is too expensive.',
+    },
     blockFieldSuggestion: { enabled: !options.fieldSuggestions },
   });
   return armor.protect().plugins as Plugin[];

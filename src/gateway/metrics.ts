@@ -22,6 +22,8 @@ export interface MetricsSources {
   upstreamSockets(): number;
   /** 'closed' | 'half-open' | 'open'. */
   circuitState(): string;
+  /** Upstream calls holding a connection slot and waiting for one. */
+  upstreamLoad(): { active: number; queued: number };
 }
 
 const CIRCUIT_VALUES: Record<string, number> = { closed: 0, 'half-open': 1, open: 2 };
@@ -89,6 +91,22 @@ export class GatewayMetrics {
       registers,
       collect() {
         this.set(sources.upstreamSockets());
+      },
+    });
+    new Gauge({
+      name: 'upstream_requests_in_flight',
+      help: 'Upstream calls holding one of the bounded concurrency slots.',
+      registers,
+      collect() {
+        this.set(sources.upstreamLoad().active);
+      },
+    });
+    new Gauge({
+      name: 'upstream_requests_queued',
+      help: 'Upstream calls waiting for a concurrency slot.',
+      registers,
+      collect() {
+        this.set(sources.upstreamLoad().queued);
       },
     });
     new Gauge({

@@ -22,6 +22,7 @@ import {
 } from './context.ts';
 import { createHardening, type Hardening, type HardeningOptions } from './hardening.ts';
 import { createLogger, useOperationLog } from './logging.ts';
+import { useSharedSubscriptionResults } from './shared-subscription-results.ts';
 
 /** Options of {@link createGateway}. */
 export interface GatewayOptions {
@@ -88,6 +89,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const hardening = createHardening(options.hardening ?? {}, {
     upstreamSockets: () => eventBridge.stats().upstreamSockets,
     circuitState: () => upstream.circuitState,
+    upstreamLoad: () => upstream.load,
   });
   const upstream = new UpstreamClient({
     baseUrl: options.upstreamUrl,
@@ -147,6 +149,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     plugins: [
       ...hardening.requestPlugins,
       useGraphQlJit({}, { enableIf: (args) => !isSubscription(args) }),
+      // One execution per event and operation for all subscribers (fan-out; see the module).
+      // useSharedSubscriptionResults(),
       useOperationLog(logger),
       ...hardening.observerPlugins,
       ...hardening.executionPlugins,

@@ -81,6 +81,11 @@ export interface UpstreamClientOptions {
   timeoutMs?: number;
   /** TCP connect timeout in ms. @default 5000 */
   connectTimeoutMs?: number;
+  /**
+   * Largest upstream answer body; a bigger one fails the call with UPSTREAM_ERROR instead of being
+   * buffered (one misbehaving upstream must not exhaust the gateway's memory). @default 16 MiB
+   */
+  maxResponseBytes?: number;
   /** Upper bound of pooled connections. @default 64 */
   connections?: number;
   /** Extra attempts for idempotent reads after a connection error or a 429/503. @default 2 */
@@ -170,6 +175,7 @@ export class UpstreamClient {
         connectTimeout: options.connectTimeoutMs ?? 5_000,
         keepAliveTimeout: 30_000,
         pipelining: 1,
+        maxResponseSize: options.maxResponseBytes ?? 16 * 1024 * 1024,
       });
     this.retries = options.retries ?? 2;
     this.retryBaseDelayMs = options.retryBaseDelayMs ?? 100;

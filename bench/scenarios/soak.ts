@@ -1,0 +1,143 @@
+/**
+ * Soak: a bounded load run through the gateway (lists, lookups by id and node, a create now and then)
+ * in consecutive windows, reading the gateway's own /metrics after each window: resident memory, heap
+ * in use, operations and error codes. Shows whether memory stays flat and nothing fails under
+ * sustained load; prints figures, never fails a build.
+ */
+import { type BenchContext, CONVERSATION_FIELDS, graphqlTarget } from '../lib/context.ts';
+import { type HttpTarget, saturate, verify } from '../lib/http-load.ts';
+import { fmt, type ScenarioResult } from '../lib/report.ts';
+import { round } from '../lib/stats.ts';
+
+/** One sample of the gateway's metrics after a window. */
+interface Sample {
+  window: number;
+  requestsPerSecond: number;
+  loadErrors: number;
+  rssMiB: number;
+  heapUsedMiB: number;
+  operations: number;
+  errorResults: number;
+}
+
+/** Reads `name{...} value` lines of a Prometheus text exposition and sums them. */
+function metricSum(text: string, name: string, filter: (labels: string) => boolean = () => true): number {
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const match = /^([a-z_]+)(\{[^}]*\})?\s+([-0-9.e+]+)$/.exec(line);
+    if (!match || match[1] !== name || !filter(match[2] ?? '')) continue;
+    total += Number(match[3]);
+  }
+  return total;
+}
+
+function targets(context: BenchContext): HttpTarget[] {
+  const ids = context.conversationIds;
+  const list = graphqlTarget(
+    context,
+    `query SoakList { conversations(first: 20) { edges { node { ${CONVERSATION_FIELDS} } } pageInfo { hasNextPage endCursor } } }`,
+    {},
+    () => {},
+  );
+  const lookups = graphqlTarget(
+    context,
+    `query SoakLookups($a: ID!, $b: ID!, $c: ID!) {
+      a: conversation(id: $a) { id title status } b: conversation(id: $b) { id title status }
+      c: conversation(id: $c) { id title status }
+    }`,
+    { a: ids[0], b: ids[1], c: ids[2] },
+    (data) => {
+      if (!data.a || !data.b || !data.c) throw new Error('lookup returned null');
+    },
+  );
+  const create = graphqlTarget(
+    context,
+    `mutation SoakCreate { createConversation(input: {}) { __typename ... on CreateConversationPayload { conversationId } } }`,
+    {},
+    (data) => {
+      const result = data.createConversation as { __typename?: string };
+      if (result.__typename !== 'CreateConversationPayload')
+        throw new Error(`create answered ${result.__typename}`);
+    },
+  );
+  return [list, lookups, list, lookups, create];
+}
+
+/** Runs the soak scenario: `windows` windows of `seconds` each at `connections` connections. */
+export async function runSoak(context: BenchContext): Promise<ScenarioResult> {
+  const windows = context.quick ? 6 : 12;
+  const seconds = context.quick ? 3 : 5;
+  const connections = 8;
+  const metricsUrl = new URL('/metrics', context.gatewayUrl).toString();
+  const mix = targets(context);
+  for (const target of new Set(mix)) await verify(target);
+
+  const scrape = async () => (await fetch(metricsUrl)).text();
+  const samples: Sample[] = [];
+  for (let window = 0; window < windows; window++) {
+    const target = mix[window % mix.length] as HttpTarget;
+    const figures = await saturate(target, connections, seconds);
+    const text = await scrape();
+    samples.push({
+      window,
+      requestsPerSecond: round(figures.requestsPerSecond),
+      loadErrors: figures.errors,
+      rssMiB: round(metricSum(text, 'process_resident_memory_bytes') / 2 ** 20),
+      heapUsedMiB: round(metricSum(text, 'nodejs_heap_size_used_bytes') / 2 ** 20),
+      operations: metricSum(text, 'graphql_operations_total'),
+      errorResults: metricSum(text, 'graphql_operations_total', (labels) =>
+        labels.includes('outcome="error"'),
+      ),
+    });
+  }
+  // Answers still right after the run: a degraded gateway must not look healthy.
+  for (const target of new Set(mix)) await verify(target);
+  const final = await scrape();
+
+  const third = Math.max(1, Math.floor(samples.length / 3));
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  const early = samples.slice(0, third);
+  const late = samples.slice(-third);
+  const rssGrowth = round(mean(late.map((s) => s.rssMiB)) - mean(early.map((s) => s.rssMiB)));
+  const heapGrowth = round(mean(late.map((s) => s.heapUsedMiB)) - mean(early.map((s) => s.heapUsedMiB)));
+  const loadErrors = samples.reduce((sum, s) => sum + s.loadErrors, 0);
+  const errorResults = samples.at(-1)?.errorResults ?? 0;
+  const operations = samples.at(-1)?.operations ?? 0;
+  const openSubscriptions = metricSum(final, 'graphql_subscriptions_open');
+  const flat = Math.abs(heapGrowth) < 20;
+  return {
+    name: 'soak',
+    rows: [
+      {
+        scenario: 'soak',
+        measure: `${windows}x${seconds} s @${connections} conns`,
+        gateway: `${fmt(operations)} ops`,
+        direct: '',
+        derived: `${loadErrors} load errors, ${errorResults} error results`,
+        target: { goal: 'no errors', met: loadErrors === 0 && errorResults === 0 },
+      },
+      {
+        scenario: 'soak',
+        measure: 'RSS first/last window',
+        gateway: `${fmt(samples[0]?.rssMiB ?? Number.NaN)}/${fmt(samples.at(-1)?.rssMiB ?? Number.NaN)} MiB`,
+        direct: '',
+        derived: `late-early ${rssGrowth >= 0 ? '+' : ''}${fmt(rssGrowth)} MiB`,
+      },
+      {
+        scenario: 'soak',
+        measure: 'heap used first/last window',
+        gateway: `${fmt(samples[0]?.heapUsedMiB ?? Number.NaN)}/${fmt(samples.at(-1)?.heapUsedMiB ?? Number.NaN)} MiB`,
+        direct: '',
+        derived: `late-early ${heapGrowth >= 0 ? '+' : ''}${fmt(heapGrowth)} MiB`,
+        target: { goal: 'heap growth < 20 MiB', met: flat },
+      },
+    ],
+    details: {
+      samples,
+      rssGrowthMiB: rssGrowth,
+      heapGrowthMiB: heapGrowth,
+      openSubscriptionsAfter: openSubscriptions,
+    },
+  };
+}

@@ -1,0 +1,234 @@
+/**
+ * Per-credential rate limit, circuit breaker, bounded upstream concurrency and the operation
+ * deadline: units with an injected clock, then the real gateway against a misbehaving upstream
+ * (127.0.0.1, port 0) or the real local service.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { RateLimiter } from '../../src/gateway/rate-limit.ts';
+import { CircuitBreaker, ConcurrencyGate, GateRefusal } from '../../src/upstream/circuit-breaker.ts';
+import { sendJson, startMisbehavingUpstream } from '../gateway/misbehaving-upstream.ts';
+import { startTestGateway } from '../helpers/gateway.ts';
+import { startTestLocalService } from '../helpers/local-service.ts';
+import { eventually } from '../live/helpers.ts';
+import { cleanupStack, codes, metric, post } from './helpers.ts';
+
+const cleanup = cleanupStack();
+afterEach(() => cleanup.run());
+
+const LIST = 'query List { conversations(first: 2) { edges { node { id } } } }';
+const EMPTY_PAGE = { results: [], next_page_id: null };
+
+describe('RateLimiter', () => {
+  it('allows a burst, then refuses with the wait until the next token, and refills over time', () => {
+    let now = 0;
+    const limiter = new RateLimiter({ perSecond: 2, burst: 3, now: () => now });
+    const key = limiter.keyOf({ kind: 'session-api-key', key: 'secret-key-a' });
+    expect([1, 2, 3].map(() => limiter.take(key).allowed)).toEqual([true, true, true]);
+    expect(limiter.take(key)).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    now += 500; // one token at 2/s
+    expect(limiter.take(key).allowed).toBe(true);
+    expect(limiter.take(key).allowed).toBe(false);
+  });
+
+  it('keys by a salted hash, never the credential, and bounds the number of callers', () => {
+    const limiter = new RateLimiter({ perSecond: 1, maxCallers: 2 });
+    const a = limiter.keyOf({ kind: 'session-api-key', key: 'secret-key-a' });
+    const bearer = limiter.keyOf({ kind: 'bearer', token: 'secret-key-a' });
+    expect(a).toMatch(/^[0-9a-f]{64}$/);
+    expect(a).not.toContain('secret');
+    expect(bearer).not.toBe(a);
+    expect(
+      new RateLimiter({ perSecond: 1 }).keyOf({ kind: 'session-api-key', key: 'secret-key-a' }),
+    ).not.toBe(a);
+    for (const key of ['k1', 'k2', 'k3', 'k4']) limiter.take(key);
+    expect(limiter.size).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('rate limit at the gateway', () => {
+  it('refuses a credential past its budget with 429 RATE_LIMITED and Retry-After; other credentials are unaffected', async () => {
+    const service = cleanup.add(await startTestLocalService({ sessionApiKeys: ['key-a', 'key-b'] }), (s) =>
+      s.close(),
+    );
+    const gateway = cleanup.add(
+      await startTestGateway({
+        upstreamUrl: service.url,
+        hardening: { rateLimit: { perSecond: 0.2, burst: 3 } },
+      }),
+      (g) => g.close(),
+    );
+    const asA = () => post(gateway.url, { query: LIST }, { 'x-session-api-key': 'key-a' });
+    for (let i = 0; i < 3; i++) expect((await asA()).status).toBe(200);
+    const limited = await asA();
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(limited.json?.errors?.[0]?.extensions).toMatchObject({
+      code: 'RATE_LIMITED',
+      retryAfterSeconds: expect.any(Number),
+    });
+    expect(limited.text).not.toContain('key-a');
+    const callsBefore = gateway.calls.length;
+    expect((await asA()).status).toBe(429);
+    expect(gateway.calls.length).toBe(callsBefore); // refused before any upstream call
+    const asB = await post(gateway.url, { query: LIST }, { 'x-session-api-key': 'key-b' });
+    expect(asB.status).toBe(200);
+    expect(gateway.logs().join('\n')).not.toMatch(/key-a|key-b/);
+  });
+});
+
+describe('CircuitBreaker and ConcurrencyGate', () => {
+  it('opens after the threshold, refuses while open, admits one probe after the cool-down, closes on success', () => {
+    let now = 0;
+    const states: string[] = [];
+    const breaker = new CircuitBreaker({
+      failureThreshold: 2,
+      resetTimeoutMs: 1000,
+      now: () => now,
+      onStateChange: (s) => states.push(s),
+    });
+    breaker.record('failure', false);
+    expect(breaker.state).toBe('closed');
+    breaker.record('failure', false);
+    expect(breaker.state).toBe('open');
+    expect(breaker.admit()).toEqual({ admitted: false, retryAfterMs: 1000 });
+    now += 1000;
+    expect(breaker.admit()).toEqual({ admitted: true, probe: true });
+    expect(breaker.admit().admitted).toBe(false); // only one probe
+    breaker.record('failure', true);
+    expect(breaker.state).toBe('open'); // a failed probe re-opens at once
+    now += 1000;
+    const probe = breaker.admit();
+    expect(probe).toEqual({ admitted: true, probe: true });
+    breaker.record('success', true);
+    expect(breaker.state).toBe('closed');
+    expect(states).toEqual(['open', 'half-open', 'open', 'half-open', 'closed']);
+  });
+
+  it('the gate bounds calls in flight and waiting, and a waiter can be aborted', async () => {
+    const gate = new ConcurrencyGate({ maxConcurrent: 1, maxQueued: 1 });
+    const release = await gate.acquire();
+    const abort = new AbortController();
+    const waiting = gate.acquire(abort.signal);
+    await expect(gate.acquire()).rejects.toEqual(new GateRefusal('queue-full'));
+    abort.abort();
+    await expect(waiting).rejects.toEqual(new GateRefusal('aborted'));
+    expect(gate.queued).toBe(0);
+    const next = gate.acquire();
+    release();
+    (await next)();
+    expect(gate.active).toBe(0);
+  });
+});
+
+describe('circuit breaker at the gateway', () => {
+  it('fails fast with CIRCUIT_OPEN while the upstream fails, probes after the cool-down and recovers', async () => {
+    let healthy = false;
+    const upstream = cleanup.add(
+      await startMisbehavingUpstream((_req, res) => {
+        if (healthy) sendJson(res, 200, EMPTY_PAGE);
+        else sendJson(res, 500, { detail: 'boom' });
+      }),
+      (u) => u.close(),
+    );
+    const gateway = cleanup.add(
+      await startTestGateway({
+        upstreamUrl: upstream.url,
+        upstream: { retries: 0, circuitBreaker: { failureThreshold: 3, resetTimeoutMs: 300 } },
+      }),
+      (g) => g.close(),
+    );
+    for (let i = 0; i < 3; i++)
+      expect(codes(await post(gateway.url, { query: LIST }))).toEqual(['UPSTREAM_ERROR']);
+    const seen = upstream.requests.length;
+    const open = await post(gateway.url, { query: LIST });
+    expect(open.json?.errors?.[0]?.extensions).toMatchObject({
+      code: 'UPSTREAM_UNAVAILABLE',
+      reason: 'CIRCUIT_OPEN',
+      retryAfterSeconds: 1,
+    });
+    expect(upstream.requests.length).toBe(seen); // no call while open
+    expect(await metric(gateway.url, 'upstream_circuit_state')).toBe(2); // open
+
+    healthy = true;
+    await eventually(async () => (await post(gateway.url, { query: LIST })).json?.errors === undefined, 3000);
+    expect(upstream.requests.length).toBe(seen + 1); // exactly one probe, then closed
+    expect((await post(gateway.url, { query: LIST })).json?.data).toEqual({ conversations: { edges: [] } });
+  });
+
+  it('a 4xx is a healthy upstream: it never opens the circuit', async () => {
+    const upstream = cleanup.add(
+      await startMisbehavingUpstream((_req, res) => sendJson(res, 401, { detail: 'no' })),
+      (u) => u.close(),
+    );
+    const gateway = cleanup.add(
+      await startTestGateway({
+        upstreamUrl: upstream.url,
+        upstream: { retries: 0, circuitBreaker: { failureThreshold: 2 } },
+      }),
+      (g) => g.close(),
+    );
+    for (let i = 0; i < 4; i++)
+      expect(codes(await post(gateway.url, { query: LIST }))).toEqual(['UNAUTHENTICATED']);
+    expect(upstream.requests).toHaveLength(4);
+  });
+});
+
+describe('bounded concurrency and the operation deadline', () => {
+  it('queues calls beyond the bound, refuses beyond the queue with GATEWAY_OVERLOADED, and recovers', async () => {
+    const held: Array<() => void> = [];
+    const upstream = cleanup.add(
+      await startMisbehavingUpstream((_req, res) => held.push(() => sendJson(res, 200, EMPTY_PAGE))),
+      (u) => u.close(),
+    );
+    const gateway = cleanup.add(
+      await startTestGateway({
+        upstreamUrl: upstream.url,
+        upstream: { retries: 0, maxConcurrent: 1, maxQueued: 1 },
+        hardening: { rateLimit: false },
+      }),
+      (g) => g.close(),
+    );
+    const first = post(gateway.url, { query: LIST });
+    await eventually(() => held.length === 1);
+    const second = post(gateway.url, { query: LIST });
+    let queued = 0;
+    await eventually(async () => {
+      queued = await metric(gateway.url, 'upstream_requests_queued');
+      return queued === 1;
+    });
+    const third = await post(gateway.url, { query: LIST });
+    expect(third.json?.errors?.[0]?.extensions).toMatchObject({
+      code: 'UPSTREAM_UNAVAILABLE',
+      reason: 'GATEWAY_OVERLOADED',
+    });
+    expect(upstream.requests).toHaveLength(1);
+    held.shift()?.();
+    expect((await first).json?.errors).toBeUndefined();
+    await eventually(() => held.length === 1);
+    held.shift()?.();
+    expect((await second).json?.errors).toBeUndefined();
+    expect(await metric(gateway.url, 'upstream_requests_in_flight')).toBe(0);
+    expect(await metric(gateway.url, 'upstream_requests_queued')).toBe(0);
+  });
+
+  it('ends an operation at its deadline with OPERATION_TIMEOUT and aborts its upstream call', async () => {
+    const upstream = cleanup.add(await startMisbehavingUpstream(() => {}), (u) => u.close()); // never answers
+    const gateway = cleanup.add(
+      await startTestGateway({
+        upstreamUrl: upstream.url,
+        upstream: { retries: 0 },
+        hardening: { operationTimeoutMs: 150 },
+      }),
+      (g) => g.close(),
+    );
+    const answer = await post(gateway.url, { query: LIST });
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({
+      data: { conversations: null },
+      errors: [{ extensions: { code: 'OPERATION_TIMEOUT' }, path: ['conversations'] }],
+    });
+    await eventually(() => upstream.abortedRequests === 1);
+    // The breaker does not count the deadline against the upstream.
+    expect(await metric(gateway.url, 'upstream_circuit_state')).toBe(0);
+  });
+});
