@@ -1,0 +1,168 @@
+/**
+ * Fault injection: a misbehaving upstream on 127.0.0.1 (slow answers, resets, 5xx, invalid JSON,
+ * oversized bodies) and the real local service going away under a live subscription. Every fault
+ * becomes a coded error, the gateway keeps serving, memory stays bounded, and it recovers when the
+ * upstream does.
+ */
+import type { ServerResponse } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { sendJson, startMisbehavingUpstream } from '../gateway/misbehaving-upstream.ts';
+import { startTestGateway } from '../helpers/gateway.ts';
+import { makeTempDataDir, removeDataDir, rest, startTestLocalService } from '../helpers/local-service.ts';
+import { Collector, eventually, startLiveGateway, wsClient } from '../live/helpers.ts';
+import { cleanupStack, codes, post } from './helpers.ts';
+
+const cleanup = cleanupStack();
+afterEach(() => cleanup.run());
+
+const LIST = 'query List { conversations(first: 2) { edges { node { id } } } }';
+const EMPTY_PAGE = { results: [], next_page_id: null };
+
+type Fault = 'slow' | 'reset' | '500' | '503' | 'invalid-json' | 'oversized' | 'healthy';
+
+/** Streams `bytes` of a JSON-looking body with backpressure; records how much was actually written. */
+function streamHuge(res: ServerResponse, bytes: number, written: { bytes: number }) {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  const chunk = Buffer.alloc(64 * 1024, 'a');
+  const pump = () => {
+    while (written.bytes < bytes) {
+      written.bytes += chunk.length;
+      if (!res.write(chunk)) {
+        res.once('drain', pump);
+        return;
+      }
+    }
+    res.end();
+  };
+  res.on('close', () => res.removeAllListeners('drain'));
+  pump();
+}
+
+describe('a misbehaving upstream', () => {
+  it('maps every fault to a coded error, never 5xx to the client, and recovers', async () => {
+    let fault: Fault = 'healthy';
+    const written = { bytes: 0 };
+    const upstream = cleanup.add(
+      await startMisbehavingUpstream((_req, res) => {
+        switch (fault) {
+          case 'slow':
+            setTimeout(() => sendJson(res, 200, EMPTY_PAGE), 1500).unref();
+            return;
+          case 'reset':
+            res.socket?.destroy();
+            return;
+          case '500':
+            return sendJson(res, 500, { detail: 'Traceback: session_api_key=sk-upstream-secret' });
+          case '503':
+            return sendJson(res, 503, { detail: 'down' });
+          case 'invalid-json':
+            res.writeHead(200, { 'content-type': 'application/json' });
+            res.end('{"results": [');
+            return;
+          case 'oversized':
+            return streamHuge(res, 64 * 1024 * 1024, written);
+          default:
+            return sendJson(res, 200, EMPTY_PAGE);
+        }
+      }),
+      (u) => u.close(),
+    );
+    const gateway = cleanup.add(
+      await startTestGateway({
+        upstreamUrl: upstream.url,
+        upstreamTimeoutMs: 300,
+        upstream: { retries: 0, circuitBreaker: false, maxResponseBytes: 256 * 1024 },
+        hardening: { rateLimit: false },
+      }),
+      (g) => g.close(),
+    );
+    const expected: Record<Exclude<Fault, 'healthy'>, string> = {
+      slow: 'UPSTREAM_TIMEOUT',
+      reset: 'UPSTREAM_UNAVAILABLE',
+      '500': 'UPSTREAM_ERROR',
+      '503': 'UPSTREAM_UNAVAILABLE',
+      'invalid-json': 'UPSTREAM_ERROR',
+      oversized: 'UPSTREAM_ERROR',
+    };
+    const heapBefore = process.memoryUsage().heapUsed;
+    for (const [name, code] of Object.entries(expected)) {
+      fault = name as Fault;
+      for (let i = 0; i < 3; i++) {
+        const answer = await post(gateway.url, { query: LIST });
+        expect({ fault: name, status: answer.status, codes: codes(answer) }).toEqual({
+          fault: name,
+          status: 200,
+          codes: [code],
+        });
+        expect(answer.json?.data).toEqual({ conversations: null });
+        expect(answer.text).not.toContain('sk-upstream-secret');
+        expect(answer.text).not.toContain('Traceback');
+      }
+    }
+    // The oversized answers were cut off, not buffered: far less than 3 x 64 MiB was ever sent.
+    expect(written.bytes).toBeLessThan(3 * 16 * 1024 * 1024);
+    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(64 * 1024 * 1024);
+
+    fault = 'healthy';
+    const recovered = await post(gateway.url, { query: LIST });
+    expect(recovered.json).toEqual({ data: { conversations: { edges: [] } } });
+    const health = await fetch(new URL('/health', gateway.url));
+    expect(health.status).toBe(200);
+    expect(gateway.logs().join('\n')).not.toContain('sk-upstream-secret');
+  });
+});
+
+describe('the upstream going away under live subscriptions', () => {
+  it('ends the stream with a coded error, keeps serving, and works again once the upstream is back', async () => {
+    const dataDir = cleanup.add(makeTempDataDir(), removeDataDir);
+    const first = await startTestLocalService({ dataDir });
+    let firstOpen = true;
+    cleanup.add(first, async (s) => {
+      if (firstOpen) await s.close({ keepDataDir: true });
+    });
+    const created = await rest<{ conversation_id: string }>(first.url, '/api/conversations', {
+      method: 'POST',
+      body: { initial_user_msg: 'hello' },
+    });
+    const id = created.body.conversation_id;
+    const gateway = cleanup.add(
+      await startLiveGateway(first.url, {
+        live: { reconnect: { initialDelayMs: 20, maxDelayMs: 50, maxAttempts: 3 } },
+        upstream: { circuitBreaker: { failureThreshold: 5, resetTimeoutMs: 200 } },
+      }),
+      (g) => g.close(),
+    );
+    const ws = cleanup.add(wsClient(gateway.url), (c) => c.dispose());
+    const query =
+      'subscription Events($id: ID!) { conversationEvents(conversationId: $id, afterEventId: -1) { __typename eventId } }';
+    const stream = new Collector(ws.iterate({ query, variables: { id } }));
+    await stream.until((items) => items.length > 0);
+
+    // The upstream drops every socket mid-stream and does not come back in time.
+    firstOpen = false;
+    await first.close({ keepDataDir: true });
+    await eventually(() => stream.ended, 8000);
+    const last = stream.items.at(-1) as { errors?: Array<{ extensions?: { code?: string } }> } | undefined;
+    const code =
+      last?.errors?.[0]?.extensions?.code ??
+      (stream.error as Array<{ extensions?: { code?: string } }> | null)?.[0]?.extensions?.code;
+    expect(code).toMatch(/^[A-Z_]+$/);
+    expect((await fetch(new URL('/health', gateway.url))).status).toBe(200);
+
+    // The upstream returns on the same port with the same data: new subscriptions work again.
+    const second = cleanup.add(await startTestLocalService({ dataDir, port: first.port }), (s) =>
+      s.close({ keepDataDir: true }),
+    );
+    expect(second.port).toBe(first.port);
+    // The reconnect attempts opened the circuit; after its cool-down one probe goes through and the
+    // next subscription works again.
+    let again = new Collector(ws.iterate({ query, variables: { id } }));
+    await eventually(async () => {
+      await again.until((items) => items.length > 0 || again.ended, 3000).catch(() => {});
+      if (again.items.some((item) => (item as { data?: unknown }).data)) return true;
+      again = new Collector(ws.iterate({ query, variables: { id } }));
+      return false;
+    }, 8000);
+    expect(again.items[0]).toMatchObject({ data: { conversationEvents: { eventId: expect.any(Number) } } });
+  });
+});
