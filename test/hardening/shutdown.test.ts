@@ -1,0 +1,199 @@
+/**
+ * Graceful shutdown: in-flight operations finish, new work is refused, subscriptions (graphql-ws and
+ * SSE) get a last GATEWAY_SHUTTING_DOWN result and complete, the drain is bounded; and the process on
+ * SIGTERM does the same, then the local service flushes and closes its store.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { sendJson, startMisbehavingUpstream } from '../gateway/misbehaving-upstream.ts';
+import { startTestGateway } from '../helpers/gateway.ts';
+import { makeTempDataDir, removeDataDir, rest, startTestLocalService } from '../helpers/local-service.ts';
+import { Collector, eventually, sseSubscribe, startLiveGateway, wsClient } from '../live/helpers.ts';
+import { cleanupStack, post } from './helpers.ts';
+
+const cleanup = cleanupStack();
+afterEach(() => cleanup.run());
+
+const LIST = 'query List { conversations(first: 2) { edges { node { id } } } }';
+const EVENTS =
+  'subscription Events($id: ID!) { conversationEvents(conversationId: $id, afterEventId: -1) { __typename eventId } }';
+
+type Result = { data?: unknown; errors?: Array<{ extensions?: { code?: string } }> };
+
+describe('RunningGateway.close()', () => {
+  it('lets an in-flight query finish, refuses new requests, then closes', async () => {
+    const held: Array<() => void> = [];
+    const upstream = cleanup.add(
+      await startMisbehavingUpstream((_req, res) =>
+        held.push(() => sendJson(res, 200, { results: [], next_page_id: null })),
+      ),
+      (u) => u.close(),
+    );
+    const gateway = cleanup.add(await startTestGateway({ upstreamUrl: upstream.url }), (g) => g.close());
+    const inFlight = post(gateway.url, { query: LIST });
+    await eventually(() => held.length === 1);
+
+    let closed = false;
+    const closing = gateway.close().then(() => {
+      closed = true;
+    });
+    // New connections are no longer accepted (or, on a kept-alive one, answered 503).
+    const refused = await post(gateway.url, { query: LIST }).then(
+      (answer) => answer.status,
+      () => 'refused',
+    );
+    expect([503, 'refused']).toContain(refused);
+    await new Promise((done) => setTimeout(done, 50));
+    expect(closed).toBe(false); // still draining: the query is in flight
+
+    held.shift()?.();
+    const answer = await inFlight;
+    expect(answer.status).toBe(200);
+    expect(answer.json).toEqual({ data: { conversations: { edges: [] } } });
+    await closing;
+    expect(gateway.logs().some((line) => line.includes('"drained":true'))).toBe(true);
+  });
+
+  it('bounds the drain: after the grace period what is left is cut and close() resolves', async () => {
+    const upstream = cleanup.add(await startMisbehavingUpstream(() => {}), (u) => u.close()); // never answers
+    const { startGateway } = await import('../../src/gateway/server.ts');
+    const { createLogger } = await import('../../src/gateway/logging.ts');
+    const running = cleanup.add(
+      await startGateway({
+        upstreamUrl: upstream.url,
+        port: 0,
+        shutdownGraceMs: 100,
+        logger: createLogger({ level: 'silent' }),
+      }),
+      (r) => r.close(),
+    );
+    const inFlight = post(running.url, { query: LIST }).then(
+      (answer) => answer.status,
+      () => 'cut',
+    );
+    await eventually(() => upstream.requests.length === 1);
+    await running.close();
+    expect(await inFlight).toBe('cut');
+  });
+
+  it('ends graphql-ws and SSE subscriptions with a last GATEWAY_SHUTTING_DOWN result, then completes them', async () => {
+    const service = cleanup.add(await startTestLocalService(), (s) => s.close());
+    const created = await rest<{ conversation_id: string }>(service.url, '/api/conversations', {
+      method: 'POST',
+      body: { initial_user_msg: 'hello' },
+    });
+    const id = created.body.conversation_id;
+    const gateway = cleanup.add(await startLiveGateway(service.url), (g) => g.close());
+    const ws = cleanup.add(wsClient(gateway.url), (c) => c.dispose());
+    const overWs = new Collector<Result>(
+      ws.iterate({ query: EVENTS, variables: { id } }) as AsyncIterable<Result>,
+    );
+    const abort = cleanup.add(new AbortController(), (a) => a.abort());
+    const overSse = new Collector<Result>(
+      sseSubscribe(
+        gateway.url,
+        { query: EVENTS, variables: { id } },
+        {},
+        abort.signal,
+      ) as AsyncIterable<Result>,
+    );
+    await overWs.until((items) => items.length > 0);
+    await overSse.until((items) => items.length > 0);
+
+    await gateway.close();
+    await overWs.finished();
+    await overSse.finished();
+    for (const stream of [overWs, overSse]) {
+      expect(stream.items.at(-1)?.errors?.[0]?.extensions?.code).toBe('GATEWAY_SHUTTING_DOWN');
+      expect(stream.items.slice(0, -1).every((item) => item.errors === undefined)).toBe(true);
+    }
+    expect(overSse.error).toBeNull(); // the SSE stream completed, it was not cut
+    expect(gateway.gateway.eventBridge.stats().upstreamSockets).toBe(0);
+  });
+
+  it('refuses operations that arrive on an open graphql-ws connection while draining', async () => {
+    const held: Array<() => void> = [];
+    const upstream = cleanup.add(
+      await startMisbehavingUpstream((_req, res) =>
+        held.push(() => sendJson(res, 200, { results: [], next_page_id: null })),
+      ),
+      (u) => u.close(),
+    );
+    const gateway = cleanup.add(await startTestGateway({ upstreamUrl: upstream.url }), (g) => g.close());
+    const ws = cleanup.add(wsClient(gateway.url), (c) => c.dispose());
+    // A query in flight over the socket keeps both the socket open and the gateway draining.
+    const inFlight = new Collector(ws.iterate({ query: LIST }));
+    await eventually(() => held.length === 1);
+    const closing = gateway.close();
+    const during = new Collector(ws.iterate({ query: '{ __typename }' }));
+    await during.finished();
+    expect(during.items).toEqual([
+      {
+        errors: [
+          expect.objectContaining({ extensions: expect.objectContaining({ code: 'GATEWAY_SHUTTING_DOWN' }) }),
+        ],
+      },
+    ]);
+    held.shift()?.();
+    await inFlight.finished();
+    expect(inFlight.items).toEqual([{ data: { conversations: { edges: [] } } }]);
+    await closing;
+  });
+});
+
+describe('the process on SIGTERM', () => {
+  const ROOT = resolve(import.meta.dirname, '../..');
+  const children: ChildProcess[] = [];
+  afterEach(async () => {
+    for (const child of children.splice(0)) {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((done) => child.once('exit', done));
+        child.kill('SIGKILL');
+        await exited;
+      }
+    }
+  });
+
+  it('drains, completes an open SSE subscription with the reason, exits 0, and the local service kept the data', async () => {
+    const dataDir = cleanup.add(makeTempDataDir('gateway-sigterm-'), removeDataDir);
+    const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['src/index.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: 'silent', DATA_DIR: dataDir, LOCAL_SERVICE_PORT: '0', PORT: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let stdout = '';
+    child.stdout?.on('data', (chunk) => {
+      stdout += String(chunk);
+    });
+    const exit = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+    await eventually(() => /gateway: http:\/\/\S+\/graphql/.test(stdout), 20_000);
+    const url = /gateway: (http:\/\/\S+\/graphql)/.exec(stdout)?.[1] as string;
+
+    const created = await post(url, {
+      query:
+        'mutation { createConversation(input: { initialUserMessage: "hi" }) { ... on CreateConversationPayload { conversationId } } }',
+    });
+    const id = (created.json?.data?.createConversation as { conversationId: string }).conversationId;
+    expect(id).toMatch(/^[0-9a-f]{32}$/);
+    const abort = cleanup.add(new AbortController(), (a) => a.abort());
+    const stream = new Collector<Result>(
+      sseSubscribe(url, { query: EVENTS, variables: { id } }, {}, abort.signal) as AsyncIterable<Result>,
+    );
+    await stream.until((items) => items.length > 0);
+
+    child.kill('SIGTERM');
+    expect(await exit).toBe(0);
+    await stream.finished();
+    expect(stream.items.at(-1)?.errors?.[0]?.extensions?.code).toBe('GATEWAY_SHUTTING_DOWN');
+
+    // The store was flushed and closed: a fresh service on the same data dir has the conversation.
+    const reopened = cleanup.add(await startTestLocalService({ dataDir }), (s) =>
+      s.close({ keepDataDir: true }),
+    );
+    const found = await rest<{ conversation_id: string }>(reopened.url, `/api/conversations/${id}`);
+    expect(found.status).toBe(200);
+    expect(found.body.conversation_id).toBe(id);
+  }, 40_000);
+});
