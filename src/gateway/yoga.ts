@@ -22,6 +22,7 @@ import {
 } from './context.ts';
 import { createHardening, type Hardening, type HardeningOptions } from './hardening.ts';
 import { createLogger, useOperationLog } from './logging.ts';
+import { useSharedSubscriptionResults } from './shared-subscription-results.ts';
 
 /** Options of {@link createGateway}. */
 export interface GatewayOptions {
@@ -148,6 +149,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     plugins: [
       ...hardening.requestPlugins,
       useGraphQlJit({}, { enableIf: (args) => !isSubscription(args) }),
+      // One execution per event and operation for all subscribers (fan-out; see the module).
+      useSharedSubscriptionResults(),
       useOperationLog(logger),
       ...hardening.observerPlugins,
       ...hardening.executionPlugins,

@@ -1,0 +1,99 @@
+/**
+ * Fan-out: executes a subscription's selection once per event and operation, not once per subscriber.
+ *
+ * The event bridge (src/upstream/socket.ts) hands the same frozen event object to every subscriber of
+ * an upstream socket, and an upstream socket is per (conversation, credential). So subscribers that
+ * receive the same event object share a credential, and those that also sent the same operation
+ * (document, operation name, variables) would compute exactly the same result: the first one to pull
+ * the event executes it, the others reuse that ExecutionResult. With 10,000 subscribers this turns
+ * 10,000 executions per event into one; serializing and writing each WebSocket frame stays per
+ * subscriber (graphql-ws puts the subscriber's own operation id into every message).
+ */
+import {
+  createSourceEventStream,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  execute,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** Results per event object, then per operation key; entries go when the event is collected. */
+const resultsByEvent = new WeakMap<object, Map<string, MaybePromise<ExecutionResult>>>();
+/** Small ids for parsed documents (Yoga's parse cache hands out the same object for the same text). */
+const documentIds = new WeakMap<DocumentNode, number>();
+let nextDocumentId = 0;
+
+function operationKey(args: ExecutionArgs): string {
+  let id = documentIds.get(args.document);
+  if (id === undefined) {
+    id = nextDocumentId++;
+    documentIds.set(args.document, id);
+  }
+  return `${id}\u0000${args.operationName ?? ''}\u0000${JSON.stringify(args.variableValues ?? null)}`;
+}
+
+function executeShared(event: unknown, args: ExecutionArgs, key: string): MaybePromise<ExecutionResult> {
+  const run = () => execute({ ...args, rootValue: event }) as MaybePromise<ExecutionResult>;
+  // Only objects can be shared safely by identity; anything else (never sent today) runs per subscriber.
+  if (typeof event !== 'object' || event === null) return run();
+  let byOperation = resultsByEvent.get(event);
+  if (!byOperation) {
+    byOperation = new Map();
+    resultsByEvent.set(event, byOperation);
+  }
+  let result = byOperation.get(key);
+  if (result === undefined) {
+    result = run();
+    byOperation.set(key, result);
+  }
+  return result;
+}
+
+/** Maps an async iterator, passing `return`/`throw` through so leaving subscribers release the source. */
+function mapAsyncIterator<T, U>(
+  source: AsyncIterator<T>,
+  map: (value: T) => MaybePromise<U>,
+): AsyncIterableIterator<U> {
+  return {
+    async next() {
+      const step = await source.next();
+      return step.done ? { done: true, value: undefined } : { done: false, value: await map(step.value) };
+    },
+    async return() {
+      await source.return?.();
+      return { done: true, value: undefined };
+    },
+    async throw(error: unknown) {
+      if (source.throw) await source.throw(error);
+      throw error;
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
+
+/**
+ * graphql-js `subscribe`, except that each event is executed through the shared per-event cache.
+ * Exported for tests; the gateway uses it through {@link useSharedSubscriptionResults}.
+ */
+export async function subscribeSharingResults(
+  args: ExecutionArgs,
+): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {
+  const stream = await createSourceEventStream(args);
+  if (!(Symbol.asyncIterator in stream)) return stream as ExecutionResult;
+  const key = operationKey(args);
+  return mapAsyncIterator(stream[Symbol.asyncIterator](), (event) => executeShared(event, args, key));
+}
+
+/** The envelop plugin: replaces subscribe with {@link subscribeSharingResults}. */
+export function useSharedSubscriptionResults(): Plugin {
+  return {
+    onSubscribe({ setSubscribeFn }) {
+      setSubscribeFn(subscribeSharingResults as never);
+    },
+  };
+}
