@@ -1,7 +1,15 @@
 /** The part of autocannon 8's programmatic API the benchmark uses (the package ships no types). */
 declare module 'autocannon' {
+  interface AutocannonRequest {
+    method?: string;
+    path?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    onResponse?: (status: number, body: string) => void;
+  }
   interface AutocannonOptions {
     url: string;
+    requests?: AutocannonRequest[];
     connections?: number;
     duration?: number;
     amount?: number;

@@ -35,6 +35,8 @@ export function graphqlTarget(
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-session-api-key': context.key },
     body: JSON.stringify({ query, variables }),
+    // Every failure the gateway reports with status 200 carries a top-level or nested `errors` key.
+    isOk: (status, body) => status === 200 && !body.includes('"errors"'),
     check(status, body) {
       const parsed = JSON.parse(body) as { data?: Record<string, unknown>; errors?: unknown[] };
       if (status !== 200 || parsed.errors || !parsed.data) {
