@@ -19,6 +19,7 @@ import {
   useCsrfPrevention,
   useIntrospectionDisabled,
   useQueryLimits,
+  useQueryStringGuard,
 } from './limits.ts';
 import { GatewayMetrics, type MetricsSources, useMetricsEndpoint } from './metrics.ts';
 import {
@@ -88,6 +89,7 @@ export function createHardening(options: HardeningOptions, sources: MetricsSourc
     ...(metrics ? [useMetricsEndpoint(metrics)] : []),
     useBodyLimit(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES),
     useCsrfPrevention(),
+    useQueryStringGuard(),
     ...(persisted ? [persisted.plugin()] : []),
     ...useQueryLimits(limits, { fieldSuggestions: options.fieldSuggestions ?? true }),
     ...(options.introspection === false ? [useIntrospectionDisabled()] : []),

@@ -282,3 +282,29 @@ function persistedHash(extensions: unknown): string | null {
   const hash = (persisted as { sha256Hash?: unknown }).sha256Hash;
   return typeof hash === 'string' ? hash : null;
 }
+
+/**
+ * GET requests carry `variables` and `extensions` as JSON in the query string; Yoga answers a
+ * malformed one with 500 (an uncaught parse error). A client mistake gets 400 BAD_REQUEST here instead.
+ */
+export function useQueryStringGuard(): Plugin {
+  return {
+    onRequest({ request, url, endResponse }) {
+      if (request.method !== 'GET' || url.search === '') return;
+      for (const name of ['variables', 'extensions']) {
+        const raw = url.searchParams.get(name);
+        if (raw === null || raw === '') continue;
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(raw);
+        } catch {
+          parsed = undefined;
+        }
+        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+          endResponse(refusal(400, 'BAD_REQUEST', `The "${name}" parameter must be a JSON object.`));
+          return;
+        }
+      }
+    },
+  };
+}

@@ -10,6 +10,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { credentialsFromConnectionParams } from './context.ts';
 import { DEFAULT_SHUTDOWN_GRACE_MS, SHUTTING_DOWN_CODE } from './shutdown.ts';
+import { guardClientMessages } from './ws-guard.ts';
 import { createGateway, type Gateway, type GatewayOptions } from './yoga.ts';
 
 /** Options of {@link startGateway}. */
@@ -94,6 +95,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     maxPayload: options.wsLimits?.maxPayloadBytes ?? WS_MAX_PAYLOAD_BYTES,
   });
   const maxOperations = options.wsLimits?.maxSubscriptionsPerSocket ?? WS_MAX_SUBSCRIPTIONS_PER_SOCKET;
+  // Before useServer: protocol violations close with 4400, not graphql-ws's 4500 (see ws-guard.ts).
+  guardClientMessages(wsServer);
 
   const wsDisposable = useServer(
     {
