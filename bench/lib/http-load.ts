@@ -5,6 +5,8 @@
  */
 import autocannon from 'autocannon';
 import { Client } from 'undici';
+import type { BenchContext } from './context.ts';
+import { cpuMs } from './processes.ts';
 import { percentile, sorted } from './stats.ts';
 
 /** One HTTP request shape, sent many times. */
@@ -123,4 +125,29 @@ async function sendOnce(client: Client, url: URL, target: HttpTarget): Promise<b
     ...(target.body !== undefined ? { body: target.body } : {}),
   });
   return answeredOk(target, response.statusCode, await response.body.text());
+}
+
+/** Load figures plus the CPU time each server process spent per request during the run. */
+export interface LoadWithCpu extends LoadFigures {
+  /** Gateway CPU (user + system, /proc) per request; the gateway is idle during direct runs. */
+  gatewayCpuMsPerRequest: number;
+  /** Local service CPU per request. */
+  serviceCpuMsPerRequest: number;
+}
+
+/**
+ * Runs `load` and adds CPU time per request of both server processes. Unlike throughput on a
+ * shared 2-core machine, CPU per request hardly moves with what else is running, so it is the figure
+ * to compare across runs (10 ms clock ticks, so it needs a few thousand requests to be precise).
+ */
+export async function withCpu(context: BenchContext, load: () => Promise<LoadFigures>): Promise<LoadWithCpu> {
+  const gatewayBefore = cpuMs(context.gatewayPid);
+  const serviceBefore = cpuMs(context.servicePid);
+  const figures = await load();
+  const requests = Math.max(1, figures.requests);
+  return {
+    ...figures,
+    gatewayCpuMsPerRequest: (cpuMs(context.gatewayPid) - gatewayBefore) / requests,
+    serviceCpuMsPerRequest: (cpuMs(context.servicePid) - serviceBefore) / requests,
+  };
 }

@@ -4,7 +4,7 @@
  */
 import { alternate } from '../lib/compare.ts';
 import { type BenchContext, graphqlTarget, restTarget } from '../lib/context.ts';
-import { type LoadFigures, saturate, sequential, verify } from '../lib/http-load.ts';
+import { type LoadFigures, saturate, sequential, verify, withCpu } from '../lib/http-load.ts';
 import { fmt, type ScenarioResult } from '../lib/report.ts';
 import { round } from '../lib/stats.ts';
 
@@ -39,8 +39,8 @@ export async function runCreate(context: BenchContext): Promise<ScenarioResult> 
   const single = await alternate<LoadFigures>(context.rounds, (side) =>
     sequential(targets[side], context.seconds),
   );
-  const saturated = await alternate<LoadFigures>(context.rounds, (side) =>
-    saturate(targets[side], context.connections, context.seconds),
+  const saturated = await alternate(context.rounds, (side) =>
+    withCpu(context, () => saturate(targets[side], context.connections, context.seconds)),
   );
   await verify(targets.gateway);
   const ratio = round(saturated.gateway.median.requestsPerSecond / saturated.direct.median.requestsPerSecond);
@@ -60,6 +60,13 @@ export async function runCreate(context: BenchContext): Promise<ScenarioResult> 
         gateway: fmt(saturated.gateway.median.requestsPerSecond),
         direct: fmt(saturated.direct.median.requestsPerSecond),
         derived: `ratio ${fmt(ratio)}`,
+      },
+      {
+        scenario: 'create',
+        measure: 'CPU ms per request',
+        gateway: `gw ${fmt(saturated.gateway.median.gatewayCpuMsPerRequest)} + svc ${fmt(saturated.gateway.median.serviceCpuMsPerRequest)}`,
+        direct: `svc ${fmt(saturated.direct.median.serviceCpuMsPerRequest)}`,
+        derived: 'from /proc, at saturation',
       },
       {
         scenario: 'create',

@@ -4,7 +4,14 @@
  */
 import { alternate } from '../lib/compare.ts';
 import { type BenchContext, CONVERSATION_FIELDS, graphqlTarget, restTarget } from '../lib/context.ts';
-import { type HttpTarget, type LoadFigures, saturate, sequential, verify } from '../lib/http-load.ts';
+import {
+  type HttpTarget,
+  type LoadFigures,
+  saturate,
+  sequential,
+  verify,
+  withCpu,
+} from '../lib/http-load.ts';
 import { fmt, type ScenarioResult } from '../lib/report.ts';
 import { round } from '../lib/stats.ts';
 
@@ -38,8 +45,8 @@ export async function runList(context: BenchContext): Promise<ScenarioResult> {
   const single = await alternate<LoadFigures>(context.rounds, (side) =>
     sequential(targets[side], context.seconds),
   );
-  const saturated = await alternate<LoadFigures>(context.rounds, (side) =>
-    saturate(targets[side], context.connections, context.seconds),
+  const saturated = await alternate(context.rounds, (side) =>
+    withCpu(context, () => saturate(targets[side], context.connections, context.seconds)),
   );
   // Answers are checked again after load: a gateway that degraded into errors must not look fast.
   await verify(targets.gateway);
@@ -72,6 +79,13 @@ export async function runList(context: BenchContext): Promise<ScenarioResult> {
         direct: fmt(saturated.direct.median.requestsPerSecond),
         derived: `ratio ${fmt(ratio)}`,
         target: { goal: 'ratio >= 0.7', met: ratio >= 0.7 },
+      },
+      {
+        scenario: 'list',
+        measure: 'CPU ms per request',
+        gateway: `gw ${fmt(saturated.gateway.median.gatewayCpuMsPerRequest)} + svc ${fmt(saturated.gateway.median.serviceCpuMsPerRequest)}`,
+        direct: `svc ${fmt(saturated.direct.median.serviceCpuMsPerRequest)}`,
+        derived: 'from /proc, at saturation',
       },
       {
         scenario: 'list',
