@@ -18,18 +18,25 @@ export function useOperationDeadline(timeoutMs: number): Plugin<GatewayContext> 
       if (timeoutMs <= 0) return;
       const scope = args.contextValue.upstream;
       setExecuteFn(async (executeArgs) => {
+        // One controller fed by the request's signal and the timer. (AbortSignal.any would do the same
+        // but costs tens of microseconds per operation on Node 20, more than the rest of this plugin.)
         const deadline = new AbortController();
+        const parent = scope.signal;
+        const forward = () => deadline.abort(parent?.reason);
+        if (parent?.aborted) forward();
+        else parent?.addEventListener('abort', forward, { once: true });
         const timer = setTimeout(() => {
           deadline.abort(
             new UpstreamError('OPERATION_TIMEOUT', `The operation did not finish within ${timeoutMs} ms.`),
           );
         }, timeoutMs);
-        // The scope object is shared with the operation's loaders, so they see the combined signal too.
-        scope.signal = scope.signal ? AbortSignal.any([scope.signal, deadline.signal]) : deadline.signal;
+        // The scope object is shared with the operation's loaders, so they see this signal too.
+        scope.signal = deadline.signal;
         try {
           return await executeFn(executeArgs);
         } finally {
           clearTimeout(timer);
+          parent?.removeEventListener('abort', forward);
         }
       });
     },

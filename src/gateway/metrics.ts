@@ -39,6 +39,15 @@ export class GatewayMetrics {
   readonly #upstreamErrors: Counter<'method' | 'route' | 'code'>;
   readonly #subscriptions: Gauge;
   readonly #names = new Set<string>();
+  /** Label-bound children per operation and type: binding labels once saves a lookup per observation. */
+  readonly #children = new Map<
+    string,
+    {
+      duration: ReturnType<Histogram['labels']>;
+      ok: ReturnType<Counter['labels']>;
+      error: ReturnType<Counter['labels']>;
+    }
+  >();
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -143,11 +152,14 @@ export class GatewayMetrics {
   /** Operations, durations, error codes and open subscriptions. */
   plugin(): Plugin {
     const start = (document: DocumentNode, requested: string | null | undefined, type: string) => {
-      const operation = this.#operationLabel(getOperationAST(document, requested)?.name?.value ?? requested);
+      const children = this.#childrenFor(
+        this.#operationLabel(getOperationAST(document, requested)?.name?.value ?? requested),
+        type,
+      );
       const startedAt = performance.now();
       return (errors: readonly unknown[]) => {
-        this.#durations.observe({ operation, type }, (performance.now() - startedAt) / 1000);
-        this.#operations.inc({ operation, type, outcome: errors.length ? 'error' : 'ok' });
+        children.duration.observe((performance.now() - startedAt) / 1000);
+        (errors.length ? children.error : children.ok).inc();
         for (const error of errors) this.#errors.inc({ code: codeLabel(error) });
       };
     };
@@ -183,6 +195,20 @@ export class GatewayMetrics {
         };
       },
     };
+  }
+
+  #childrenFor(operation: string, type: string) {
+    const key = `${operation}\0${type}`;
+    let children = this.#children.get(key);
+    if (!children) {
+      children = {
+        duration: this.#durations.labels({ operation, type }),
+        ok: this.#operations.labels({ operation, type, outcome: 'ok' }),
+        error: this.#operations.labels({ operation, type, outcome: 'error' }),
+      };
+      this.#children.set(key, children);
+    }
+    return children;
   }
 
   #operationLabel(name: string | null | undefined): string {

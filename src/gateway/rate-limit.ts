@@ -4,7 +4,7 @@
  * A token bucket per caller, keyed by a salted hash of the credential (never the raw key, so the
  * limiter's memory holds nothing worth stealing), checked once per operation (HTTP and graphql-ws).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { UpstreamCredentials } from '../upstream/http.ts';
@@ -41,7 +41,7 @@ export class RateLimiter {
   readonly #now: () => number;
   readonly #buckets = new Map<string, Bucket>();
   /** Per-process salt: hashes in memory cannot be matched against a list of known keys elsewhere. */
-  readonly #salt = randomBytes(16);
+  readonly #salt = randomBytes(16).toString('hex');
 
   constructor(options: RateLimitOptions) {
     this.#rate = options.perSecond;
@@ -63,7 +63,8 @@ export class RateLimiter {
         : credentials.kind === 'bearer'
           ? credentials.token
           : '';
-    return createHash('sha256').update(this.#salt).update(`${credentials.kind}\0${secret}`).digest('hex');
+    // One-shot hash(): a third of createHash's cost, and this runs for every operation.
+    return hash('sha256', `${this.#salt}\0${credentials.kind}\0${secret}`, 'hex');
   }
 
   /** Takes one token for a caller. */
