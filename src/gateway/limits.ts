@@ -26,9 +26,9 @@ export interface QueryLimits {
 }
 
 /**
- * Defaults sized from this schema's own operations: the deepest real query (a conversation event's
- * nested payload inside a connection) is 7 levels and the costliest documented one (every field of
- * 20 conversations plus page info) stays below 1000, so legitimate clients have headroom while a
+ * Defaults sized from this schema's own operations: the deepest real query (a field of a connection's
+ * node) is 4 levels by armor's count, and the costliest documented one (every Conversation field of a
+ * list page plus its page info) costs about 1,700; legitimate clients keep 2.5-3x headroom while a
  * fan-out of aliases or a 100-level nesting is refused before any resolver runs.
  */
 export const DEFAULT_QUERY_LIMITS: QueryLimits = {

@@ -32,7 +32,9 @@ beforeAll(async () => {
     },
     { 'x-session-api-key': SECRET },
   );
-  conversationId = (created.json?.data?.createConversation as { conversationId: string }).conversationId;
+  conversationId =
+    (created.json?.data?.createConversation as { conversationId?: string } | undefined)?.conversationId ?? '';
+  if (!conversationId) throw new Error(`setup failed: ${created.text}`);
 });
 afterAll(async () => {
   await gateway?.close();

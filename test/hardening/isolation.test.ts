@@ -102,9 +102,10 @@ describe('two credentials at once', () => {
       const theirs = created[other];
       const results: Array<[string, unknown]> = [];
       const list = await call(tenant, LIST);
-      const listed = (
-        list.json?.data?.conversations as { edges: Array<{ node: { conversationId: string } }> }
-      ).edges.map((edge) => edge.node.conversationId);
+      const page = list.json?.data?.conversations as
+        | { edges: Array<{ node: { conversationId: string } }> }
+        | undefined;
+      const listed = (page?.edges ?? []).map((edge) => edge.node.conversationId);
       results.push(['list', listed.sort()]);
       for (const id of mine) {
         const own = await call(tenant, LOOKUPS, { id, gid: encodeGlobalId('Conversation', id) });

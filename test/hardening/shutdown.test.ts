@@ -175,7 +175,8 @@ describe('the process on SIGTERM', () => {
       query:
         'mutation { createConversation(input: { initialUserMessage: "hi" }) { ... on CreateConversationPayload { conversationId } } }',
     });
-    const id = (created.json?.data?.createConversation as { conversationId: string }).conversationId;
+    const id = (created.json?.data?.createConversation as { conversationId?: string } | undefined)
+      ?.conversationId;
     expect(id).toMatch(/^[0-9a-f]{32}$/);
     const abort = cleanup.add(new AbortController(), (a) => a.abort());
     const stream = new Collector<Result>(
