@@ -13,6 +13,7 @@ import type {
 } from '../upstream/records.ts';
 import { ALIVE_BODY } from '../upstream/records.ts';
 import type { AgentRuntime, ProviderToken, StoredConversation, TenantId } from './contracts.ts';
+import { newStoredConversation } from './new-conversation.ts';
 import type { LocalConversationStore } from './store.ts';
 import {
   encodePageId,
@@ -145,23 +146,15 @@ export function createRoutes(deps: RouteDeps): Route[] {
     }
 
     const conversationId = body.conversation_id ?? randomUUID().replaceAll('-', '');
-    const at = new Date(now()).toISOString();
-    const conversation: StoredConversation = {
-      tenant,
-      conversationId,
-      title: `Conversation ${conversationId.slice(0, 5)}`,
+    const conversation = newStoredConversation(tenant, conversationId, {
       status: 'STARTING',
-      runtimeStatus: null,
       selectedRepository: repository,
       selectedBranch: body.selected_branch ?? null,
       gitProvider,
       trigger,
-      prNumbers: [],
-      createdAt: at,
-      lastUpdatedAt: at,
+      createdAt: new Date(now()).toISOString(),
       request: body,
-      sessionApiKey: null,
-    };
+    });
     try {
       store.insertConversation(conversation);
     } catch (error) {

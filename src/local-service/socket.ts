@@ -23,6 +23,7 @@ import type {
   TenantId,
   TenantResolver,
 } from './contracts.ts';
+import { newStoredConversation } from './new-conversation.ts';
 import { CONVERSATION_ID_PATTERN, parseIntStrict } from './validation.ts';
 
 /** Dependencies of {@link attachConversationSocket}. */
@@ -83,26 +84,6 @@ export function eventsToReplay(stored: readonly StoredEvent[]): StoredEvent[] {
   return replay;
 }
 
-function newConversationRecord(tenant: TenantId, conversationId: string): StoredConversation {
-  const now = new Date().toISOString();
-  return {
-    tenant,
-    conversationId,
-    title: `Conversation ${conversationId.slice(0, 5)}`,
-    status: 'STOPPED',
-    runtimeStatus: null,
-    selectedRepository: null,
-    selectedBranch: null,
-    gitProvider: null,
-    trigger: 'gui',
-    prNumbers: [],
-    createdAt: now,
-    lastUpdatedAt: now,
-    request: {},
-    sessionApiKey: null,
-  };
-}
-
 function refusal(message: string): Error {
   return new Error(message);
 }
@@ -130,7 +111,7 @@ export function attachConversationSocket(
     try {
       // Like the real server, connecting to an unknown id creates the record. Ids are globally unique,
       // so an id owned by another tenant fails here (primary key) and is refused like any unusable id.
-      const created = newConversationRecord(tenant, conversationId);
+      const created = newStoredConversation(tenant, conversationId);
       store.insertConversation(created);
       return created;
     } catch {

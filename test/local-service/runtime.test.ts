@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentRuntime, LiveEvent, StoredConversation } from '../../src/local-service/contracts.ts';
+import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
 import { createAgentRuntime, localEventTimestamp } from '../../src/local-service/runtime.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
 
@@ -37,24 +38,7 @@ function setup(options: { nestedRuntime?: boolean; maxRunningAgents?: number; di
 
 function conversation(tenant: string, n: number, overrides: Partial<StoredConversation> = {}) {
   const id = n.toString(16).padStart(32, 'a');
-  const record: StoredConversation = {
-    tenant,
-    conversationId: id,
-    title: `Conversation ${id.slice(0, 5)}`,
-    status: 'STOPPED',
-    runtimeStatus: null,
-    selectedRepository: null,
-    selectedBranch: null,
-    gitProvider: null,
-    trigger: 'gui',
-    prNumbers: [],
-    createdAt: '2026-01-01T00:00:00.000Z',
-    lastUpdatedAt: '2026-01-01T00:00:00.000Z',
-    request: {},
-    sessionApiKey: null,
-    ...overrides,
-  };
-  return record;
+  return newStoredConversation(tenant, id, { createdAt: '2026-01-01T00:00:00.000Z', ...overrides });
 }
 
 /** Collects live events until `done(events)` says so. */

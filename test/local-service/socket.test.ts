@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StoredConversation } from '../../src/local-service/contracts.ts';
+import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
 import type { ConversationEventRecord } from '../../src/upstream/records.ts';
 import {
   lastAgentState,
@@ -39,24 +40,7 @@ function client(url: string, query: Record<string, string>, transports?: Array<'
 const newId = () => randomBytes(16).toString('hex');
 
 function conversation(tenant: string, id: string, overrides: Partial<StoredConversation> = {}) {
-  const record: StoredConversation = {
-    tenant,
-    conversationId: id,
-    title: `Conversation ${id.slice(0, 5)}`,
-    status: 'STOPPED',
-    runtimeStatus: null,
-    selectedRepository: null,
-    selectedBranch: null,
-    gitProvider: null,
-    trigger: 'gui',
-    prNumbers: [],
-    createdAt: '2026-01-01T00:00:00.000Z',
-    lastUpdatedAt: '2026-01-01T00:00:00.000Z',
-    request: {},
-    sessionApiKey: null,
-    ...overrides,
-  };
-  return record;
+  return newStoredConversation(tenant, id, { createdAt: '2026-01-01T00:00:00.000Z', ...overrides });
 }
 
 const state = (agent_state: string): ConversationEventRecord => ({

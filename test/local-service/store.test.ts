@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConversationStore, StoredConversation } from '../../src/local-service/contracts.ts';
+import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
 
 const dirs: string[] = [];
@@ -32,23 +33,7 @@ function conversation(
   overrides: Partial<StoredConversation> = {},
 ): StoredConversation {
   const id = n.toString(16).padStart(32, '0');
-  return {
-    tenant,
-    conversationId: id,
-    title: `Conversation ${id.slice(0, 5)}`,
-    status: 'STOPPED',
-    runtimeStatus: null,
-    selectedRepository: null,
-    selectedBranch: null,
-    gitProvider: null,
-    trigger: 'gui',
-    prNumbers: [],
-    createdAt: '2026-01-01T00:00:00.000Z',
-    lastUpdatedAt: '2026-01-01T00:00:00.000Z',
-    request: {},
-    sessionApiKey: null,
-    ...overrides,
-  };
+  return newStoredConversation(tenant, id, { createdAt: '2026-01-01T00:00:00.000Z', ...overrides });
 }
 
 describe('conversation store', () => {
