@@ -231,4 +231,26 @@ describe('bounded concurrency and the operation deadline', () => {
     // The breaker does not count the deadline against the upstream.
     expect(await metric(gateway.url, 'upstream_circuit_state')).toBe(0);
   });
+
+  it('ends an operation at its deadline while it waits for a retry (Retry-After) with OPERATION_TIMEOUT', async () => {
+    // 503 with Retry-After: 1 s: the client waits (node:timers/promises with the operation's signal).
+    const upstream = cleanup.add(
+      await startMisbehavingUpstream((_req, res) =>
+        sendJson(res, 503, { detail: 'busy' }, { 'retry-after': '1' }),
+      ),
+      (u) => u.close(),
+    );
+    const gateway = cleanup.add(
+      await startTestGateway({ upstreamUrl: upstream.url, hardening: { operationTimeoutMs: 150 } }),
+      (g) => g.close(),
+    );
+    const answer = await post(gateway.url, { query: LIST });
+    expect(answer.json).toMatchObject({
+      data: { conversations: null },
+      errors: [{ extensions: { code: 'OPERATION_TIMEOUT' }, path: ['conversations'] }],
+    });
+    // The wait was cut by the deadline (a signal the timer could not use would have failed the wait
+    // at once with REQUEST_CANCELLED); the retry never went out.
+    expect(upstream.requests).toHaveLength(1);
+  });
 });
