@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { io, type Socket } from 'socket.io-client';
 import type { FanoutCommand, FanoutReply } from '../fanout-client.ts';
 import type { BenchContext } from '../lib/context.ts';
-import { ROOT, rssBytes, spawnGateway, TSX_NODE_ARGS, withRaisedFdLimit } from '../lib/processes.ts';
+import { cpuMs, ROOT, rssBytes, spawnGateway, TSX_NODE_ARGS, withRaisedFdLimit } from '../lib/processes.ts';
 import { fmt, type Row, type ScenarioResult } from '../lib/report.ts';
 import { percentile, round, sorted } from '../lib/stats.ts';
 
@@ -123,6 +123,8 @@ interface FanoutFigures {
   rssWithSubscribersMiB: number;
   rssPerSubscriberKiB: number;
   upstreamSockets: number;
+  /** Gateway CPU (user + system) from the first message until the last delivery, per delivery in µs. */
+  gatewayCpuUsPerDelivery: number;
   errors: string[];
 }
 
@@ -186,6 +188,8 @@ async function runOne(context: BenchContext, subscribers: number): Promise<Fanou
       emitted++;
     };
     driver.on('oh_event', countEmitted);
+    // CPU per delivery does not depend on how busy the other cores are, unlike the delays.
+    const cpuBefore = cpuMs(gateway.pid);
     const messages = context.quick ? 5 : 10;
     for (let m = 0; m < messages; m++) {
       say(driver, `think: event ${m}`);
@@ -206,6 +210,8 @@ async function runOne(context: BenchContext, subscribers: number): Promise<Fanou
       await sleep(500);
     }
     const result = await collect(clients);
+    // The wait loop polls every 500 ms, so up to one idle poll is included (an idle gateway uses ~0 CPU).
+    const cpuSpent = cpuMs(gateway.pid) - cpuBefore;
     const s = sorted(result.latencies);
     return {
       subscribers,
@@ -222,6 +228,7 @@ async function runOne(context: BenchContext, subscribers: number): Promise<Fanou
       rssWithSubscribersMiB: round(rssWithSubscribers / 2 ** 20),
       rssPerSubscriberKiB: round((rssWithSubscribers - rssBaseline) / opened / 1024),
       upstreamSockets,
+      gatewayCpuUsPerDelivery: round((cpuSpent * 1000) / Math.max(1, result.received)),
       errors: [...new Set(result.errors)].slice(0, 5),
     };
   } finally {
@@ -256,6 +263,13 @@ export async function runFanout(context: BenchContext, counts: number[]): Promis
         direct: '',
         derived: `${fmt(f.rssBaselineMiB)} -> ${fmt(f.rssWithSubscribersMiB)} MiB`,
         target: { goal: '< 10 KB', met: f.rssPerSubscriberKiB * 1024 < 10_000 },
+      },
+      {
+        scenario: name,
+        measure: 'gateway CPU per delivery',
+        gateway: fmt(f.gatewayCpuUsPerDelivery, 'µs'),
+        direct: '',
+        derived: 'from /proc, first message to last delivery',
       },
       {
         scenario: name,

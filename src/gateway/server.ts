@@ -6,9 +6,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ExecutionArgs, GraphQLError } from 'graphql';
-import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { credentialsFromConnectionParams } from './context.ts';
+import { serveGraphqlWs } from './graphql-ws-binding.ts';
 import { DEFAULT_SHUTDOWN_GRACE_MS, SHUTTING_DOWN_CODE } from './shutdown.ts';
 import { guardClientMessages } from './ws-guard.ts';
 import { createGateway, type Gateway, type GatewayOptions } from './yoga.ts';
@@ -95,10 +95,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     maxPayload: options.wsLimits?.maxPayloadBytes ?? WS_MAX_PAYLOAD_BYTES,
   });
   const maxOperations = options.wsLimits?.maxSubscriptionsPerSocket ?? WS_MAX_SUBSCRIPTIONS_PER_SOCKET;
-  // Before useServer: protocol violations close with 4400, not graphql-ws's 4500 (see ws-guard.ts).
+  // Before serving graphql-ws: protocol violations close with 4400, not graphql-ws's 4500 (see ws-guard.ts).
   guardClientMessages(wsServer);
 
-  const wsDisposable = useServer(
+  const wsDisposable = serveGraphqlWs(
     {
       // Glue between graphql-ws and envelop: the enveloped execute/subscribe travel in rootValue.
       execute: (args) => (args.rootValue as EnvelopedRoot).execute(args) as never,
@@ -125,7 +125,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           ...ctx,
           connectionParams: ctx.connectionParams ?? {},
-          req: ctx.extra.request,
+          // No upgrade request here: nothing reads it, and each of thousands of subscriptions would keep one.
           socket: ctx.extra.socket,
           params: payload,
         });

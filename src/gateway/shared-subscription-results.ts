@@ -52,19 +52,34 @@ function executeShared(event: unknown, args: ExecutionArgs, key: string): MaybeP
   return result;
 }
 
-/** Maps an async iterator, passing `return`/`throw` through so leaving subscribers release the source. */
+function isPromiseLike<T>(value: MaybePromise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
+/**
+ * Maps an async iterator, passing `return`/`throw` through so leaving subscribers release the source.
+ * Promise chains, not async functions: `next` runs for every subscriber and event, and an async
+ * function with two awaits costs several promises where one `then` does (the shared result is usually
+ * already there, so `map` returns it synchronously).
+ */
 function mapAsyncIterator<T, U>(
   source: AsyncIterator<T>,
   map: (value: T) => MaybePromise<U>,
 ): AsyncIterableIterator<U> {
+  const step = (result: IteratorResult<T>): MaybePromise<IteratorResult<U>> => {
+    if (result.done) return DONE;
+    const value = map(result.value);
+    return isPromiseLike(value) ? value.then((v) => ({ done: false, value: v })) : { done: false, value };
+  };
   return {
-    async next() {
-      const step = await source.next();
-      return step.done ? { done: true, value: undefined } : { done: false, value: await map(step.value) };
+    next() {
+      return source.next().then(step);
     },
     async return() {
       await source.return?.();
-      return { done: true, value: undefined };
+      return DONE;
     },
     async throw(error: unknown) {
       if (source.throw) await source.throw(error);

@@ -312,38 +312,6 @@ function badInput(message: string): GraphQLError {
 
 // --- Subscription ------------------------------------------------------------------------------------
 
-/**
- * Turns the bridge's terminal error into one last item: the field resolver throws it, so both
- * graphql-ws and SSE deliver a normal result with `errors[].extensions.code` and then complete.
- * A plain object, not an async generator: a generator queues `return()` behind its pending `next()`,
- * so an unsubscribe on a quiet conversation would never reach the bridge.
- */
-class EndWithCodedError implements AsyncIterableIterator<ConversationEvent | BridgeError> {
-  #ended = false;
-  constructor(readonly source: AsyncIterableIterator<ConversationEvent>) {}
-
-  async next(): Promise<IteratorResult<ConversationEvent | BridgeError>> {
-    if (this.#ended) return { value: undefined, done: true };
-    try {
-      return await this.source.next();
-    } catch (error) {
-      if (!(error instanceof BridgeError)) throw error;
-      this.#ended = true;
-      return { value: error, done: false };
-    }
-  }
-
-  async return(): Promise<IteratorResult<ConversationEvent | BridgeError>> {
-    this.#ended = true;
-    await this.source.return?.();
-    return { value: undefined, done: true };
-  }
-
-  [Symbol.asyncIterator](): this {
-    return this;
-  }
-}
-
 builder.subscriptionField('conversationEvents', (t) =>
   t.field({
     type: ConversationEventInterface,
@@ -363,13 +331,13 @@ builder.subscriptionField('conversationEvents', (t) =>
       const conversationId = conversationIdArg(String(args.conversationId), 'conversationId');
       const afterEventId = args.afterEventId ?? null;
       if (afterEventId !== null && afterEventId < -1) throw badInput('afterEventId must be -1 or more.');
-      return new EndWithCodedError(
-        context.eventBridge.subscribe({
-          conversationId,
-          credentials: context.upstream.credentials,
-          afterEventId,
-        }),
-      );
+      // The bridge's terminal error arrives as one last item, which `resolve` throws: graphql-ws and SSE
+      // then deliver a normal result with `errors[].extensions.code` and complete.
+      return context.eventBridge.subscribeEndingWithError({
+        conversationId,
+        credentials: context.upstream.credentials,
+        afterEventId,
+      });
     },
     resolve: (item: ConversationEvent | BridgeError) => {
       if (item instanceof BridgeError) throw item;

@@ -145,7 +145,24 @@ export class EventBridge {
   subscribe(request: SubscribeRequest): AsyncIterableIterator<ConversationEvent> {
     if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN', 'The gateway is shutting down.');
     const entry = this.#entryFor(request.conversationId, request.credentials);
-    return entry.attach(request.afterEventId ?? null);
+    // Without errorAsItem a Subscriber yields only events (the error rejects `next()`).
+    return entry.attach(request.afterEventId ?? null) as AsyncIterableIterator<ConversationEvent>;
+  }
+
+  /**
+   * Like {@link subscribe}, but an abnormal end is the last *item* (the {@link BridgeError}), then the
+   * stream completes, instead of a rejected `next()`. The schema's resolver throws that item, so both
+   * graphql-ws and SSE deliver a normal result with the error code; doing it here instead of in a
+   * wrapper saves one promise-chained iterator per subscriber and event (fan-out).
+   */
+  subscribeEndingWithError(
+    request: SubscribeRequest,
+  ): AsyncIterableIterator<ConversationEvent | BridgeError> {
+    if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN', 'The gateway is shutting down.');
+    const entry = this.#entryFor(request.conversationId, request.credentials);
+    const subscriber = entry.attach(request.afterEventId ?? null);
+    subscriber.errorAsItem = true;
+    return subscriber;
   }
 
   /**
@@ -626,17 +643,18 @@ function openSocket(
   });
 }
 
-type IteratorResolver = (result: IteratorResult<ConversationEvent>) => void;
-
 /**
  * One subscriber: a bounded queue and at most one waiting `next()`. Kept deliberately small (a few
  * fields, no closures per event) because a single upstream socket may feed thousands of them.
  */
-class Subscriber implements AsyncIterableIterator<ConversationEvent> {
+class Subscriber implements AsyncIterableIterator<ConversationEvent | BridgeError> {
   readonly #owner: UpstreamConversation;
   readonly #limit: number;
   #queue: ConversationEvent[] = [];
-  #waiting: { resolve: IteratorResolver; reject: (error: Error) => void } | null = null;
+  #waiting: {
+    resolve: (result: IteratorResult<ConversationEvent | BridgeError>) => void;
+    reject: (error: Error) => void;
+  } | null = null;
   #done = false;
   #error: BridgeError | null = null;
   /** Events with an id at or below this are not for this subscriber (afterEventId). */
@@ -645,6 +663,8 @@ class Subscriber implements AsyncIterableIterator<ConversationEvent> {
   skipUntilAck = false;
   /** Set while older history is fetched on a second socket: events queue but are not yet handed out. */
   catchingUp = false;
+  /** The terminal error is handed out as the last item instead of rejecting (subscribeEndingWithError). */
+  errorAsItem = false;
 
   constructor(owner: UpstreamConversation, limit: number) {
     this.#owner = owner;
@@ -716,13 +736,14 @@ class Subscriber implements AsyncIterableIterator<ConversationEvent> {
       waiting.resolve({ value: next, done: false });
     } else if (this.#done) {
       this.#waiting = null;
-      if (this.#error) waiting.reject(this.#error);
-      else waiting.resolve({ value: undefined, done: true });
+      if (!this.#error) waiting.resolve({ value: undefined, done: true });
+      else if (this.errorAsItem) waiting.resolve({ value: this.#error, done: false });
+      else waiting.reject(this.#error);
       this.#error = null;
     }
   }
 
-  next(): Promise<IteratorResult<ConversationEvent>> {
+  next(): Promise<IteratorResult<ConversationEvent | BridgeError>> {
     if (!this.catchingUp) {
       const next = this.#queue.shift();
       if (next) return Promise.resolve({ value: next, done: false });
@@ -730,7 +751,8 @@ class Subscriber implements AsyncIterableIterator<ConversationEvent> {
     if (this.#done) {
       const error = this.#error;
       this.#error = null;
-      return error ? Promise.reject(error) : Promise.resolve({ value: undefined, done: true });
+      if (!error) return Promise.resolve({ value: undefined, done: true });
+      return this.errorAsItem ? Promise.resolve({ value: error, done: false }) : Promise.reject(error);
     }
     return new Promise((resolve, reject) => {
       this.#waiting = { resolve, reject };

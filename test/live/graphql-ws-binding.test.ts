@@ -1,0 +1,190 @@
+/**
+ * The graphql-ws binding (src/gateway/graphql-ws-binding.ts) on a real ws server with a small schema:
+ * the frames it writes are exactly graphql-ws's own (payload spliced from the shared serialization,
+ * errors included), frames of one turn arrive complete and in order, and the shared keep-alive
+ * terminates a client that stops answering pings. Every server and socket is closed in afterEach.
+ */
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  type ExecutionResult,
+  GraphQLError,
+  GraphQLInt,
+  GraphQLObjectType,
+  GraphQLSchema,
+  GraphQLString,
+  parse,
+} from 'graphql';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket, WebSocketServer } from 'ws';
+import { serveGraphqlWs } from '../../src/gateway/graphql-ws-binding.ts';
+import { subscribeSharingResults } from '../../src/gateway/shared-subscription-results.ts';
+
+/** Events every subscriber receives, the same objects for all (as the bridge hands them out). */
+const EVENTS = [{ n: 1 }, { n: 2 }, { n: -1 }, { n: 3 }];
+
+const Event = new GraphQLObjectType<{ n: number }>({
+  name: 'Event',
+  fields: {
+    n: { type: GraphQLInt },
+    label: {
+      type: GraphQLString,
+      resolve: (event) => {
+        if (event.n < 0) throw new GraphQLError('negative', { extensions: { code: 'NEGATIVE' } });
+        return `event "${event.n}" \u00e9\u2028`;
+      },
+    },
+  },
+});
+
+const schema = new GraphQLSchema({
+  query: new GraphQLObjectType({ name: 'Query', fields: { ok: { type: GraphQLInt, resolve: () => 1 } } }),
+  subscription: new GraphQLObjectType({
+    name: 'Subscription',
+    fields: {
+      events: {
+        type: Event,
+        subscribe: async function* () {
+          // All events in one turn: the binding corks the socket and writes them together.
+          for (const event of EVENTS) yield event;
+        },
+        resolve: (event: { n: number }) => event,
+      },
+    },
+  }),
+});
+
+const QUERY = '{ ok } subscription S { events { n label } }';
+
+/** What graphql-ws's own `useServer` writes for a `next` message. */
+function graphqlWsFrame(id: string, result: ExecutionResult): string {
+  const { errors, ...rest } = result;
+  return JSON.stringify({
+    id,
+    type: 'next',
+    payload: {
+      ...rest,
+      ...(errors ? { errors: errors.map((error) => (error as GraphQLError).toJSON()) } : {}),
+    },
+  });
+}
+
+let server: Server | undefined;
+let wsServer: WebSocketServer | undefined;
+let binding: { dispose(): Promise<void> } | undefined;
+const sockets: WebSocket[] = [];
+
+afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.terminate();
+  await binding?.dispose();
+  binding = undefined;
+  wsServer = undefined;
+  if (server) await new Promise<void>((resolve) => server?.close(() => resolve()));
+  server = undefined;
+});
+
+async function listen(keepAliveMs?: number): Promise<string> {
+  server = createServer();
+  wsServer = new WebSocketServer({ server });
+  binding = serveGraphqlWs(
+    {
+      schema,
+      subscribe: (args) => subscribeSharingResults(args) as never,
+      onSubscribe: (_ctx, _id, payload) => ({
+        schema,
+        document: parse(payload.query),
+        operationName: payload.operationName ?? null,
+        variableValues: payload.variables ?? null,
+      }),
+    },
+    wsServer,
+    keepAliveMs,
+  );
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** Opens a socket, initialises and subscribes with `id`; resolves with every text frame received. */
+async function subscribe(url: string, id: string, options: { autoPong?: boolean } = {}) {
+  const socket = new WebSocket(url, 'graphql-transport-ws', options);
+  sockets.push(socket);
+  const frames: string[] = [];
+  socket.on('message', (data) => frames.push(String(data)));
+  await once(socket, 'open');
+  socket.send(JSON.stringify({ type: 'connection_init' }));
+  // Subscribing before the ack is a protocol violation (4401).
+  await until(() => frames.length >= 1);
+  socket.send(JSON.stringify({ id, type: 'subscribe', payload: { query: QUERY, operationName: 'S' } }));
+  return { socket, frames };
+}
+
+async function until(check: () => boolean, ms = 3000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('graphql-ws binding', () => {
+  it('writes the same frames as graphql-ws, errors included, to every subscriber with its own id', async () => {
+    const url = await listen();
+    const first = await subscribe(url, 'first');
+    const second = await subscribe(url, 'second-"quoted"');
+    await until(() => first.frames.length >= 6 && second.frames.length >= 6);
+
+    // GraphQLError#toJSON order: message, locations, path, extensions.
+    const errorFrame = (id: string) =>
+      JSON.stringify({
+        id,
+        type: 'next',
+        payload: {
+          data: { events: { n: -1, label: null } },
+          errors: [
+            {
+              message: 'negative',
+              locations: [{ line: 1, column: QUERY.indexOf('label') + 1 }],
+              path: ['events', 'label'],
+              extensions: { code: 'NEGATIVE' },
+            },
+          ],
+        },
+      });
+    const expected = (id: string) => [
+      JSON.stringify({ type: 'connection_ack' }),
+      ...EVENTS.map((event) =>
+        event.n < 0
+          ? errorFrame(id)
+          : graphqlWsFrame(id, {
+              data: { events: { n: event.n, label: `event "${event.n}" \u00e9\u2028` } },
+            }),
+      ),
+      JSON.stringify({ id, type: 'complete' }),
+    ];
+    expect(first.frames).toEqual(expected('first'));
+    expect(second.frames).toEqual(expected('second-"quoted"'));
+  });
+
+  it('terminates a client that stops answering pings and keeps one that answers', async () => {
+    const url = await listen(100);
+    const silent = await subscribe(url, 'a', { autoPong: false });
+    const answering = await subscribe(url, 'b');
+    const [code] = (await once(silent.socket, 'close')) as [number];
+    // terminate(): no close frame, so the client sees an abnormal closure.
+    expect(code).toBe(1006);
+    expect(answering.socket.readyState).toBe(WebSocket.OPEN);
+  });
+
+  it('dispose closes open sockets with 1001', async () => {
+    const url = await listen();
+    const client = await subscribe(url, 'a');
+    await until(() => client.frames.length >= 1);
+    const closed = once(client.socket, 'close');
+    await binding?.dispose();
+    binding = undefined;
+    const [code] = (await closed) as [number];
+    expect(code).toBe(1001);
+  });
+});
