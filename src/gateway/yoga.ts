@@ -5,7 +5,7 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { type ExecutionArgs, getOperationAST } from 'graphql';
-import { createYoga, useReadinessCheck, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type pino from 'pino';
 import type { PagingSettings } from '../schema/connection.ts';
 import { schema } from '../schema/index.ts';
@@ -186,10 +186,22 @@ function isSubscription(args: ExecutionArgs): boolean {
   return getOperationAST(args.document, args.operationName)?.operation === 'subscription';
 }
 
-/** `/ready`: 200 when the upstream answers GET /alive and the gateway is not draining, else 503. */
-function useReadinessCheckPlugin(upstream: UpstreamClient, hardening: Hardening) {
-  return useReadinessCheck({
-    endpoint: '/ready',
-    check: ({ request }) => !hardening.shutdown.draining && upstream.isAlive(request.signal),
-  });
+/**
+ * `/ready`: 200 when the upstream answers GET /alive and the gateway is not draining, else 503.
+ * Matches like Yoga's `useReadinessCheck` (URL ending in the endpoint, or that exact path) minus its
+ * URLPattern test, which a literal path makes redundant and which cost ~1% of the gateway's CPU per
+ * GraphQL request (every request went through it).
+ */
+function useReadinessCheckPlugin(upstream: UpstreamClient, hardening: Hardening): Plugin {
+  return {
+    onRequest({ request, url, endResponse, fetchAPI }) {
+      if (!request.url.endsWith(READINESS_ENDPOINT) && url.pathname !== READINESS_ENDPOINT) return;
+      return (async () => {
+        const ready = !hardening.shutdown.draining && (await upstream.isAlive(request.signal));
+        endResponse(new fetchAPI.Response(null, { status: ready ? 200 : 503 }));
+      })();
+    },
+  };
 }
+
+const READINESS_ENDPOINT = '/ready';
