@@ -4,10 +4,14 @@
  * thousands of sockets receive the same result of one shared execution
  * (src/gateway/shared-subscription-results.ts):
  *
- * - The payload of a `next` message is serialized once per result object, not once per subscriber:
- *   graphql-ws serializes `{id, type, payload}` itself, so `onNext` hands it a stand-in whose `toJSON`
- *   parks the cached JSON and yields a marker, and `send` (called synchronously right after the
- *   serialization, with nothing in between) splices the JSON in place of the marker.
+ * - Subscription results do not go through graphql-ws's per-result path (an async function per
+ *   result with two awaits, an object spread, message validation and a JSON.stringify of the whole
+ *   result per subscriber): `onOperation` hands graphql-ws a stand-in stream ({@link DirectDelivery})
+ *   that pulls the real stream itself and writes each `next` frame as the subscription's own prefix
+ *   plus the payload JSON, serialized once per result object (a shared execution's result is one
+ *   object for all its subscribers). The stand-in ends when the real stream ends or fails, so
+ *   graphql-ws still sends `complete` / `error` and handles the client's `complete` as before. The
+ *   frames are byte for byte what graphql-ws writes (test/live/graphql-ws-binding.test.ts).
  * - Frames written to a socket within one turn of the event loop leave in one `writev` (the socket is
  *   corked at its first frame and uncorked in `setImmediate`): the upstream's events of one agent step
  *   arrive together, and a write syscall per frame was the largest single cost of fan-out.
@@ -61,46 +65,121 @@ function corkForThisTurn(socket: WebSocket): void {
   corked.add(socket);
 }
 
-/** Marker the stand-in serializes to; a NUL cannot occur unescaped in JSON, so the marker is unique. */
-const MARKER = '\u0000shared-payload';
-const MARKER_TAIL = `"payload":${JSON.stringify(MARKER)}}`;
-
-/** Cached payload JSON per result object; results of a shared execution are one object. */
-const payloadJson = new WeakMap<ExecutionResult, SerializedPayload>();
-/** Set by a stand-in's toJSON, taken by the next send (same synchronous stretch of graphql-ws code). */
-let parkedJson: string | null = null;
-
-/** The stand-in graphql-ws puts into its message; serializes to the marker and parks the real JSON. */
-class SerializedPayload {
-  constructor(readonly json: string) {}
-  toJSON(): string {
-    parkedJson = this.json;
-    return MARKER;
-  }
-}
+/** Payload JSON per result object: serialized once however many subscribers receive it. */
+const payloadJson = new WeakMap<ExecutionResult, string>();
 
 /** graphql-ws's own payload of a `next` message: the result, errors in their JSON form when present. */
 function serializePayload(result: ExecutionResult): string {
-  const { errors, ...rest } = result;
-  return JSON.stringify(errors ? { ...rest, errors: errors.map((error) => error.toJSON()) } : rest);
-}
-
-function sharedPayload(result: ExecutionResult): SerializedPayload {
-  let payload = payloadJson.get(result);
-  if (!payload) {
-    payload = new SerializedPayload(serializePayload(result));
-    payloadJson.set(result, payload);
+  let json = payloadJson.get(result);
+  if (json === undefined) {
+    const { errors, ...rest } = result;
+    json = JSON.stringify(errors ? { ...rest, errors: errors.map((error) => error.toJSON()) } : rest);
+    payloadJson.set(result, json);
   }
-  return payload;
+  return json;
 }
 
-/** Puts the parked JSON in place of the marker; messages without a marker pass unchanged. */
-function splice(data: string): string {
-  const json = parkedJson;
-  if (json === null) return data;
-  parkedJson = null;
-  if (!data.endsWith(MARKER_TAIL)) return data;
-  return `${data.slice(0, data.length - MARKER_TAIL.length)}"payload":${json}}`;
+type Send = (data: string) => Promise<void> | undefined;
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
+/**
+ * What graphql-ws iterates instead of a subscription's result stream: it yields nothing, writes each
+ * result of `source` to the socket as a `next` frame, and settles graphql-ws's pending `next()` when
+ * the source ends (done) or fails (rejects: graphql-ws sends `error`). `return()` (client `complete`,
+ * socket closed) stops the pump and returns the source. Promise callbacks, no async functions: this
+ * runs once per subscriber and result.
+ */
+class DirectDelivery implements AsyncIterableIterator<never> {
+  readonly #source: AsyncIterator<ExecutionResult>;
+  /** `{"id":"<id>","type":"next","payload":` — graphql-ws's key order. */
+  readonly #prefix: string;
+  readonly #send: Send;
+  #started = false;
+  #stopped = false;
+  #pending: { resolve: (result: IteratorResult<never>) => void; reject: (error: unknown) => void } | null =
+    null;
+
+  constructor(source: AsyncIterable<ExecutionResult>, id: string, send: Send) {
+    this.#source = source[Symbol.asyncIterator]();
+    this.#prefix = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+    this.#send = send;
+  }
+
+  next(): Promise<IteratorResult<never>> {
+    if (this.#stopped) return Promise.resolve(DONE);
+    return new Promise((resolve, reject) => {
+      this.#pending = { resolve, reject };
+      if (!this.#started) {
+        this.#started = true;
+        this.#pull();
+      }
+    });
+  }
+
+  return(): Promise<IteratorResult<never>> {
+    if (!this.#stopped) {
+      this.#stopped = true;
+      this.#pending?.resolve(DONE);
+      this.#pending = null;
+      const returned = this.#source.return?.();
+      if (returned) return returned.then(() => DONE);
+    }
+    return Promise.resolve(DONE);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  readonly #pull = (): void => {
+    if (this.#stopped) return;
+    this.#source.next().then(this.#deliver, this.#fail);
+  };
+
+  readonly #deliver = (step: IteratorResult<ExecutionResult>): void => {
+    if (this.#stopped) return;
+    if (step.done) {
+      this.#stopped = true;
+      this.#pending?.resolve(DONE);
+      this.#pending = null;
+      return;
+    }
+    let written: Promise<void> | undefined;
+    try {
+      written = this.#send(`${this.#prefix}${serializePayload(step.value)}}`);
+    } catch (error) {
+      this.#fail(error);
+      return;
+    }
+    // A slow reader: the next result is pulled only once this frame is written.
+    if (written) written.then(this.#pull, this.#fail);
+    else this.#pull();
+  };
+
+  readonly #fail = (error: unknown): void => {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#pending?.reject(error);
+    this.#pending = null;
+  };
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<ExecutionResult> {
+  return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
+}
+
+/** Writes one frame: corked for this turn; a promise of the write only when the client is behind. */
+function sendFrame(socket: WebSocket, data: string): Promise<void> | undefined {
+  if (socket.readyState !== socket.OPEN) return undefined;
+  corkForThisTurn(socket);
+  if (socket.bufferedAmount < WS_SEND_HIGH_WATER) {
+    socket.send(data);
+    return undefined;
+  }
+  // A slow reader: wait for the write, so the subscription pulls its next event only then.
+  return new Promise<void>((resolve, reject) => {
+    socket.send(data, (error) => (error ? reject(error) : resolve()));
+  });
 }
 
 /** Same text as graphql-ws's `limitCloseReason`. */
@@ -111,20 +190,22 @@ function closeReason(error: unknown, isProd: boolean): string {
 }
 
 /**
- * Serves graphql-ws on `wsServer`, like `useServer(options, wsServer)`. `options.onNext` must not be
- * set: this binding uses that hook for the shared serialization.
+ * Serves graphql-ws on `wsServer`, like `useServer(options, wsServer)`. `options.onOperation` cannot
+ * be set: this binding uses that hook for the direct delivery of subscription results.
  */
 export function serveGraphqlWs(
-  options: Omit<ServerOptions<Record<string, unknown>, SocketExtra>, 'onNext'>,
+  options: Omit<ServerOptions<Record<string, unknown>, SocketExtra>, 'onOperation'>,
   wsServer: WebSocketServer,
   keepAliveMs = WS_KEEP_ALIVE_MS,
 ): { dispose(): Promise<void> } {
   const isProd = process.env.NODE_ENV === 'production';
   const server = makeServer<Record<string, unknown>, SocketExtra>({
     ...options,
-    onNext: (_ctx, _id, _payload, _args, result) =>
-      // A stand-in object is accepted as the payload (graphql-ws only checks it is an object).
-      sharedPayload(result as ExecutionResult) as unknown as ExecutionResult,
+    onOperation: (ctx, id, _payload, _args, result) => {
+      if (!isAsyncIterable(result)) return undefined;
+      const socket = ctx.extra.socket;
+      return new DirectDelivery(result, id, (data) => sendFrame(socket, data));
+    },
   });
   wsServer.options.handleProtocols = handleProtocols;
 
@@ -162,19 +243,7 @@ export function serveGraphqlWs(
     const closed = server.opened(
       {
         protocol: socket.protocol,
-        send: (message) => {
-          const data = splice(message);
-          if (socket.readyState !== socket.OPEN) return;
-          corkForThisTurn(socket);
-          if (socket.bufferedAmount < WS_SEND_HIGH_WATER) {
-            socket.send(data);
-            return;
-          }
-          // A slow reader: wait for the write, so the subscription pulls its next event only then.
-          return new Promise<void>((resolve, reject) => {
-            socket.send(data, (error) => (error ? reject(error) : resolve()));
-          });
-        },
+        send: (data) => sendFrame(socket, data),
         close: (code, reason) => socket.close(code, reason),
         onMessage: (handle) =>
           socket.on('message', async (data) => {

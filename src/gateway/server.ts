@@ -122,11 +122,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
             }),
           ];
         }
+        // Only what the context needs: graphql-ws's whole ctx (its subscriptions map, the socket) would
+        // be copied into, and kept alive by, each of possibly thousands of operation contexts.
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
-          ...ctx,
           connectionParams: ctx.connectionParams ?? {},
-          // No upgrade request here: nothing reads it, and each of thousands of subscriptions would keep one.
-          socket: ctx.extra.socket,
           params: payload,
         });
         let document: ExecutionArgs['document'];
