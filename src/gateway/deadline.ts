@@ -4,6 +4,7 @@
  * timeout bounds one call; this bounds the sum (retries, pagination under filters, queued calls).
  * Subscriptions have no deadline: they are meant to stay open.
  */
+import { setMaxListeners } from 'node:events';
 import type { Plugin } from 'graphql-yoga';
 import { UpstreamError } from '../upstream/http.ts';
 import type { GatewayContext } from './context.ts';
@@ -23,6 +24,13 @@ class OperationSignal extends EventTarget {
   aborted = false;
   reason: unknown = undefined;
   onabort: ((event: Event) => void) | null = null;
+
+  constructor() {
+    super();
+    // Every upstream call of the operation listens (nodes(ids:) runs 20 at once). Node's AbortSignal
+    // never warns about that; a plain EventTarget would print MaxListenersExceededWarning past 10.
+    setMaxListeners(0, this);
+  }
 
   /** Fires once; later calls are ignored, like AbortController.abort. */
   abort(reason: unknown): void {
