@@ -46,10 +46,22 @@ export const WS_SEND_HIGH_WATER = 64 * 1024;
 /** Sockets corked during this turn of the event loop; uncorked together in setImmediate. */
 const corked = new Set<WebSocket>();
 
+/** Counts turns of the event loop in which frames were written (bumped where they are flushed). */
+let turn = 0;
+
 function uncorkAll(): void {
+  turn++;
   for (const socket of corked) netSocketOf(socket)?.uncork();
   corked.clear();
 }
+
+/**
+ * Frames one subscription writes per turn before it waits for the next turn. Results already queued
+ * are otherwise pulled in one long run of microtasks: with thousands of subscribers behind, that run
+ * would hold every write (corked) and every other request for seconds. Four keeps an agent step's
+ * events (they arrive together) in one write.
+ */
+export const WS_FRAMES_PER_TURN = 4;
 
 /** The TCP socket under a ws WebSocket (`_socket` is ws-internal, stable across ws 7-8). */
 function netSocketOf(socket: WebSocket): { cork(): void; uncork(): void } | undefined {
@@ -96,6 +108,8 @@ class DirectDelivery implements AsyncIterableIterator<never> {
   readonly #send: Send;
   #started = false;
   #stopped = false;
+  #turn = -1;
+  #framesThisTurn = 0;
   #pending: { resolve: (result: IteratorResult<never>) => void; reject: (error: unknown) => void } | null =
     null;
 
@@ -153,8 +167,18 @@ class DirectDelivery implements AsyncIterableIterator<never> {
     }
     // A slow reader: the next result is pulled only once this frame is written.
     if (written) written.then(this.#pull, this.#fail);
+    else if (this.#yieldsNow()) setImmediate(this.#pull);
     else this.#pull();
   };
+
+  /** True when this subscription wrote WS_FRAMES_PER_TURN frames in this turn already. */
+  #yieldsNow(): boolean {
+    if (this.#turn !== turn) {
+      this.#turn = turn;
+      this.#framesThisTurn = 0;
+    }
+    return ++this.#framesThisTurn >= WS_FRAMES_PER_TURN;
+  }
 
   readonly #fail = (error: unknown): void => {
     if (this.#stopped) return;
