@@ -15,6 +15,8 @@
  * - Frames written to a socket within one turn of the event loop leave in one `writev` (the socket is
  *   corked at its first frame and uncorked in `setImmediate`): the upstream's events of one agent step
  *   arrive together, and a write syscall per frame was the largest single cost of fan-out.
+ * - A subscription writes at most {@link WS_FRAMES_PER_TURN} frames per turn, then continues in the
+ *   next one, so a backlog never becomes one multi-second run of microtasks holding all those writes.
  * - A frame goes out without a write callback and promise while less than {@link WS_SEND_HIGH_WATER}
  *   bytes wait for the client; above that `send` waits for the write, so a slow reader stops pulling
  *   events and the bridge's per-subscriber bound (SUBSCRIBER_TOO_SLOW) still applies instead of memory
