@@ -26,7 +26,12 @@ export function shuttingDownError(): GraphQLError {
 export class ShutdownCoordinator {
   readonly #stop = new AbortController();
   #executing = 0;
-  #streams = 0;
+  /**
+   * One stop function per open subscription stream. A set rather than one 'abort' listener per stream:
+   * Node's EventTarget removes listeners in linear time, which made opening thousands of
+   * subscriptions quadratic (740 ms of CPU for 5,000 in the fan-out bench).
+   */
+  readonly #openStreams = new Set<() => void>();
 
   /** True once {@link beginDrain} ran. */
   get draining(): boolean {
@@ -40,12 +45,13 @@ export class ShutdownCoordinator {
 
   /** Subscription streams open now. */
   get streams(): number {
-    return this.#streams;
+    return this.#openStreams.size;
   }
 
   /** Starts draining: refuse new operations, end every subscription with a last SHUTTING_DOWN result. */
   beginDrain(): void {
     this.#stop.abort();
+    for (const stopStream of this.#openStreams) stopStream();
   }
 
   /**
@@ -60,7 +66,7 @@ export class ShutdownCoordinator {
     const deadline = performance.now() + timeoutMs;
     for (;;) {
       onTick?.();
-      if (this.#executing === 0 && this.#streams === 0 && alsoIdle()) return true;
+      if (this.#executing === 0 && this.#openStreams.size === 0 && alsoIdle()) return true;
       if (performance.now() >= deadline) return false;
       await sleep(20);
     }
@@ -68,7 +74,6 @@ export class ShutdownCoordinator {
 
   /** The envelop side: counts executions, refuses work while draining, wraps subscription streams. */
   plugin(): Plugin {
-    const stop = this.#stop.signal;
     return {
       onExecute: ({ executeFn, setExecuteFn, setResultAndStopExecution }) => {
         if (this.draining) {
@@ -94,12 +99,7 @@ export class ShutdownCoordinator {
         return {
           onSubscribeResult: ({ result, setResult }) => {
             if (!(Symbol.asyncIterator in result)) return;
-            this.#streams++;
-            setResult(
-              endOnStop(result, stop, () => {
-                this.#streams--;
-              }),
-            );
+            setResult(endOnStop(result, this.#openStreams));
           },
         };
       },
@@ -108,38 +108,48 @@ export class ShutdownCoordinator {
 }
 
 /**
- * Wraps a result stream so it yields one SHUTTING_DOWN result and completes when `stop` fires.
+ * Wraps a result stream so it yields one SHUTTING_DOWN result and completes when the coordinator
+ * calls its stop function (registered in `openStreams` while the stream is open).
  * Written as a plain iterator, not an async generator: a generator cannot run `return()` while it is
  * suspended in `await`, so a client unsubscribing from a quiet stream would leave the source (and its
- * upstream socket) attached until the next event.
+ * upstream socket) attached until the next event. Each `next()` races the source against a promise
+ * of its own, settled and dropped after the race: racing one long-lived promise would add a reaction
+ * to it per event that lives as long as the stream.
  */
 function endOnStop(
   source: AsyncIterable<ExecutionResult>,
-  stop: AbortSignal,
-  onClosed: () => void,
+  openStreams: Set<() => void>,
 ): AsyncIterableIterator<ExecutionResult> {
   const iterator = source[Symbol.asyncIterator]();
   const done: IteratorResult<ExecutionResult> = { done: true, value: undefined };
   let finished = false;
+  let stopRequested = false;
+  /** Resolves the `next()` waiting now, if any, with 'stop'. */
+  let interruptWaiting: (() => void) | undefined;
+  const stopStream = () => {
+    stopRequested = true;
+    interruptWaiting?.();
+  };
+  openStreams.add(stopStream);
   const finish = () => {
     if (finished) return false;
     finished = true;
-    stop.removeEventListener('abort', onStop);
-    onClosed();
+    openStreams.delete(stopStream);
     return true;
   };
-  let announceStop: (() => void) | undefined;
-  const stopped = new Promise<'stop'>((resolve) => {
-    announceStop = () => resolve('stop');
-  });
-  const onStop = () => announceStop?.();
-  if (stop.aborted) onStop();
-  else stop.addEventListener('abort', onStop, { once: true });
 
   return {
     async next() {
       if (finished) return done;
-      const next = await Promise.race([iterator.next(), stopped]);
+      const next = stopRequested
+        ? 'stop'
+        : await Promise.race([
+            iterator.next(),
+            new Promise<'stop'>((resolve) => {
+              interruptWaiting = () => resolve('stop');
+            }),
+          ]);
+      interruptWaiting = undefined;
       if (next === 'stop') {
         if (!finish()) return done;
         void Promise.resolve(iterator.return?.()).catch(() => {});
