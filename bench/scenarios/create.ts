@@ -2,11 +2,9 @@
  * Scenario 3: `createConversation(input: {})` through the gateway vs `POST /api/conversations {}`.
  * Every create starts an agent in the local service on both sides alike.
  */
-import { alternate } from '../lib/compare.ts';
 import { type BenchContext, graphqlTarget, restTarget } from '../lib/context.ts';
-import { type LoadFigures, saturate, sequential, verify, withCpu } from '../lib/http-load.ts';
-import { fmt, type ScenarioResult } from '../lib/report.ts';
-import { round } from '../lib/stats.ts';
+import { compareGatewayWithDirect } from '../lib/http-comparison.ts';
+import type { ScenarioResult } from '../lib/report.ts';
 
 const CREATE_MUTATION = `mutation BenchCreate {
   createConversation(input: {}) {
@@ -16,7 +14,7 @@ const CREATE_MUTATION = `mutation BenchCreate {
 }`;
 
 /** Runs the create scenario. */
-export async function runCreate(context: BenchContext): Promise<ScenarioResult> {
+export function runCreate(context: BenchContext): Promise<ScenarioResult> {
   const targets = {
     gateway: {
       ...graphqlTarget(context, CREATE_MUTATION, {}, (data) => {
@@ -34,48 +32,5 @@ export async function runCreate(context: BenchContext): Promise<ScenarioResult> 
         throw new Error(`create answered ${JSON.stringify(body)}`);
     }),
   };
-  await verify(targets.gateway);
-  await verify(targets.direct);
-  const single = await alternate<LoadFigures>(context.rounds, (side) =>
-    sequential(targets[side], context.seconds),
-  );
-  const saturated = await alternate(context.rounds, (side) =>
-    withCpu(context, () => saturate(targets[side], context.connections, context.seconds)),
-  );
-  await verify(targets.gateway);
-  const ratio = round(saturated.gateway.median.requestsPerSecond / saturated.direct.median.requestsPerSecond);
-  return {
-    name: 'create',
-    rows: [
-      {
-        scenario: 'create',
-        measure: 'p50 @1 conn',
-        gateway: fmt(single.gateway.median.p50Ms, 'ms'),
-        direct: fmt(single.direct.median.p50Ms, 'ms'),
-        derived: `+${fmt(single.gateway.median.p50Ms - single.direct.median.p50Ms, 'ms')}`,
-      },
-      {
-        scenario: 'create',
-        measure: `req/s @${context.connections} conns`,
-        gateway: fmt(saturated.gateway.median.requestsPerSecond),
-        direct: fmt(saturated.direct.median.requestsPerSecond),
-        derived: `ratio ${fmt(ratio)}`,
-      },
-      {
-        scenario: 'create',
-        measure: 'CPU ms per request',
-        gateway: `gw ${fmt(saturated.gateway.median.gatewayCpuMsPerRequest)} + svc ${fmt(saturated.gateway.median.serviceCpuMsPerRequest)}`,
-        direct: `svc ${fmt(saturated.direct.median.serviceCpuMsPerRequest)}`,
-        derived: 'from /proc, at saturation',
-      },
-      {
-        scenario: 'create',
-        measure: `p50/p99 @${context.connections} conns`,
-        gateway: `${fmt(saturated.gateway.median.p50Ms)}/${fmt(saturated.gateway.median.p99Ms)} ms`,
-        direct: `${fmt(saturated.direct.median.p50Ms)}/${fmt(saturated.direct.median.p99Ms)} ms`,
-        derived: `${saturated.gateway.median.errors + saturated.direct.median.errors} errors`,
-      },
-    ],
-    details: { oneConnection: single, saturation: saturated, throughputRatio: ratio },
-  };
+  return compareGatewayWithDirect(context, 'create', targets);
 }
