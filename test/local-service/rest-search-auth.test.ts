@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_TENANT } from '../../src/local-service/auth.ts';
+import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
 import type {
   ConversationRecord,
@@ -90,22 +91,9 @@ describe('GET /api/conversations', () => {
     const store = openConversationStore(first.dataDir);
     const oldId = 'b'.repeat(32);
     const longAgo = new Date(Date.now() - 11 * 24 * 3600 * 1000).toISOString();
-    store.insertConversation({
-      tenant: DEFAULT_TENANT,
-      conversationId: oldId,
-      title: 'old',
-      status: 'STOPPED',
-      runtimeStatus: null,
-      selectedRepository: null,
-      selectedBranch: null,
-      gitProvider: null,
-      trigger: 'gui',
-      prNumbers: [],
-      createdAt: longAgo,
-      lastUpdatedAt: longAgo,
-      request: {},
-      sessionApiKey: null,
-    });
+    store.insertConversation(
+      newStoredConversation(DEFAULT_TENANT, oldId, { title: 'old', createdAt: longAgo }),
+    );
     store.close();
     service = await startTestLocalService({ dataDir: first.dataDir });
     await createMany(1);
