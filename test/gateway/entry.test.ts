@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { killChildren } from '../helpers/processes.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const TSX = join(ROOT, 'node_modules/.bin/tsx');
@@ -14,13 +15,7 @@ const children: ChildProcess[] = [];
 const dirs: string[] = [];
 
 afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((done) => child.once('exit', done));
-      child.kill('SIGKILL');
-      await exited;
-    }
-  }
+  await killChildren(children);
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { sendJson, startMisbehavingUpstream } from '../gateway/misbehaving-upstream.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
 import { makeTempDataDir, removeDataDir, rest, startTestLocalService } from '../helpers/local-service.ts';
+import { killChildren } from '../helpers/processes.ts';
 import { Collector, eventually, sseSubscribe, startLiveGateway, wsClient } from '../live/helpers.ts';
 import { cleanupStack, post } from './helpers.ts';
 
@@ -146,13 +147,7 @@ describe('the process on SIGTERM', () => {
   const ROOT = resolve(import.meta.dirname, '../..');
   const children: ChildProcess[] = [];
   afterEach(async () => {
-    for (const child of children.splice(0)) {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((done) => child.once('exit', done));
-        child.kill('SIGKILL');
-        await exited;
-      }
-    }
+    await killChildren(children);
   });
 
   it('drains, completes an open SSE subscription with the reason, exits 0, and the local service kept the data', async () => {

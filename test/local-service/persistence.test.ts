@@ -17,6 +17,7 @@ import {
   startTestLocalService,
   type TestLocalService,
 } from '../helpers/local-service.ts';
+import { killChildren } from '../helpers/processes.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/local-service/main.ts', import.meta.url));
 
@@ -26,12 +27,7 @@ const children: ChildProcess[] = [];
 const stores: ConversationStore[] = [];
 
 afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await once(child, 'exit');
-    }
-  }
+  await killChildren(children);
   for (const s of services.splice(0)) await s.close();
   for (const s of stores.splice(0)) s.close();
   for (const d of dataDirs.splice(0)) removeDataDir(d);
