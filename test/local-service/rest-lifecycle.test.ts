@@ -435,3 +435,29 @@ describe('routing', () => {
     expect((await rest(s.url, `/api/conversations/${id}/stop`)).status).toBe(405);
   });
 });
+
+describe('nested-runtime mode', () => {
+  it("a running conversation's own key opens its events, rename and stop routes, and no other conversation's", async () => {
+    const s = await service({ nestedRuntime: true, sessionApiKeys: ['main-key'] });
+    const id = await create(s.url, {}, 'main-key');
+    const other = await create(s.url, {}, 'main-key');
+    await waitForStatus(s.url, id, 'RUNNING', 'main-key');
+    const ownKey = (await record(s.url, id, 'main-key'))?.session_api_key as string;
+    expect(ownKey).toEqual(expect.any(String));
+
+    expect((await events(s.url, id, ownKey)).status).toBe(200);
+    expect((await events(s.url, other, ownKey)).status).toBe(401);
+    expect(await patch(s.url, id, { title: 'via runtime key' }, ownKey)).toMatchObject({
+      status: 200,
+      body: true,
+    });
+    expect(await patch(s.url, other, { title: 'x' }, ownKey)).toMatchObject({ status: 401 });
+    expect(await del(s.url, other, ownKey)).toMatchObject({ status: 401 });
+    expect((await stop(s.url, id, ownKey)).body).toMatchObject({
+      message: 'Conversation stopped successfully',
+    });
+    // Stopping cleared the runtime key: it opens nothing any more.
+    expect((await events(s.url, id, ownKey)).status).toBe(401);
+    expect((await record(s.url, id, 'main-key'))?.title).toBe('via runtime key');
+  });
+});
