@@ -79,7 +79,10 @@ async function seeded(
   return service({ dataDir, sessionApiKeys: options.keys ?? [] });
 }
 
-type Page = ConversationEventsPageRecord & { events: Array<ConversationEventRecord & { id: number }> };
+/** The wire page, read loosely: events are JSON objects with numeric ids. */
+type Page = Omit<ConversationEventsPageRecord, 'events'> & {
+  events: Array<Record<string, unknown> & { id: number }>;
+};
 
 async function page(url: string, id: string, query = '', key?: string) {
   return rest<Page>(url, `/api/conversations/${id}/events${query}`, { key });
@@ -347,19 +350,16 @@ describe('POST /api/conversations/{id}/events', () => {
   it('holds every agent-state change, where a socket replay keeps only the last', async () => {
     const s = await service();
     const id = await createConversation(s.url, { initial_user_msg: 'hello' });
-    const isIdle = (events: Array<{ extras?: unknown }>) =>
-      events.filter((e) => (e.extras as { agent_state?: string })?.agent_state === 'awaiting_user_input')
-        .length >= 1;
+    const agentStateOf = (e: Record<string, unknown>) =>
+      (e.extras as { agent_state?: string } | undefined)?.agent_state;
+    const isIdle = (events: Array<Record<string, unknown>>) =>
+      events.some((e) => agentStateOf(e) === 'awaiting_user_input');
     for (let i = 0; i < 100 && !isIdle(await allEvents(s.url, id)); i++) {
       await new Promise((r) => setTimeout(r, 10));
     }
     const stored = await allEvents(s.url, id);
-    const states = stored.filter((e) => 'observation' in e && e.observation === 'agent_state_changed');
-    expect(states.map((e) => (e as { extras: { agent_state: string } }).extras.agent_state)).toEqual([
-      'loading',
-      'running',
-      'awaiting_user_input',
-    ]);
+    const states = stored.filter((e) => e.observation === 'agent_state_changed');
+    expect(states.map(agentStateOf)).toEqual(['loading', 'running', 'awaiting_user_input']);
     const replay = client(s.url, { conversation_id: id, latest_event_id: '-1', session_api_key: '' });
     await replay.connected;
     const replayed = replay.events().filter((e) => typeof e.id === 'number');

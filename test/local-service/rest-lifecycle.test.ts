@@ -170,7 +170,7 @@ describe('PATCH /api/conversations/{id}', () => {
       Date.parse(before?.last_updated_at ?? ''),
     );
     // The status update is live only: it is not among the stored events.
-    const stored = (await events(s.url, id)).body.events as Array<Record<string, unknown>>;
+    const stored = (await events(s.url, id)).body.events as unknown as Array<Record<string, unknown>>;
     expect(stored.some((e) => 'status_update' in e)).toBe(false);
     // Exactly 200 characters (after stripping) is fine.
     const longest = 'x'.repeat(200);
