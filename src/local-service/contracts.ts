@@ -13,7 +13,78 @@ import type {
   ConversationStatusValue,
   CreateConversationRequestRecord,
   GitProviderValue,
+  UserActionRecord,
 } from '../upstream/records.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Wire shapes of the history and lifecycle routes (shared/reference/upstream-api.md, "Other routes of
+// the real server"). Kept here rather than in src/upstream/records.ts so this branch does not collide
+// with other edits there; they are pure types and can move to records.ts when the gateway reads them.
+
+/** 200 answer of GET /api/conversations/{id}/events. */
+export interface ConversationEventsPageRecord {
+  /** The stored events, as the socket sends them (actions and observations with numeric ids). */
+  events: ConversationEventRecord[];
+  /** Whether more events exist beyond this page in the direction read, within start_id..end_id. */
+  has_more: boolean;
+}
+
+/** Body of POST /api/conversations/{id}/events: an `oh_user_action` payload. */
+export type AddEventRequestRecord = UserActionRecord;
+
+/** 200 answer of POST /api/conversations/{id}/events. */
+export interface AddEventResponseRecord {
+  success: true;
+}
+
+/** `{"detail": "..."}`: 404 of the events routes, 400 `Invalid limit`. */
+export interface DetailErrorRecord {
+  detail: string;
+}
+
+/** Body of PATCH /api/conversations/{id}. Other keys are 422 extra_forbidden. */
+export interface UpdateConversationRequestRecord {
+  /** 1..200 characters once surrounding whitespace is stripped; stored stripped. */
+  title: string;
+}
+
+/** 404 / 403 bodies of PATCH /api/conversations/{id}. */
+export interface UpdateConversationErrorRecord {
+  status: 'error';
+  message: 'Conversation not found' | 'Permission denied: You can only update your own conversations';
+  msg_id: 'CONVERSATION$NOT_FOUND' | 'AUTHORIZATION$PERMISSION_DENIED';
+}
+
+/** Body of POST /api/conversations/{id}/start (`{}` is valid). */
+export interface StartConversationRequestRecord {
+  providers_set?: GitProviderValue[] | null;
+}
+
+/** 200 answer of POST /api/conversations/{id}/start. */
+export interface StartConversationResponseRecord {
+  status: 'ok';
+  conversation_id: string;
+  /** The real server's response model also has `message` (null here); readers must tolerate it either way. */
+  message?: string | null;
+  conversation_status: 'STARTING' | 'RUNNING';
+}
+
+/** 404 answer of POST /api/conversations/{id}/start. */
+export interface StartConversationNotFoundRecord {
+  status: 'error';
+  conversation_id: string;
+}
+
+/** 200 answer of POST /api/conversations/{id}/stop. */
+export interface StopConversationResponseRecord {
+  status: 'ok';
+  conversation_id: string;
+  message: 'Conversation stopped successfully' | 'Conversation was not running';
+  /** The status before stopping: STARTING or RUNNING when it was running, else STOPPED. */
+  conversation_status: string;
+}
+
+// ---------------------------------------------------------------------------------------------
 
 /**
  * Opaque tenant id. Each configured session API key is its own tenant; with no key configured every
@@ -57,6 +128,14 @@ export type ConversationPatch = Partial<
 /** A stored event: the wire payload with its per-conversation id (0, 1, 2, ...). */
 export type StoredEvent = ConversationEventRecord & { id: number };
 
+/** A bounded read of one conversation's events (ids inclusive at both ends). */
+export interface EventSearch {
+  startId: number;
+  endId: number | null;
+  reverse: boolean;
+  limit: number;
+}
+
 export interface ProviderToken {
   token: string;
   host: string | null;
@@ -73,6 +152,13 @@ export interface ConversationStore {
   appendEvent(tenant: TenantId, conversationId: string, event: ConversationEventRecord): StoredEvent;
   /** Events with id > afterId, in id order. */
   listEvents(tenant: TenantId, conversationId: string, afterId: number): StoredEvent[];
+  /**
+   * Up to `limit` events with startId <= id <= endId (endId null: no upper bound), oldest first, or
+   * newest first when `reverse`. Empty for a conversation the tenant does not own.
+   */
+  searchEvents(tenant: TenantId, conversationId: string, query: EventSearch): StoredEvent[];
+  /** Deletes the conversation and all its events in one transaction; false when the tenant owns no such conversation. */
+  deleteConversation(tenant: TenantId, conversationId: string): boolean;
   setProviderTokens(tenant: TenantId, tokens: Partial<Record<GitProviderValue, ProviderToken>>): void;
   getProviderTokens(tenant: TenantId): Partial<Record<GitProviderValue, ProviderToken>>;
   clearProviderTokens(tenant: TenantId): void;
@@ -114,6 +200,20 @@ export interface AgentRuntime {
   ): { ok: true; event: StoredEvent } | { ok: false; reason: string };
   /** Subscribes to events appended to a conversation from now on; returns the unsubscribe function. */
   onEvent(tenant: TenantId, conversationId: string, listener: LiveEventListener): () => void;
+  /**
+   * Stops the conversation's agent loop if it runs: stores the `stopped` agent state, marks the
+   * conversation STOPPED and sends the closing observation. Answers whether it was running.
+   */
+  stop(tenant: TenantId, conversationId: string): boolean;
+  /**
+   * The conversation is being deleted: stops its loop (as {@link stop}) and tells every
+   * {@link onRemoved} listener, so the socket layer disconnects its sockets.
+   */
+  remove(tenant: TenantId, conversationId: string): void;
+  /** Subscribes to the removal of a conversation; returns the unsubscribe function. */
+  onRemoved(tenant: TenantId, conversationId: string, listener: () => void): () => void;
+  /** Sends the live title-change status update to the conversation's sockets (never stored, like the real server). */
+  announceTitle(tenant: TenantId, conversationId: string, title: string): void;
   /** Live socket connections (the record's `num_connections`). */
   connectionCount(tenant: TenantId, conversationId: string): number;
   addConnection(tenant: TenantId, conversationId: string): void;

@@ -8,7 +8,7 @@ import type pino from 'pino';
 import { extractPresentedKey } from './auth.ts';
 import type { AgentRuntime, TenantId, TenantResolver } from './contracts.ts';
 import type { RateLimiter } from './rate-limit.ts';
-import { type ApiResponse, CONVERSATION_PATH, type Route } from './routes.ts';
+import { type ApiResponse, CONVERSATION_SUBTREE, type Route } from './routes.ts';
 import { jsonInvalidIssue, missingBodyIssue } from './validation.ts';
 
 /** What the HTTP server needs. */
@@ -138,7 +138,7 @@ export function createHttpServer(deps: HttpServerDeps): http.Server {
       tenant = resolveTenant(presented.key);
       if (tenant === null) {
         // Nested-runtime mode: a conversation's own runtime key opens that conversation's routes.
-        const conversationId = CONVERSATION_PATH.exec(path)?.[1];
+        const conversationId = CONVERSATION_SUBTREE.exec(path)?.[1];
         if (conversationId !== undefined) tenant = runtime.tenantForSessionKey(conversationId, presented.key);
       }
       if (tenant === null) return send(res, { status: 401, body: { detail: 'Unauthorized' } });
@@ -155,17 +155,22 @@ export function createHttpServer(deps: HttpServerDeps): http.Server {
     }
 
     let body: unknown;
-    if (found.route.body === 'required') {
+    let bodyProblem: ApiResponse | undefined;
+    if (found.route.body !== 'ignored') {
       const read = await readBody(req, maxBodyBytes);
       if (read.kind === 'too_large') {
         return send(res, { status: 413, body: { detail: 'Request body too large' } });
       }
-      if (read.raw.length === 0) return send(res, { status: 422, body: { detail: [missingBodyIssue()] } });
-      try {
-        body = JSON.parse(read.raw.toString('utf8'));
-      } catch (error) {
-        return send(res, { status: 422, body: { detail: [jsonInvalidIssue(error, read.raw.length)] } });
+      if (read.raw.length === 0) {
+        bodyProblem = { status: 422, body: { detail: [missingBodyIssue()] } };
+      } else {
+        try {
+          body = JSON.parse(read.raw.toString('utf8'));
+        } catch (error) {
+          bodyProblem = { status: 422, body: { detail: [jsonInvalidIssue(error, read.raw.length)] } };
+        }
       }
+      if (bodyProblem && found.route.body === 'required') return send(res, bodyProblem);
     }
 
     const response = found.route.handle({
@@ -174,6 +179,7 @@ export function createHttpServer(deps: HttpServerDeps): http.Server {
       query,
       body,
       params: found.params,
+      ...(bodyProblem ? { bodyProblem } : {}),
     });
     send(res, response);
   }

@@ -13,6 +13,7 @@ import type {
 } from '../upstream/records.ts';
 import { ALIVE_BODY } from '../upstream/records.ts';
 import type { AgentRuntime, ProviderToken, StoredConversation, TenantId } from './contracts.ts';
+import { createHistoryRoutes } from './history-routes.ts';
 import { newStoredConversation } from './new-conversation.ts';
 import type { LocalConversationStore } from './store.ts';
 import {
@@ -33,6 +34,11 @@ export interface ApiRequest {
   body: unknown;
   /** Path parameters captured by the route pattern. */
   params: string[];
+  /**
+   * For `body: 'deferred'` routes: the 422 a missing or malformed body earns, left for the handler to
+   * return after checks the real server makes first (such as finding the conversation).
+   */
+  bodyProblem?: ApiResponse;
 }
 
 /** A JSON answer. */
@@ -55,10 +61,13 @@ export interface RouteDeps {
 
 /** One entry of the route table. */
 export interface Route {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   pattern: RegExp;
-  /** Whether a JSON body is read and required (FastAPI answers a missing required body with 422 missing). */
-  body: 'required' | 'ignored';
+  /**
+   * Whether a JSON body is read and required (FastAPI answers a missing required body with 422 missing);
+   * `deferred` reads it too but hands a missing or malformed body to the handler as `bodyProblem`.
+   */
+  body: 'required' | 'deferred' | 'ignored';
   handle(request: ApiRequest): ApiResponse;
 }
 
@@ -67,6 +76,9 @@ export const SEARCH_MAX_AGE_MS = 10 * 24 * 60 * 60 * 1000;
 
 /** `/api/conversations/{id}`: the id segment as FastAPI would capture it (any non-slash text). */
 export const CONVERSATION_PATH = /^\/api\/conversations\/([^/]+)$/;
+
+/** `/api/conversations/{id}` and every route under it (events, start, stop): captures the id. */
+export const CONVERSATION_SUBTREE = /^\/api\/conversations\/([^/]+)(?:\/[^/]+)?$/;
 
 function validationError(issues: ValidationIssue[]): ApiResponse {
   return { status: 422, body: { detail: issues } };
@@ -253,6 +265,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
     { method: 'POST', pattern: /^\/api\/conversations$/, body: 'required', handle: createConversation },
     { method: 'GET', pattern: /^\/api\/conversations$/, body: 'ignored', handle: searchConversations },
     { method: 'GET', pattern: CONVERSATION_PATH, body: 'ignored', handle: getConversation },
+    ...createHistoryRoutes(deps),
     {
       method: 'POST',
       pattern: /^\/api\/unset-provider-tokens$/,

@@ -43,6 +43,7 @@ import type {
   StoredEvent,
   TenantId,
 } from './contracts.ts';
+import { MAX_TITLE_LENGTH } from './validation.ts';
 
 /**
  * Event timestamps as the real server writes them: ISO 8601 in the server's local time, microsecond
@@ -74,8 +75,6 @@ export interface AgentRuntimeDeps {
 
 /** Default delays: slow enough to watch in a UI, fast enough not to bore anyone. */
 export const DEFAULT_AGENT_TIMINGS: AgentTimings = { startupMs: 200, replyMs: 300, replayStepMs: 50 };
-
-const MAX_TITLE_LENGTH = 200;
 
 interface TimedStep {
   delayMs: number;
@@ -158,6 +157,11 @@ function agentStateObservation(agentState: AgentStateValue, cause?: number): Con
   };
 }
 
+/** The live status update the real server sends when a conversation's title changes (never stored). */
+export function titleStatusUpdate(conversationId: string, title: string): ConversationEventRecord {
+  return { status_update: true, type: 'info', message: conversationId, conversation_title: title };
+}
+
 function keysEqual(a: string, b: string): boolean {
   const left = Buffer.from(a);
   const right = Buffer.from(b);
@@ -174,6 +178,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
   const loops = new Map<string, AgentLoop>();
   const listeners = new Map<string, Set<LiveEventListener>>();
   const connections = new Map<string, number>();
+  const removalListeners = new Map<string, Set<() => void>>();
   let closed = false;
 
   function publish(key: string, event: LiveEvent): void {
@@ -309,12 +314,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
     } else if (verb === 'title' && rest !== '') {
       const title = rest.slice(0, MAX_TITLE_LENGTH);
       store.updateConversation(tenant, conversationId, { title, lastUpdatedAt: new Date().toISOString() });
-      publish(loop.key, {
-        status_update: true,
-        type: 'info',
-        message: conversationId,
-        conversation_title: title,
-      });
+      publish(loop.key, titleStatusUpdate(conversationId, title));
       agentMessage(loop, userEventId, `Title changed to: ${title}`);
     } else if (verb === 'error' && rest !== '') {
       append(tenant, conversationId, {
@@ -526,10 +526,54 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
     return { ok: true, event: echo };
   }
 
+  /** Like the real server's close_session: the agent's last stored state is `stopped`, then the loop ends. */
+  function stop(tenant: TenantId, conversationId: string): boolean {
+    const loop = loops.get(loopKey(tenant, conversationId));
+    if (!loop) return false;
+    try {
+      setAgentState(loop, 'stopped');
+    } finally {
+      stopLoop(loop);
+    }
+    return true;
+  }
+
   return {
     start,
     isRunning: (tenant, conversationId) => loops.has(loopKey(tenant, conversationId)),
     acceptUserAction,
+    stop,
+    remove(tenant, conversationId) {
+      stop(tenant, conversationId);
+      const key = loopKey(tenant, conversationId);
+      const subscribers = removalListeners.get(key);
+      removalListeners.delete(key);
+      for (const listener of subscribers ?? []) {
+        try {
+          listener();
+        } catch (error) {
+          logger.error({ err: error }, 'removal listener failed');
+        }
+      }
+    },
+    onRemoved(tenant, conversationId, listener) {
+      const key = loopKey(tenant, conversationId);
+      let set = removalListeners.get(key);
+      if (!set) {
+        set = new Set();
+        removalListeners.set(key, set);
+      }
+      set.add(listener);
+      return () => {
+        const current = removalListeners.get(key);
+        if (!current) return;
+        current.delete(listener);
+        if (current.size === 0) removalListeners.delete(key);
+      };
+    },
+    announceTitle(tenant, conversationId, title) {
+      publish(loopKey(tenant, conversationId), titleStatusUpdate(conversationId, title));
+    },
     onEvent(tenant, conversationId, listener) {
       const key = loopKey(tenant, conversationId);
       let set = listeners.get(key);
@@ -570,6 +614,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
       for (const loop of [...loops.values()]) stopLoop(loop);
       closed = true;
       listeners.clear();
+      removalListeners.clear();
       connections.clear();
     },
   };

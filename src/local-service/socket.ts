@@ -8,7 +8,8 @@
  * middleware go out ahead of the CONNECT packet, and socket.io-client delivers them before `connect`.
  *
  * Refusals are `connect_error`s with the real server's messages. A conversation of another tenant is
- * refused with `Failed to join conversation`; no trace of it reaches the caller.
+ * refused with `Failed to join conversation`; no trace of it reaches the caller. Deleting a conversation
+ * disconnects its sockets.
  */
 import type { Server as HttpServer } from 'node:http';
 import type pino from 'pino';
@@ -143,12 +144,19 @@ export function attachConversationSocket(
     const unsubscribe = runtime.onEvent(tenant, conversationId, (event: LiveEvent) => {
       socket.emit(SOCKET_EVENT.serverEvent, event);
     });
+    // A deleted conversation's sockets are closed by the server (the client sees `io server disconnect`
+    // and does not reconnect on its own); one still in admission has its transport closed instead.
+    const stopWatchingRemoval = runtime.onRemoved(tenant, conversationId, () => {
+      if (socket.connected) socket.disconnect(true);
+      else socket.conn.close();
+    });
     runtime.addConnection(tenant, conversationId);
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
       unsubscribe();
+      stopWatchingRemoval();
       runtime.removeConnection(tenant, conversationId);
     };
     // 'disconnect' covers a connected socket; the transport's 'close' also covers a client that leaves

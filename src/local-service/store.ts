@@ -188,6 +188,16 @@ export function openConversationStore(dataDir: string): LocalConversationStore {
   const listEventsStmt = db.prepare(
     'SELECT payload FROM events WHERE conversation_id = ? AND id > ? ORDER BY id',
   );
+  const searchEventsForwardStmt = db.prepare(
+    'SELECT payload FROM events WHERE conversation_id = ? AND id >= ? AND id <= ? ORDER BY id ASC LIMIT ?',
+  );
+  const searchEventsBackwardStmt = db.prepare(
+    'SELECT payload FROM events WHERE conversation_id = ? AND id >= ? AND id <= ? ORDER BY id DESC LIMIT ?',
+  );
+  const deleteEventsStmt = db.prepare('DELETE FROM events WHERE conversation_id = ?');
+  const deleteConversationStmt = db.prepare(
+    'DELETE FROM conversations WHERE tenant = ? AND conversation_id = ?',
+  );
   const upsertTokenStmt = db.prepare(
     `INSERT INTO provider_tokens (tenant, provider, token, host) VALUES (?, ?, ?, ?)
      ON CONFLICT (tenant, provider) DO UPDATE SET token = excluded.token, host = excluded.host`,
@@ -222,6 +232,14 @@ export function openConversationStore(dataDir: string): LocalConversationStore {
     },
   );
 
+  // One transaction: after a crash the conversation is either whole or gone with all its events.
+  const remove = db.transaction((tenant: TenantId, conversationId: string): boolean => {
+    if (!ownsConversationStmt.get(tenant, conversationId)) return false;
+    deleteEventsStmt.run(conversationId);
+    deleteConversationStmt.run(tenant, conversationId);
+    return true;
+  });
+
   const setTokens = db.transaction(
     (tenant: TenantId, tokens: Partial<Record<GitProviderValue, ProviderToken>>) => {
       for (const provider of GIT_PROVIDERS) {
@@ -253,6 +271,16 @@ export function openConversationStore(dataDir: string): LocalConversationStore {
       if (!ownsConversationStmt.get(tenant, conversationId)) return [];
       const rows = listEventsStmt.all(conversationId, afterId) as Array<{ payload: string }>;
       return rows.map((r) => JSON.parse(r.payload) as StoredEvent);
+    },
+    searchEvents(tenant, conversationId, { startId, endId, reverse, limit }) {
+      if (limit <= 0 || !ownsConversationStmt.get(tenant, conversationId)) return [];
+      const stmt = reverse ? searchEventsBackwardStmt : searchEventsForwardStmt;
+      const upper = endId ?? Number.MAX_SAFE_INTEGER;
+      const rows = stmt.all(conversationId, startId, upper, limit) as Array<{ payload: string }>;
+      return rows.map((r) => JSON.parse(r.payload) as StoredEvent);
+    },
+    deleteConversation(tenant, conversationId) {
+      return remove(tenant, conversationId);
     },
     setProviderTokens(tenant, tokens) {
       setTokens(tenant, tokens);

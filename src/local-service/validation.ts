@@ -8,9 +8,15 @@
 import type {
   AddGitProvidersRequestRecord,
   CreateConversationRequestRecord,
+  GitProviderValue,
   ValidationIssueRecord,
 } from '../upstream/records.ts';
-import { CONVERSATION_TRIGGERS, GIT_PROVIDERS, SUGGESTED_TASK_TYPES } from '../upstream/records.ts';
+import {
+  CONVERSATION_TRIGGERS,
+  GIT_PROVIDERS,
+  REQUESTABLE_AGENT_STATES,
+  SUGGESTED_TASK_TYPES,
+} from '../upstream/records.ts';
 
 /** One 422 detail item; `ctx` appears where pydantic adds it (enum, bounds, json_invalid). */
 export interface ValidationIssue extends ValidationIssueRecord {
@@ -23,6 +29,7 @@ export type Validated<T> = { ok: true; value: T } | { ok: false; issues: Validat
 type Loc = Array<string | number>;
 
 type Schema =
+  | { kind: 'any' }
   | { kind: 'string' }
   | { kind: 'int' }
   | { kind: 'enum'; values: readonly string[] }
@@ -74,6 +81,8 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 function walk(schema: Schema, input: unknown, loc: Loc, issues: ValidationIssue[]): unknown {
   switch (schema.kind) {
+    case 'any':
+      return input;
     case 'string':
       if (typeof input !== 'string')
         issues.push(issue('string_type', loc, 'Input should be a valid string', input));
@@ -457,4 +466,187 @@ export function jsonInvalidIssue(error: unknown, rawLength: number): ValidationI
 /** FastAPI's answer when a required body is absent. */
 export function missingBodyIssue(): ValidationIssue {
   return issue('missing', ['body'], 'Field required', null);
+}
+
+// ---------------------------------------------------------------------------------------------
+// History and lifecycle routes (GET/POST /api/conversations/{id}/events, PATCH, start).
+
+/** Cleaned query of GET /api/conversations/{id}/events; `limit` is range-checked by the route (400). */
+export interface EventsQuery {
+  startId: number;
+  endId: number | null;
+  reverse: boolean;
+  limit: number;
+}
+
+/** Default page size of the events route, as the real server's. */
+export const DEFAULT_EVENTS_LIMIT = 20;
+/** The real server's bounds on the events route's `limit` (outside: 400 `Invalid limit`, not a 422). */
+export const MIN_EVENTS_LIMIT = 0;
+export const MAX_EVENTS_LIMIT = 100;
+
+const TRUE_WORDS = ['1', 'on', 't', 'true', 'y', 'yes'];
+const FALSE_WORDS = ['0', 'off', 'f', 'false', 'n', 'no'];
+
+function intQueryParam(
+  params: URLSearchParams,
+  name: string,
+  issues: ValidationIssue[],
+): number | null | undefined {
+  const text = params.get(name);
+  if (text === null) return null;
+  const parsed = parseIntStrict(text);
+  if (parsed !== undefined) return parsed;
+  // FastAPI does not treat an empty value as absent for an int parameter: `end_id=` is a 422 too.
+  issues.push(
+    issue(
+      'int_parsing',
+      ['query', name],
+      'Input should be a valid integer, unable to parse string as an integer',
+      text,
+    ),
+  );
+  return undefined;
+}
+
+/** Parses the events route's query like FastAPI would: ints and pydantic's boolean words, else 422. */
+export function validateEventsQuery(params: URLSearchParams): Validated<EventsQuery> {
+  const issues: ValidationIssue[] = [];
+  const startId = intQueryParam(params, 'start_id', issues);
+  const endId = intQueryParam(params, 'end_id', issues);
+  const limit = intQueryParam(params, 'limit', issues);
+  let reverse = false;
+  const reverseText = params.get('reverse');
+  if (reverseText !== null) {
+    const word = reverseText.toLowerCase();
+    if (TRUE_WORDS.includes(word)) reverse = true;
+    else if (!FALSE_WORDS.includes(word)) {
+      issues.push(
+        issue(
+          'bool_parsing',
+          ['query', 'reverse'],
+          'Input should be a valid boolean, unable to interpret input',
+          reverseText,
+        ),
+      );
+    }
+  }
+  if (issues.length > 0 || startId === undefined || endId === undefined || limit === undefined) {
+    return { ok: false, issues };
+  }
+  return {
+    ok: true,
+    value: { startId: startId ?? 0, endId, reverse, limit: limit ?? DEFAULT_EVENTS_LIMIT },
+  };
+}
+
+/** Longest accepted conversation title, after stripping (the real server's Field(max_length=200)). */
+export const MAX_TITLE_LENGTH = 200;
+
+const UPDATE_CONVERSATION_SCHEMA: Schema = {
+  kind: 'object',
+  name: 'UpdateConversationRequest',
+  extra: 'forbid',
+  fields: { title: { schema: { kind: 'string' }, required: true } },
+};
+
+/**
+ * Validates a PATCH /api/conversations/{id} body; the cleaned title is stripped. The real server checks
+ * 1..200 on the raw string and would store a blank title; here 1..200 applies after stripping, so a
+ * whitespace-only title is the same 422 string_too_short as an empty one.
+ */
+export function validateUpdateConversation(body: unknown): Validated<{ title: string }> {
+  const result = validateBody<{ title: string }>(UPDATE_CONVERSATION_SCHEMA, body);
+  if (!result.ok) return result;
+  const raw = result.value.title;
+  const title = raw.trim();
+  if (title.length < 1) {
+    return {
+      ok: false,
+      issues: [
+        issue('string_too_short', ['body', 'title'], 'String should have at least 1 character', raw, {
+          min_length: 1,
+        }),
+      ],
+    };
+  }
+  if (title.length > MAX_TITLE_LENGTH) {
+    return {
+      ok: false,
+      issues: [
+        issue(
+          'string_too_long',
+          ['body', 'title'],
+          `String should have at most ${MAX_TITLE_LENGTH} characters`,
+          raw,
+          { max_length: MAX_TITLE_LENGTH },
+        ),
+      ],
+    };
+  }
+  return { ok: true, value: { title } };
+}
+
+const START_CONVERSATION_SCHEMA: Schema = {
+  kind: 'object',
+  name: 'ProvidersSetModel',
+  extra: 'ignore',
+  fields: {
+    providers_set: {
+      schema: { kind: 'list', item: { kind: 'enum', values: GIT_PROVIDERS } },
+      nullable: true,
+    },
+  },
+};
+
+/** Validates a POST /api/conversations/{id}/start body (`{}` is valid; unknown keys are ignored). */
+export function validateStartConversation(
+  body: unknown,
+): Validated<{ providers_set?: GitProviderValue[] | null }> {
+  return validateBody(START_CONVERSATION_SCHEMA, body);
+}
+
+const USER_ACTION_SCHEMA: Schema = {
+  kind: 'object',
+  name: 'UserAction',
+  extra: 'ignore',
+  fields: {
+    action: { schema: { kind: 'enum', values: ['message', 'change_agent_state'] }, required: true },
+    args: { schema: { kind: 'dict', value: { kind: 'any' } }, required: true },
+  },
+};
+
+const MESSAGE_ARGS_SCHEMA: Schema = {
+  kind: 'object',
+  name: 'MessageAction',
+  extra: 'ignore',
+  fields: {
+    content: { schema: { kind: 'string' }, required: true },
+    image_urls: { schema: { kind: 'list', item: { kind: 'string' } }, nullable: true },
+    file_urls: { schema: { kind: 'list', item: { kind: 'string' } }, nullable: true },
+  },
+};
+
+const CHANGE_AGENT_STATE_ARGS_SCHEMA: Schema = {
+  kind: 'object',
+  name: 'ChangeAgentStateAction',
+  extra: 'ignore',
+  fields: {
+    agent_state: { schema: { kind: 'enum', values: REQUESTABLE_AGENT_STATES }, required: true },
+  },
+};
+
+/**
+ * Validates a POST /api/conversations/{id}/events body: the `oh_user_action` payloads the socket accepts
+ * (`message` with string `content`, `change_agent_state` with a requestable state), every problem located
+ * in pydantic's style. The real server answers 500 for a payload it cannot turn into an event; this is
+ * the clean 422 in its place. The socket path (runtime.parseUserAction) accepts exactly the same set.
+ */
+export function validateUserActionBody(body: unknown): Validated<{ action: string; args: unknown }> {
+  const result = validateBody<{ action: string; args: Record<string, unknown> }>(USER_ACTION_SCHEMA, body);
+  if (!result.ok) return result;
+  const argsSchema = result.value.action === 'message' ? MESSAGE_ARGS_SCHEMA : CHANGE_AGENT_STATE_ARGS_SCHEMA;
+  const issues: ValidationIssue[] = [];
+  walk(argsSchema, result.value.args, ['body', 'args'], issues);
+  return issues.length > 0 ? { ok: false, issues } : { ok: true, value: result.value };
 }

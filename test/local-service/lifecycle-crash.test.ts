@@ -1,0 +1,163 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { STORE_FILE_NAME } from '../../src/local-service/store.ts';
+import type {
+  ConversationRecord,
+  CreateConversationResponseRecord,
+  SearchConversationsResponseRecord,
+} from '../../src/upstream/records.ts';
+import {
+  makeTempDataDir,
+  removeDataDir,
+  rest,
+  startTestLocalService,
+  type TestLocalService,
+} from '../helpers/local-service.ts';
+import { killChildren } from '../helpers/processes.ts';
+
+// Deletes and renames acknowledged by the CLI survive `kill -9` of its process.
+
+const MAIN = fileURLToPath(new URL('../../src/local-service/main.ts', import.meta.url));
+
+const services: TestLocalService[] = [];
+const dataDirs: string[] = [];
+const children: ChildProcess[] = [];
+
+afterEach(async () => {
+  await killChildren(children);
+  for (const s of services.splice(0)) await s.close();
+  for (const d of dataDirs.splice(0)) removeDataDir(d);
+});
+
+/** Spawns the local service CLI on a free port and resolves with its url. */
+async function spawnCli(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', MAIN, '--port', '0', '--data-dir', dataDir, '--log-level', 'silent'],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SESSION_API_KEY: '' } },
+  );
+  children.push(child);
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const found = /listening on (http:\/\/\S+)/.exec(output);
+      if (found?.[1]) resolve(found[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`CLI exited early (${code})`)));
+  });
+  return { child, url };
+}
+
+async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('crash safety of delete and rename', () => {
+  it('a delete answered true and a rename answered true both hold after kill -9', async () => {
+    const dataDir = makeTempDataDir();
+    dataDirs.push(dataDir);
+    const { child, url } = await spawnCli(dataDir);
+
+    const ids: string[] = [];
+    for (let i = 0; i < 120; i++) {
+      const res = await rest<CreateConversationResponseRecord>(url, '/api/conversations', {
+        method: 'POST',
+        body: { initial_user_msg: `hello ${i}` },
+      });
+      expect(res.status).toBe(200);
+      ids.push(res.body.conversation_id);
+    }
+
+    // Every id is deleted or renamed (alternately) by 8 concurrent workers; the process is killed
+    // while some of those requests are still in flight.
+    const queue = ids.map((id, i) => ({ id, op: i % 2 === 0 ? ('delete' as const) : ('rename' as const) }));
+    const deleted: string[] = [];
+    const renamed: string[] = [];
+    let failuresBeforeKill = 0;
+    let killed = false;
+    const worker = async () => {
+      for (let next = queue.shift(); next && !killed; next = queue.shift()) {
+        try {
+          if (next.op === 'delete') {
+            const res = await rest(url, `/api/conversations/${next.id}`, { method: 'DELETE' });
+            if (res.status === 200 && res.body === true) deleted.push(next.id);
+            else if (!killed) failuresBeforeKill++;
+          } else {
+            const res = await rest(url, `/api/conversations/${next.id}`, {
+              method: 'PATCH',
+              body: { title: `renamed ${next.id.slice(0, 8)}` },
+            });
+            if (res.status === 200 && res.body === true) renamed.push(next.id);
+            else if (!killed) failuresBeforeKill++;
+          }
+        } catch {
+          if (!killed) failuresBeforeKill++;
+          return;
+        }
+      }
+    };
+    const workers = Array.from({ length: 8 }, worker);
+    await until(() => deleted.length + renamed.length >= 50);
+    killed = true;
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    await Promise.all(workers);
+    expect(child.signalCode).toBe('SIGKILL');
+    expect(failuresBeforeKill).toBe(0);
+    expect(deleted.length).toBeGreaterThan(0);
+    expect(renamed.length).toBeGreaterThan(0);
+
+    // On disk, straight after the crash: no row of a deleted conversation, nor of its events.
+    const db = new Database(join(dataDir, STORE_FILE_NAME));
+    try {
+      const conversationRows = db.prepare(
+        'SELECT COUNT(*) AS n FROM conversations WHERE conversation_id = ?',
+      );
+      const eventRows = db.prepare('SELECT COUNT(*) AS n FROM events WHERE conversation_id = ?');
+      for (const id of deleted) {
+        expect((conversationRows.get(id) as { n: number }).n, id).toBe(0);
+        expect((eventRows.get(id) as { n: number }).n, id).toBe(0);
+      }
+      // The renamed ones kept their events (each had at least the stored `loading` state).
+      for (const id of renamed) expect((eventRows.get(id) as { n: number }).n, id).toBeGreaterThan(0);
+    } finally {
+      db.close();
+    }
+
+    const restarted = await startTestLocalService({ dataDir });
+    services.push(restarted);
+    for (const id of deleted) {
+      expect((await rest(restarted.url, `/api/conversations/${id}`)).body, id).toBeNull();
+      expect((await rest(restarted.url, `/api/conversations/${id}/events`)).status, id).toBe(404);
+    }
+    for (const id of renamed) {
+      const record = await rest<ConversationRecord>(restarted.url, `/api/conversations/${id}`);
+      expect(record.body.title, id).toBe(`renamed ${id.slice(0, 8)}`);
+    }
+    const listed = await rest<SearchConversationsResponseRecord>(
+      restarted.url,
+      '/api/conversations?limit=100',
+    );
+    const page2 = listed.body.next_page_id
+      ? await rest<SearchConversationsResponseRecord>(
+          restarted.url,
+          `/api/conversations?limit=100&page_id=${encodeURIComponent(listed.body.next_page_id)}`,
+        )
+      : undefined;
+    const listedIds = new Set(
+      [...listed.body.results, ...(page2?.body.results ?? [])].map((r) => r.conversation_id),
+    );
+    expect(deleted.filter((id) => listedIds.has(id))).toEqual([]);
+    expect(renamed.filter((id) => !listedIds.has(id))).toEqual([]);
+    expect(listedIds.size).toBe(ids.length - deleted.length);
+  }, 60_000);
+});
