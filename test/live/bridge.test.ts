@@ -119,6 +119,7 @@ describe('EventBridge', () => {
       pendingActions: 0,
       timers: 0,
       connectionsOpened: 1,
+      lateEventsDropped: 0,
     });
     await eventually(async () => (await numConnections(upstream.url, id)) === 0);
   });
