@@ -4,7 +4,8 @@
  * bursts come in, every subscriber sees stored events in strictly increasing `eventId` order, each
  * once, and `afterEventId` resumes exactly after the id given. Every script ends with a sentinel event
  * (id 99) sent after everything else on the last connection: once a subscriber has it, the bridge has
- * handled everything before it, so the whole sequence can be compared, extras included.
+ * handled everything before it, so the whole sequence can be compared, extras included. The last
+ * test checks the same against the real local service, whose replay reorders the same way.
  */
 import type { ExecutionResult } from 'graphql';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -17,7 +18,8 @@ import {
   statusUpdate,
   type WireEvent,
 } from '../helpers/hostile-socket-upstream.ts';
-import { Collector, eventually, startLiveGateway, wsClient } from './helpers.ts';
+import { rest, startTestLocalService } from '../helpers/local-service.ts';
+import { Collector, eventually, socketReplay, startLiveGateway, wsClient } from './helpers.ts';
 
 const EVENTS = /* GraphQL */ `
   subscription Events($id: ID!, $after: Int) {
@@ -79,7 +81,7 @@ const STORED: WireEvent[] = Array.from({ length: 12 }, (_, id) =>
       : agentMessage(id),
 );
 
-describe('event order over graphql-ws against a hostile upstream socket', () => {
+describe('event order over graphql-ws', () => {
   it('delivers an out-of-order initial replay in id order, then the live events', async () => {
     const replay = realServerReplay(STORED, -1);
     // The upstream's own order: 8 (the held-back agent state) after 11.
@@ -229,5 +231,53 @@ describe('event order over graphql-ws against a hostile upstream socket', () => 
     await stream.until(hasSentinel);
     expect(seen(stream.items)).toEqual([0, 1, 2, 4, 5, SENTINEL]);
     await eventually(() => gateway.gateway.eventBridge.stats().lateEventsDropped === 1);
+  });
+
+  it('against the real local service, subscribing while its replay sends an agent state after higher ids', async () => {
+    // A recorded conversation played back step by step: while it plays, the stored history ends with
+    // `running` followed by messages, and the service's replay sends that `running` last.
+    const service = await startTestLocalService({ agentTimings: { replayStepMs: 100 } });
+    cleanups.push(() => service.close());
+    const message = (source: string, content: string) => ({
+      source,
+      message: content,
+      action: 'message',
+      args: { content, image_urls: [], file_urls: [] },
+    });
+    const recorded = [
+      message('user', 'go'),
+      {
+        source: 'agent',
+        message: '',
+        observation: 'agent_state_changed',
+        content: '',
+        extras: { agent_state: 'running', reason: '' },
+      },
+      ...['b', 'c', 'd', 'e', 'f', 'g', 'h'].map((content) => message('agent', content)),
+    ];
+    const created = await rest<{ conversation_id: string }>(service.url, '/api/conversations', {
+      method: 'POST',
+      body: { replay_json: JSON.stringify(recorded) },
+    });
+    const id = created.body.conversation_id;
+    const replayIds = async () => (await socketReplay(service.url, id)).map((event) => event.id as number);
+    const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
+    await eventually(async () => {
+      const ids = await replayIds();
+      return ids.join() !== sorted(ids).join();
+    });
+
+    const gateway = await gatewayFor(service.url);
+    const stream = subscribe(gateway.url, id, -1);
+    // The playback ends with the agent's own `awaiting_user_input`: then the replay is in order again.
+    let final: number[] = [];
+    await eventually(async () => {
+      final = await replayIds();
+      return final.length >= recorded.length && final.join() === sorted(final).join();
+    });
+    await stream.until((items) => seen(items).includes(final.at(-1) as number));
+    const ids = seen(stream.items).filter((item): item is number => typeof item === 'number');
+    expect(ids).toEqual([...new Set(ids)].sort((a, b) => a - b));
+    for (const storedId of final) expect(ids).toContain(storedId);
   });
 });
