@@ -316,7 +316,7 @@ builder.subscriptionField('conversationEvents', (t) =>
   t.field({
     type: ConversationEventInterface,
     description:
-      "A conversation's events as they happen, over graphql-ws (`ws://HOST/graphql`) or SSE. With `afterEventId`, stored events after that id come first, then live ones, with no gap and no duplicate. Ends with an error coded UNAUTHENTICATED, CONVERSATION_NOT_FOUND, CONVERSATION_UNREACHABLE (the upstream stayed unreachable after reconnect attempts) or SUBSCRIBER_TOO_SLOW (this subscriber fell too far behind).",
+      "A conversation's events as they happen, over graphql-ws (`ws://HOST/graphql`) or SSE. Stored events (those with an `eventId`) arrive in strictly increasing `eventId` order, each once, across the replay, live events and upstream reconnects, whatever order the upstream sends them in; events without an id (status updates, errors) come right after the stored event that preceded them. With `afterEventId`, stored events after that id come first, then live ones, with no gap and no duplicate. A stored event the upstream sends late, after a higher id was already delivered, is left out (it stays in the upstream's history). Ends with an error coded UNAUTHENTICATED, CONVERSATION_NOT_FOUND, CONVERSATION_UNREACHABLE (the upstream stayed unreachable after reconnect attempts) or SUBSCRIBER_TOO_SLOW (this subscriber fell too far behind).",
     args: {
       conversationId: t.arg.id({
         required: true,
@@ -324,7 +324,7 @@ builder.subscriptionField('conversationEvents', (t) =>
       }),
       afterEventId: t.arg.int({
         description:
-          'Replay stored events with a greater id first (-1: the whole history). Omit for live events only.',
+          'Replay stored events with a greater id first (-1: the whole history), then continue live. Omit for live events only. To resume, pass the last `eventId` you received: ids arrive in increasing order, so you get exactly the events after it.',
       }),
     },
     subscribe: (_root, args, context: GatewayContext) => {

@@ -6,22 +6,26 @@
  * once (src/upstream/events.ts) and the same frozen object is queued for every subscriber, so the
  * per-subscriber cost is one array slot or one promise resolution.
  *
- * Ordering and exactly-once:
+ * Ordering and exactly-once (the rules live in event-order.ts):
  * - The socket first connects with `latest_event_id=-1`: the upstream replays the stored history
- *   before its connect acknowledgement (socket.io-client buffers those events and emits them before
- *   `connect`), then live events follow. The last `historySize` events stay in a ring, so a later
- *   subscriber asking for `afterEventId` is served from the ring and then live, from one ordered
- *   stream: no gap and no duplicate at the seam. Older requests replay through a short-lived second
- *   socket and are merged by id.
+ *   before its connect acknowledgement (socket.io-client buffers those events and emits them just
+ *   before `connect`), then live events follow. The replay is held until `connect` and released
+ *   sorted by id (the upstream sends the held-back agent-state change after higher ids); live events
+ *   at or below the highest released id are dropped. So the shared stream is in strictly increasing
+ *   id order, and so is the ring of the last `historySize` events: a later subscriber asking for
+ *   `afterEventId` is served from the ring and then live, with no gap and no duplicate at the seam.
+ *   Older requests replay through a short-lived second socket and are merged by id.
  * - On a drop the bridge reconnects with exponential backoff and `latest_event_id` = the highest id
- *   seen, and drops every id it has already delivered (the upstream's replay holds agent-state changes
- *   back and sends them last, so ids can arrive out of order; de-duplication uses a set, not `max`).
+ *   released; that replay is ordered the same way and ids already released are dropped.
+ * - Each subscriber also drops any id at or below the last one it was given, which makes the seams
+ *   (ring -> live, catch-up -> live) exact whatever raced.
  * - When the upstream cannot be reached again after `reconnect.maxAttempts`, every subscriber ends
  *   with CONVERSATION_UNREACHABLE instead of waiting forever.
  */
 import { createHash } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import { io, type Socket } from 'socket.io-client';
+import { mergeCatchUp, orderBatch, StreamOrder } from './event-order.ts';
 import { type ConversationEvent, mapUpstreamEvent } from './events.ts';
 import type { UpstreamCredentials } from './http.ts';
 import { SOCKET_EVENT, type UserActionRecord } from './records.ts';
@@ -102,14 +106,16 @@ export interface BridgeStats {
   timers: number;
   /** Total upstream connections opened since start (initial, reconnect and replay sockets). */
   connectionsOpened: number;
+  /**
+   * Stored events dropped since start because they arrived live after a higher id had been delivered
+   * (delivering them would break the id order; see event-order.ts). Duplicates are not counted.
+   */
+  lateEventsDropped: number;
 }
 
 type Resolved = Required<Omit<EventBridgeOptions, 'reconnect'>> & {
   reconnect: Required<NonNullable<EventBridgeOptions['reconnect']>>;
 };
-
-/** Ids older than this below the highest seen id are treated as already delivered. */
-const DEDUP_WINDOW = 10_000;
 
 /**
  * The bridge. Create one per gateway; `close()` on shutdown ends every stream and socket.
@@ -119,7 +125,13 @@ export class EventBridge {
   readonly #entries = new Map<string, UpstreamConversation>();
   #closed = false;
   /** Shared with entries so the counters see every timer and connection. */
-  readonly counters = { timers: 0, connectionsOpened: 0, subscribers: 0, pendingActions: 0 };
+  readonly counters = {
+    timers: 0,
+    connectionsOpened: 0,
+    subscribers: 0,
+    pendingActions: 0,
+    lateEventsDropped: 0,
+  };
 
   constructor(options: EventBridgeOptions) {
     this.#options = {
@@ -189,6 +201,7 @@ export class EventBridge {
       pendingActions: this.counters.pendingActions,
       timers: this.counters.timers,
       connectionsOpened: this.counters.connectionsOpened,
+      lateEventsDropped: this.counters.lateEventsDropped,
     };
   }
 
@@ -297,11 +310,9 @@ class UpstreamConversation {
   #readyWaiters: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
   #pending: PendingAction[] = [];
 
-  /** Highest event id delivered, -1 before any. */
-  #maxId = -1;
-  readonly #seen = new Set<number>();
-  #seenFloor = -1;
-  /** Recent events in delivery order, for late afterEventId subscribers. */
+  /** Holds each connect replay until its acknowledgement and releases stored events in id order. */
+  readonly #order: StreamOrder<ConversationEvent>;
+  /** Recent stored events in delivery (= id) order, for late afterEventId subscribers. */
   readonly #ring: ConversationEvent[] = [];
   /** Highest id that fell out of the ring: the ring covers every id above it. */
   #ringEvictedMaxId = -1;
@@ -318,6 +329,7 @@ class UpstreamConversation {
     this.#conversationId = conversationId;
     this.#credentials = credentials;
     this.#options = options;
+    this.#order = new StreamOrder(() => bridge.counters.lateEventsDropped++);
     void this.#connect();
   }
 
@@ -331,13 +343,13 @@ class UpstreamConversation {
       subscriber.skipUntilAck = !this.#everConnected;
       return subscriber;
     }
-    subscriber.afterId = afterEventId;
+    subscriber.lastId = afterEventId;
     if (afterEventId >= this.#ringEvictedMaxId) {
       for (const event of this.#ring) {
         if (event.eventId !== null && event.eventId > afterEventId) subscriber.push(event);
       }
     } else {
-      subscriber.catchingUp = true;
+      subscriber.startCatchUp(this.#order.lastId);
       void this.#replayOlder(subscriber, afterEventId);
     }
     return subscriber;
@@ -436,10 +448,18 @@ class UpstreamConversation {
     if (this.#isClosed()) return;
 
     this.#bridge.counters.connectionsOpened++;
-    const socket = openSocket(target, this.#conversationId, this.#maxId, this.#options.connectTimeoutMs);
+    const socket = openSocket(
+      target,
+      this.#conversationId,
+      this.#order.lastId,
+      this.#options.connectTimeoutMs,
+    );
     this.#socket = socket;
+    // Everything before `connect` is this connection's replay: held, then released in id order.
+    this.#order.beginBatch();
     socket.on(SOCKET_EVENT.serverEvent, (payload: unknown) => this.#onUpstreamEvent(payload));
     socket.on('connect', () => {
+      for (const event of this.#order.endBatch()) this.#release(event);
       this.#state = 'open';
       this.#everConnected = true;
       this.#failedAttempts = 0;
@@ -449,6 +469,7 @@ class UpstreamConversation {
       for (const waiter of waiters) waiter.resolve();
     });
     socket.on('connect_error', (error: Error & { type?: string; data?: unknown }) => {
+      this.#order.discardBatch();
       socket.removeAllListeners();
       socket.disconnect();
       if (this.#socket === socket) this.#socket = null;
@@ -495,12 +516,13 @@ class UpstreamConversation {
   #onUpstreamEvent(payload: unknown): void {
     const event = mapUpstreamEvent(payload, this.#options.timeZone);
     if (!event) return;
-    const id = event.eventId;
-    if (id !== null) {
-      if (id <= this.#seenFloor || this.#seen.has(id)) return;
-      this.#seen.add(id);
-      if (id > this.#maxId) this.#maxId = id;
-      if (this.#seen.size > 2 * DEDUP_WINDOW) this.#pruneSeen();
+    const released = this.#order.accept(event);
+    if (released) this.#release(released);
+  }
+
+  /** Hands one event, in final order, to the ring, a waiting action and every subscriber. */
+  #release(event: ConversationEvent): void {
+    if (event.eventId !== null) {
       this.#ring.push(event);
       if (this.#ring.length > this.#options.historySize) {
         const evicted = this.#ring.shift();
@@ -522,15 +544,10 @@ class UpstreamConversation {
     for (const subscriber of this.#subscribers) subscriber.offer(event);
   }
 
-  #pruneSeen(): void {
-    this.#seenFloor = this.#maxId - DEDUP_WINDOW;
-    for (const id of this.#seen) if (id <= this.#seenFloor) this.#seen.delete(id);
-  }
-
   /**
    * A subscriber asked for ids older than the ring holds: replay them through a short-lived second
    * socket (`latest_event_id` = its afterEventId, closed at the acknowledgement, when the replay is
-   * complete), then merge with what the shared stream queued meanwhile, by id.
+   * complete), ordered like any replay, then merged with what the shared stream queued meanwhile.
    */
   async #replayOlder(subscriber: Subscriber, afterEventId: number): Promise<void> {
     const replayed: ConversationEvent[] = [];
@@ -566,7 +583,7 @@ class UpstreamConversation {
       );
       return;
     }
-    subscriber.finishCatchUp(replayed);
+    subscriber.finishCatchUp(orderBatch(replayed, afterEventId));
   }
 
   #maybeIdle(): void {
@@ -657,12 +674,19 @@ class Subscriber implements AsyncIterableIterator<ConversationEvent | BridgeErro
   } | null = null;
   #done = false;
   #error: BridgeError | null = null;
-  /** Events with an id at or below this are not for this subscriber (afterEventId). */
-  afterId = -Infinity;
+  /**
+   * The last stored id queued for this subscriber (its afterEventId before any): a lower or equal id
+   * is a duplicate for it, or would break its order, and is not queued.
+   */
+  lastId = Number.NEGATIVE_INFINITY;
   /** Set while the first connection replays history to a live-only subscriber. */
   skipUntilAck = false;
-  /** Set while older history is fetched on a second socket: events queue but are not yet handed out. */
+  /** Set while older history is fetched on a second socket: live events wait in #caughtUpLive. */
   catchingUp = false;
+  /** Live events offered during a catch-up, in the shared stream's order. */
+  #caughtUpLive: ConversationEvent[] = [];
+  /** The shared stream's last id when the catch-up started: history up to it precedes every live event. */
+  #catchUpSeamId = -1;
   /** The terminal error is handed out as the last item instead of rejecting (subscribeEndingWithError). */
   errorAsItem = false;
 
@@ -674,12 +698,22 @@ class Subscriber implements AsyncIterableIterator<ConversationEvent | BridgeErro
   /** A live event from the shared stream. */
   offer(event: ConversationEvent): void {
     if (this.skipUntilAck) return;
-    if (event.eventId !== null && event.eventId <= this.afterId) return;
+    if (this.catchingUp) {
+      if (this.#done) return;
+      if (this.#caughtUpLive.length >= this.#limit) this.#tooSlow();
+      else this.#caughtUpLive.push(event);
+      return;
+    }
     this.push(event);
   }
 
+  /** Queues (or hands over) one event in final order; ids at or below `lastId` are skipped. */
   push(event: ConversationEvent): void {
     if (this.#done) return;
+    if (event.eventId !== null) {
+      if (event.eventId <= this.lastId) return;
+      this.lastId = event.eventId;
+    }
     if (this.#waiting && !this.catchingUp) {
       const waiting = this.#waiting;
       this.#waiting = null;
@@ -687,31 +721,47 @@ class Subscriber implements AsyncIterableIterator<ConversationEvent | BridgeErro
       return;
     }
     if (this.#queue.length >= this.#limit) {
-      this.fail(
-        new BridgeError(
-          'SUBSCRIBER_TOO_SLOW',
-          `The subscriber fell more than ${this.#limit} events behind and was disconnected.`,
-        ),
-      );
+      this.#tooSlow();
       return;
     }
     this.#queue.push(event);
   }
 
-  finishCatchUp(replayed: ConversationEvent[]): void {
-    const queuedIds = new Set(this.#queue.map((event) => event.eventId));
-    const older = replayed.filter(
-      (event) => event.eventId !== null && event.eventId > this.afterId && !queuedIds.has(event.eventId),
-    );
-    this.#queue = [...older, ...this.#queue];
+  /** Older history is being fetched: hold live events until {@link finishCatchUp}. */
+  startCatchUp(seamId: number): void {
+    this.catchingUp = true;
+    this.#catchUpSeamId = seamId;
+  }
+
+  /** The history after `lastId`, in id order: merged with the live events held meanwhile, then queued. */
+  finishCatchUp(history: ConversationEvent[]): void {
+    if (!this.catchingUp || this.#done) return;
+    const live = this.#caughtUpLive;
+    this.#caughtUpLive = [];
     this.catchingUp = false;
+    // The history may exceed the buffer limit: it was asked for, so it is queued whole.
+    for (const event of mergeCatchUp(history, live, this.#catchUpSeamId)) {
+      if (event.eventId !== null && event.eventId <= this.lastId) continue;
+      if (event.eventId !== null) this.lastId = event.eventId;
+      this.#queue.push(event);
+    }
     this.#drain();
+  }
+
+  #tooSlow(): void {
+    this.fail(
+      new BridgeError(
+        'SUBSCRIBER_TOO_SLOW',
+        `The subscriber fell more than ${this.#limit} events behind and was disconnected.`,
+      ),
+    );
   }
 
   fail(error: BridgeError): void {
     if (this.#done) return;
     this.#error = error;
     this.#queue = [];
+    this.#caughtUpLive = [];
     this.catchingUp = false;
     this.#finish();
   }
@@ -761,6 +811,7 @@ class Subscriber implements AsyncIterableIterator<ConversationEvent | BridgeErro
 
   return(): Promise<IteratorResult<ConversationEvent>> {
     this.#queue = [];
+    this.#caughtUpLive = [];
     this.#error = null;
     if (!this.#done) this.#finish();
     return Promise.resolve({ value: undefined, done: true });
