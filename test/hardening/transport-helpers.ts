@@ -147,3 +147,27 @@ export function postWithHost(url: string, query: string, host: string) {
     body: JSON.stringify({ query }),
   });
 }
+
+/** How a raw graphql-ws `connection_init` ended: acknowledged (socket left open) or closed. */
+export interface InitOutcome {
+  socket: WebSocket;
+  acknowledged: boolean;
+  closeCode?: number;
+  closeReason?: string;
+}
+
+/** Opens a graphql-transport-ws socket and sends `connection_init`; the caller closes the socket. */
+export function initSocket(httpUrl: string, payload: Record<string, unknown>): Promise<InitOutcome> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(httpUrl.replace(/^http/, 'ws'), 'graphql-transport-ws');
+    socket.once('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload })));
+    socket.on('message', (data) => {
+      if ((JSON.parse(String(data)) as { type: string }).type === 'connection_ack')
+        resolve({ socket, acknowledged: true });
+    });
+    socket.once('close', (code, reason) =>
+      resolve({ socket, acknowledged: false, closeCode: code, closeReason: String(reason) }),
+    );
+    socket.once('error', reject);
+  });
+}
