@@ -71,7 +71,12 @@ describe('Origin check on the WebSocket upgrade', () => {
 
   it('lets through no Origin, the gateway’s own origin (GraphiQL) and a CORS_ORIGINS entry, and the operation runs', async () => {
     const { gateway, ownOrigin } = await setup({ hardening: { corsOrigins: ['https://app.example.com'] } });
-    for (const headers of [{}, { origin: ownOrigin }, { origin: 'https://app.example.com' }]) {
+    const allowed: Array<Record<string, string>> = [
+      {},
+      { origin: ownOrigin },
+      { origin: 'https://app.example.com' },
+    ];
+    for (const headers of allowed) {
       expect(await runOverWs(ws(gateway.url, headers), LIST), JSON.stringify(headers)).toEqual(LISTED);
     }
     expect((await tryUpgrade(gateway.url, { origin: 'https://other.example.com' })).status).toBe(403);
@@ -99,7 +104,7 @@ describe('Origin check on SSE and GET', () => {
       codes: ['ORIGIN_REJECTED'],
     });
 
-    for (const headers of [{}, { origin: ownOrigin }]) {
+    for (const headers of [{}, { origin: ownOrigin }] as Array<Record<string, string>>) {
       const ok = await eventSourceGet(gateway.url, headers);
       expect(ok.status).toBe(200);
       expect(ok.type).toContain('text/event-stream');
