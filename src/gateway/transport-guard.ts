@@ -29,7 +29,8 @@ import {
 /** Transport limits of a listening gateway; every field has a documented default. */
 export interface TransportLimits {
   /**
-   * `ALLOWED_HOSTS`: host names accepted in `Host` on /graphql; `['*']` accepts any.
+   * `ALLOWED_HOSTS`: host names accepted in `Host` on /graphql; `['*']` accepts any; null or absent
+   * means the default (what the config yields when the setting is not given).
    * @default loopback names + the listen host when a default key is configured, else any
    */
   allowedHosts?: readonly string[] | null;
@@ -79,9 +80,7 @@ export function createTransportGuard(options: TransportGuardOptions) {
   const policy = new OriginPolicy({
     corsOrigins: options.corsOrigins,
     allowedHosts:
-      options.allowedHosts !== undefined
-        ? options.allowedHosts
-        : defaultAllowedHosts(Boolean(options.defaultSessionApiKey), options.listenHost),
+      options.allowedHosts ?? defaultAllowedHosts(Boolean(options.defaultSessionApiKey), options.listenHost),
   });
   const timeouts: RequestTimeouts = {
     headersTimeoutMs: options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,

@@ -165,6 +165,11 @@ describe('Host check (ALLOWED_HOSTS, DNS rebinding)', () => {
     ).toBe(200);
   });
 
+  it('is on with a default key when ALLOWED_HOSTS is unset (null, as the config passes it)', async () => {
+    const { gateway } = await setup({ transportLimits: { allowedHosts: null } });
+    expect((await postWithHost(gateway.url, '{ __typename }', 'evil.example')).status).toBe(403);
+  });
+
   it('is off without a default key, and ALLOWED_HOSTS sets the names explicitly', async () => {
     const service = cleanup.add(await startTestLocalService(), (s) => s.close());
     const open = cleanup.add(await startTestGateway({ upstreamUrl: service.url }), (g) => g.close());
