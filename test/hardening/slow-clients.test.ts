@@ -49,7 +49,7 @@ function openSse(url: string, id: string): string {
 
 describe('request deadlines', () => {
   it('answers 408 REQUEST_TIMEOUT when the headers do not arrive within HEADERS_TIMEOUT_MS', async () => {
-    const { gateway } = await setup({ transportLimits: { headersTimeoutMs: 200, requestTimeoutMs: 5_000 } });
+    const { gateway } = await setup({ transportLimits: { headersTimeoutMs: 500, requestTimeoutMs: 5_000 } });
     const socket = cleanup.add(await rawConnection(gateway.url), (s) => s.destroy());
     socket.write(`POST /graphql HTTP/1.1\r\nHost: ${new URL(gateway.url).host}\r\nContent-Type: app`);
     const answer = parseRawAnswer(await readUntilClosed(socket));
@@ -57,7 +57,7 @@ describe('request deadlines', () => {
     expect(JSON.parse(answer.body)).toEqual({
       errors: [
         {
-          message: expect.stringContaining('HEADERS_TIMEOUT_MS (200 ms)'),
+          message: expect.stringContaining('HEADERS_TIMEOUT_MS (500 ms)'),
           extensions: { code: 'REQUEST_TIMEOUT' },
         },
       ],
@@ -66,7 +66,7 @@ describe('request deadlines', () => {
   });
 
   it('answers 408 REQUEST_TIMEOUT when the body does not arrive within REQUEST_TIMEOUT_MS', async () => {
-    const { gateway } = await setup({ transportLimits: { headersTimeoutMs: 200, requestTimeoutMs: 400 } });
+    const { gateway } = await setup({ transportLimits: { headersTimeoutMs: 500, requestTimeoutMs: 800 } });
     const socket = cleanup.add(await rawConnection(gateway.url), (s) => s.destroy());
     const body = JSON.stringify({ query: '{ conversations(first: 1) { edges { cursor } } }' });
     socket.write(
@@ -78,7 +78,7 @@ describe('request deadlines', () => {
     expect(JSON.parse(answer.body)).toEqual({
       errors: [
         {
-          message: expect.stringContaining('REQUEST_TIMEOUT_MS (400 ms)'),
+          message: expect.stringContaining('REQUEST_TIMEOUT_MS (800 ms)'),
           extensions: { code: 'REQUEST_TIMEOUT' },
         },
       ],
@@ -90,7 +90,7 @@ describe('request deadlines', () => {
 
   it('does not cut an answer streamed for longer than the request deadline (SSE, graphql-ws)', async () => {
     const { gateway, service } = await setup({
-      transportLimits: { headersTimeoutMs: 100, requestTimeoutMs: 150 },
+      transportLimits: { headersTimeoutMs: 1_000, requestTimeoutMs: 1_000 },
     });
     const id = await createConversation(service.url);
     const abort = cleanup.add(new AbortController(), (a) => a.abort());
@@ -99,8 +99,9 @@ describe('request deadlines', () => {
     const ws = await initSocket(gateway.url, {});
     cleanup.add(ws.socket, (s) => s.close());
     expect(ws.acknowledged).toBe(true);
-    // Several deadlines pass (Node checks them every 37 ms here) while both stay open...
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    // Two deadlines pass while both stay open (deadlines are not much shorter here: a loaded test
+    // machine must still deliver the other requests of this test within them)...
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
     const sent = await post(gateway.url, {
       query: 'mutation($input: SendMessageInput!) { sendMessage(input: $input) { __typename } }',
       variables: { input: { conversationId: id, content: 'still there?' } },
