@@ -85,7 +85,7 @@ export interface HardeningConfig {
   requestTimeoutMs: number;
   /** SSE stream whose reader stops draining is cut after 1-2 periods; 0 off. `--sse-stall-timeout-ms` / `SSE_STALL_TIMEOUT_MS`. @default 12000 */
   sseStallTimeoutMs: number;
-  /** WebSockets + SSE streams open at once per credential; 0 off. `--max-streams-per-credential` / `MAX_STREAMS_PER_CREDENTIAL`. @default 100 */
+  /** WebSockets + SSE streams open at once per credential; 0 off. `--streams-per-credential` / `MAX_STREAMS_PER_CREDENTIAL`. @default 100 */
   maxStreamsPerCredential: number;
 }
 
@@ -171,7 +171,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
         'headers-timeout-ms': { type: 'string' },
         'request-timeout-ms': { type: 'string' },
         'sse-stall-timeout-ms': { type: 'string' },
-        'max-streams-per-credential': { type: 'string' },
+        'streams-per-credential': { type: 'string' },
       },
       strict: true,
       allowPositionals: false,
@@ -283,7 +283,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     requestTimeoutMs,
     sseStallTimeoutMs: intSetting('sse-stall-timeout-ms', 'SSE_STALL_TIMEOUT_MS', 12_000, 0, 3_600_000),
     maxStreamsPerCredential: intSetting(
-      'max-streams-per-credential',
+      'streams-per-credential',
       'MAX_STREAMS_PER_CREDENTIAL',
       100,
       0,

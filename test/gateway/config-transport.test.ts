@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from '../../src/config.ts';
 
 describe('transport settings', () => {
   it('reads each from its flag or env variable', () => {
-    const config = loadConfig(['--headers-timeout-ms', '2000', '--max-streams-per-credential', '7'], {
+    const config = loadConfig(['--headers-timeout-ms', '2000', '--streams-per-credential', '7'], {
       ALLOWED_HOSTS: 'gateway.example.com, [::1],10.0.0.5',
       REQUEST_TIMEOUT_MS: '5000',
       SSE_STALL_TIMEOUT_MS: '0',
