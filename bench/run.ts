@@ -70,6 +70,8 @@ async function seed(serviceUrl: string, count: number): Promise<string[]> {
 // The bench drives one key far above any per-caller budget; the gateway's rate limit would measure
 // itself instead of the gateway (spawned processes inherit this environment).
 process.env.RATE_LIMIT_PER_SECOND ??= '0';
+// Likewise the fan-out opens thousands of sockets with that one key (MAX_STREAMS_PER_CREDENTIAL).
+process.env.MAX_STREAMS_PER_CREDENTIAL ??= '0';
 const dataDir = mkdtempSync(join(os.tmpdir(), 'gateway-bench-'));
 const processes: BenchProcess[] = [];
 const results: ScenarioResult[] = [];

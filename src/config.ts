@@ -74,6 +74,19 @@ export interface HardeningConfig {
   metrics: boolean;
   /** `--tracing` / `TRACING`: off, console or otlp (OTEL_EXPORTER_OTLP_ENDPOINT). @default 'off' */
   tracing: 'off' | 'console' | 'otlp';
+  /**
+   * Host names accepted in `Host` on /graphql (DNS rebinding); `*` any. `--allowed-hosts` / `ALLOWED_HOSTS`.
+   * @default null: loopback names + the listen host when a default key is configured, else any
+   */
+  allowedHosts: string[] | null;
+  /** Request line + headers deadline (408). `--headers-timeout-ms` / `HEADERS_TIMEOUT_MS`. @default 10000 */
+  headersTimeoutMs: number;
+  /** Whole-request (body included) deadline (408); 0 off. `--request-timeout-ms` / `REQUEST_TIMEOUT_MS`. @default 30000 */
+  requestTimeoutMs: number;
+  /** SSE stream whose reader stops draining is cut after 1-2 periods; 0 off. `--sse-stall-timeout-ms` / `SSE_STALL_TIMEOUT_MS`. @default 12000 */
+  sseStallTimeoutMs: number;
+  /** WebSockets + SSE streams open at once per credential; 0 off. `--streams-per-credential` / `MAX_STREAMS_PER_CREDENTIAL`. @default 100 */
+  maxStreamsPerCredential: number;
 }
 
 /** A setting had a bad value; `setting` names it (flag and env spelling). */
@@ -154,6 +167,11 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
         'shutdown-grace-ms': { type: 'string' },
         metrics: { type: 'string' },
         tracing: { type: 'string' },
+        'allowed-hosts': { type: 'string' },
+        'headers-timeout-ms': { type: 'string' },
+        'request-timeout-ms': { type: 'string' },
+        'sse-stall-timeout-ms': { type: 'string' },
+        'streams-per-credential': { type: 'string' },
       },
       strict: true,
       allowPositionals: false,
@@ -216,6 +234,30 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     }
   }
   const burst = pick('rate-limit-burst', 'RATE_LIMIT_BURST');
+  const hostsSetting = pick('allowed-hosts', 'ALLOWED_HOSTS');
+  const allowedHosts = hostsSetting
+    ? hostsSetting[1]
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean)
+    : null;
+  for (const name of allowedHosts ?? []) {
+    if (name !== '*' && !/^(\[[0-9a-fA-F:.]+\]|[0-9a-fA-F:]*:[0-9a-fA-F:.]*|[A-Za-z0-9.-]+)$/.test(name)) {
+      throw new ConfigError(
+        hostsSetting?.[0] ?? 'ALLOWED_HOSTS',
+        `"${name}" is not a host name (no scheme, no port) or *`,
+      );
+    }
+  }
+  const headersTimeoutMs = intSetting('headers-timeout-ms', 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000);
+  const requestTimeoutMs = intSetting('request-timeout-ms', 'REQUEST_TIMEOUT_MS', 30_000, 0, 3_600_000);
+  if (requestTimeoutMs > 0 && requestTimeoutMs < headersTimeoutMs) {
+    // node:http refuses this combination: the whole request cannot be due before its headers.
+    throw new ConfigError(
+      pick('request-timeout-ms', 'REQUEST_TIMEOUT_MS')?.[0] ?? 'REQUEST_TIMEOUT_MS',
+      `must be 0 or at least HEADERS_TIMEOUT_MS (${headersTimeoutMs})`,
+    );
+  }
   const hardening: HardeningConfig = {
     maxDepth: intSetting('max-depth', 'GRAPHQL_MAX_DEPTH', 10, 1, 1000),
     maxAliases: intSetting('max-aliases', 'GRAPHQL_MAX_ALIASES', 15, 0, 10_000),
@@ -236,6 +278,17 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     shutdownGraceMs: intSetting('shutdown-grace-ms', 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     metrics: boolSetting('metrics', 'METRICS', true),
     tracing: tracing ? (tracing[1] as HardeningConfig['tracing']) : 'off',
+    allowedHosts,
+    headersTimeoutMs,
+    requestTimeoutMs,
+    sseStallTimeoutMs: intSetting('sse-stall-timeout-ms', 'SSE_STALL_TIMEOUT_MS', 12_000, 0, 3_600_000),
+    maxStreamsPerCredential: intSetting(
+      'streams-per-credential',
+      'MAX_STREAMS_PER_CREDENTIAL',
+      100,
+      0,
+      1_000_000,
+    ),
   };
   return {
     hardening,

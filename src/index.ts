@@ -92,6 +92,13 @@ async function main(): Promise<void> {
     logger,
     hardening,
     shutdownGraceMs: config.hardening.shutdownGraceMs,
+    transportLimits: {
+      allowedHosts: config.hardening.allowedHosts,
+      headersTimeoutMs: config.hardening.headersTimeoutMs,
+      requestTimeoutMs: config.hardening.requestTimeoutMs,
+      sseStallTimeoutMs: config.hardening.sseStallTimeoutMs,
+      maxStreamsPerCredential: config.hardening.maxStreamsPerCredential,
+    },
     upstream: {
       maxQueued: config.hardening.upstreamMaxQueued,
       circuitBreaker:

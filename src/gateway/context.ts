@@ -44,20 +44,23 @@ const CONNECTION_PARAM_KEYS = ['X-Session-API-Key', 'x-session-api-key', 'sessio
 
 /**
  * Reads credentials from HTTP headers: `X-Session-API-Key`, else `Authorization: Bearer <token>`.
+ * An empty or all-whitespace value is no credential, on every transport alike: GraphiQL's default
+ * headers send `{"X-Session-API-Key": ""}`.
  * @throws GraphQLError UNAUTHENTICATED for an Authorization header that is not a non-empty Bearer token
  */
 export function credentialsFromHeaders(headers: Headers): UpstreamCredentials | null {
-  const key = headers.get('x-session-api-key');
-  if (key !== null && key !== '') return { kind: 'session-api-key', key };
-  const authorization = headers.get('authorization');
-  if (authorization !== null && authorization !== '') return parseAuthorization(authorization);
+  const key = headers.get('x-session-api-key')?.trim();
+  if (key) return { kind: 'session-api-key', key };
+  const authorization = headers.get('authorization')?.trim();
+  if (authorization) return parseAuthorization(authorization);
   return null;
 }
 
 /**
  * Reads credentials from graphql-ws `connectionParams`: `X-Session-API-Key` (or `sessionApiKey`), else
- * `Authorization` / `authorization` with a Bearer token.
- * @throws GraphQLError UNAUTHENTICATED when a credential is present but not a non-empty string
+ * `Authorization` / `authorization` with a Bearer token. As over HTTP, an empty or all-whitespace
+ * string is no credential and a key is trimmed (an HTTP header value is, by the HTTP parser).
+ * @throws GraphQLError UNAUTHENTICATED when a credential is present but not a string
  */
 export function credentialsFromConnectionParams(
   params: Readonly<Record<string, unknown>> | undefined,
@@ -66,14 +69,15 @@ export function credentialsFromConnectionParams(
   for (const name of CONNECTION_PARAM_KEYS) {
     const value = params[name];
     if (value === undefined || value === null) continue;
-    if (typeof value !== 'string' || value === '')
-      throw unauthenticated(`${name} must be a non-empty string.`);
-    return { kind: 'session-api-key', key: value };
+    if (typeof value !== 'string') throw unauthenticated(`${name} must be a string.`);
+    const key = value.trim();
+    if (key) return { kind: 'session-api-key', key };
   }
   const authorization = params.Authorization ?? params.authorization;
   if (authorization === undefined || authorization === null) return null;
   if (typeof authorization !== 'string') throw unauthenticated('Authorization must be a string.');
-  return parseAuthorization(authorization);
+  const trimmed = authorization.trim();
+  return trimmed ? parseAuthorization(trimmed) : null;
 }
 
 function parseAuthorization(value: string): UpstreamCredentials {

@@ -10,6 +10,7 @@ import { WebSocketServer } from 'ws';
 import { credentialsFromConnectionParams } from './context.ts';
 import { serveGraphqlWs } from './graphql-ws-binding.ts';
 import { DEFAULT_SHUTDOWN_GRACE_MS, SHUTTING_DOWN_CODE } from './shutdown.ts';
+import { createTransportGuard, type TransportLimits } from './transport-guard.ts';
 import { guardClientMessages } from './ws-guard.ts';
 import { createGateway, type Gateway, type GatewayOptions } from './yoga.ts';
 
@@ -33,6 +34,8 @@ export interface StartGatewayOptions extends GatewayOptions {
    * rest is cut. `SHUTDOWN_GRACE_MS`. @default DEFAULT_SHUTDOWN_GRACE_MS (10 s)
    */
   shutdownGraceMs?: number;
+  /** Host/Origin checks, request deadlines, SSE stall cut, per-credential stream cap (transport-guard.ts). */
+  transportLimits?: TransportLimits;
 }
 
 /** A listening gateway. */
@@ -74,7 +77,15 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const { shutdown } = gateway.hardening;
   const persisted = gateway.hardening.persistedOperations;
   let activeRequests = 0;
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const guard = createTransportGuard({
+    ...options.transportLimits,
+    corsOrigins: options.hardening?.corsOrigins ?? [],
+    defaultSessionApiKey: options.defaultSessionApiKey,
+    listenHost: options.host ?? '127.0.0.1',
+    endpoint: yoga.graphqlEndpoint,
+    logger: gateway.logger,
+  });
+  const server: Server = createServer(guard.serverOptions, (req: IncomingMessage, res: ServerResponse) => {
     if (shutdown.draining) {
       // Connections kept alive may still send requests after close() began: refuse and hang up.
       res.writeHead(503, { 'content-type': 'application/json', connection: 'close', 'retry-after': '1' });
@@ -85,13 +96,16 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       );
       return;
     }
+    if (guard.refuseRequest(req, res)) return;
     activeRequests++;
     res.once('close', () => activeRequests--);
     void yoga(req, res);
   });
+  guard.install(server);
   const wsServer = new WebSocketServer({
     server,
     path: yoga.graphqlEndpoint,
+    verifyClient: guard.verifyUpgrade,
     maxPayload: options.wsLimits?.maxPayloadBytes ?? WS_MAX_PAYLOAD_BYTES,
   });
   const maxOperations = options.wsLimits?.maxSubscriptionsPerSocket ?? WS_MAX_SUBSCRIPTIONS_PER_SOCKET;
@@ -106,12 +120,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       connectionInitWaitTimeout: options.wsLimits?.connectionInitTimeoutMs ?? WS_CONNECTION_INIT_TIMEOUT_MS,
       onConnect: (ctx) => {
         // Refuse malformed credentials before any operation; a wrong key is the upstream's call.
+        let presented: ReturnType<typeof credentialsFromConnectionParams>;
         try {
-          credentialsFromConnectionParams(ctx.connectionParams);
-          return true;
+          presented = credentialsFromConnectionParams(ctx.connectionParams);
         } catch {
           return false;
         }
+        return guard.admitSocket(ctx.extra.socket, presented);
       },
       onSubscribe: async (ctx, _id, payload) => {
         // graphql-ws registers the operation before calling us, so the count includes this one.
@@ -196,6 +211,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           drained ? 'drained' : 'grace period over; cutting what is left',
         );
         await wsDisposable.dispose();
+        guard.close();
         await new Promise<void>((resolve) => wsServer.close(() => resolve()));
         server.closeAllConnections();
         await serverClosed;

@@ -35,6 +35,11 @@ describe('loadConfig', () => {
         shutdownGraceMs: 10_000,
         metrics: true,
         tracing: 'off',
+        allowedHosts: null,
+        headersTimeoutMs: 10_000,
+        requestTimeoutMs: 30_000,
+        sseStallTimeoutMs: 12_000,
+        maxStreamsPerCredential: 100,
       },
     });
   });

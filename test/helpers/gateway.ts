@@ -9,8 +9,7 @@ import { Writable } from 'node:stream';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { type ExecutionResult, print } from 'graphql';
 import { createLogger } from '../../src/gateway/logging.ts';
-import { startGateway } from '../../src/gateway/server.ts';
-import type { GatewayOptions } from '../../src/gateway/yoga.ts';
+import { type StartGatewayOptions, startGateway } from '../../src/gateway/server.ts';
 import type { UpstreamCallInfo } from '../../src/upstream/http.ts';
 
 /** How a test request authenticates. */
@@ -43,8 +42,8 @@ export interface TestGateway {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** Options: everything createGateway takes except the logger, which the helper captures. */
-export type TestGatewayOptions = Omit<GatewayOptions, 'logger'>;
+/** Options: everything startGateway takes except the logger (captured) and the address (port 0). */
+export type TestGatewayOptions = Omit<StartGatewayOptions, 'logger' | 'port' | 'host'>;
 
 /** Starts the gateway on 127.0.0.1 port 0. */
 export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {

@@ -1,0 +1,57 @@
+/** OriginPolicy's comparisons (ports, IPv6, case, `null`), which the transport tests cannot all reach. */
+import { describe, expect, it } from 'vitest';
+import { defaultAllowedHosts, OriginPolicy } from '../../src/gateway/origin-check.ts';
+
+const code = (refusal: { code: string } | null) => refusal?.code ?? 'allowed';
+
+describe('OriginPolicy.checkOrigin', () => {
+  const policy = new OriginPolicy({ corsOrigins: ['https://app.example.com'] });
+
+  it.each([
+    [undefined, 'gw.example.com', 'allowed'],
+    ['https://gw.example.com', 'gw.example.com', 'allowed'], // default port on both sides (TLS proxy)
+    ['http://gw.example.com:80', 'gw.example.com', 'allowed'],
+    ['HTTP://GW.example.com:4000', 'gw.example.com:4000', 'allowed'],
+    ['http://[::1]:4000', '[::1]:4000', 'allowed'],
+    ['https://app.example.com', 'gw.example.com', 'allowed'],
+    ['https://APP.example.com', 'gw.example.com', 'allowed'],
+    ['https://app.example.com:8443', 'gw.example.com', 'ORIGIN_REJECTED'],
+    ['http://gw.example.com:4001', 'gw.example.com:4000', 'ORIGIN_REJECTED'],
+    ['http://gw.example.com.evil.example:4000', 'gw.example.com:4000', 'ORIGIN_REJECTED'],
+    ['null', 'gw.example.com', 'ORIGIN_REJECTED'],
+    ['chrome-extension://abc', 'abc', 'ORIGIN_REJECTED'],
+    ['https://gw.example.com', undefined, 'ORIGIN_REJECTED'],
+  ])('Origin %s with Host %s: %s', (origin, host, expected) => {
+    expect(code(policy.checkOrigin(origin, host))).toBe(expected);
+  });
+
+  it('allows any origin, `null` included, with CORS_ORIGINS=*', () => {
+    const any = new OriginPolicy({ corsOrigins: ['*'] });
+    expect(any.checkOrigin('null', 'gw')).toBeNull();
+    expect(any.checkOrigin('https://evil.example', 'gw')).toBeNull();
+  });
+});
+
+describe('OriginPolicy.checkHost', () => {
+  it('compares host names without port, case or trailing dot; refuses a missing or malformed Host', () => {
+    const policy = new OriginPolicy({ allowedHosts: ['gw.example.com', '::1'] });
+    expect(code(policy.checkHost('GW.example.com.:4000'))).toBe('allowed');
+    expect(code(policy.checkHost('[::1]:4000'))).toBe('allowed');
+    expect(code(policy.checkHost('evil.example'))).toBe('HOST_REJECTED');
+    expect(code(policy.checkHost(undefined))).toBe('HOST_REJECTED');
+    expect(code(policy.checkHost('gw.example.com/path'))).toBe('HOST_REJECTED');
+    expect(code(policy.checkHost('user@gw.example.com'))).toBe('HOST_REJECTED');
+  });
+
+  it('defaults: off without a default key; loopback plus the listen host with one (not a wildcard address)', () => {
+    expect(defaultAllowedHosts(false, '127.0.0.1')).toBeNull();
+    expect(defaultAllowedHosts(true, '0.0.0.0')).toEqual(['localhost', '127.0.0.1', '::1']);
+    expect(defaultAllowedHosts(true, 'gw.internal')).toEqual([
+      'localhost',
+      '127.0.0.1',
+      '::1',
+      'gw.internal',
+    ]);
+    expect(new OriginPolicy({ allowedHosts: ['*'] }).checksHost).toBe(false);
+  });
+});
