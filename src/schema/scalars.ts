@@ -1,6 +1,6 @@
 /**
- * Custom scalars. DateTime passes the upstream's ISO 8601 text through unchanged (parsing it into a
- * Date would drop the microseconds the upstream sends) after checking that it is a date.
+ * Custom scalars. DateTime serialises the UTC text src/upstream/timestamps.ts made of the upstream's
+ * timestamp (parsing it into a Date here would drop the microseconds) after checking that it is a date.
  */
 import { GraphQLError, GraphQLScalarType, Kind, valueFromASTUntyped } from 'graphql';
 
@@ -15,10 +15,11 @@ function checkDateTime(value: unknown): string {
   return value;
 }
 
-/** ISO 8601 date-time, UTC with `Z` as the upstream sends it. */
+/** ISO 8601 date-time, UTC with `Z`. */
 export const DateTimeScalar = new GraphQLScalarType<string, string>({
   name: 'DateTime',
-  description: 'An ISO 8601 date-time, UTC with a `Z` suffix as the upstream sends it (microseconds kept).',
+  description:
+    'An ISO 8601 date-time, always UTC with a `Z` suffix, microseconds kept (`2025-08-14T11:30:44.142725Z`). Upstream times with an offset are converted; zone-less ones are read in the zone the gateway is configured with (`UPSTREAM_TIMEZONE`).',
   serialize: (value) => {
     if (value instanceof Date) return value.toISOString();
     return checkDateTime(value);
