@@ -241,7 +241,7 @@ describe('random record shapes from a hostile upstream', () => {
           after = connection.pageInfo.endCursor;
         }
         expect(seen.map((node) => node.conversationId)).toEqual(readable.map((e) => e.readableId));
-        seen.forEach((node, i) => checkNode(node, readable[i] as Entry));
+        for (const [i, node] of seen.entries()) checkNode(node, readable[i] as Entry);
 
         // The same record by id (a lookup, not the list): the same fallbacks and conversions.
         const probe = readable[0];
