@@ -290,6 +290,17 @@ describe('each upstream attempt has one deadline: connect, headers and the whole
     expect(one.json?.data?.conversation).toMatchObject({ conversationId: record.conversation_id });
     expect(calls).toBe(2);
   });
+
+  it('connections cut before or right after the headers: UPSTREAM_UNAVAILABLE; a write is never retried', async () => {
+    const { upstream, gateway } = await setUp();
+    upstream.on('GET', '/api/conversations', { cut: 'before-headers' });
+    upstream.on('POST', '/api/conversations', { json: {}, cut: 'after-headers' });
+    expect(codes(await query(gateway, LIST))).toEqual(['UPSTREAM_UNAVAILABLE']);
+    expect(gateway.countCalls('GET', '/api/conversations')).toBe(3); // the first try and two retries
+    const create = await query(gateway, 'mutation { createConversation(input: {}) { __typename } }');
+    expect(codes(create)).toEqual(['UPSTREAM_UNAVAILABLE']);
+    expect(gateway.countCalls('POST', '/api/conversations')).toBe(1);
+  });
 });
 
 describe('a readable 4xx is the mutation error member, msgId null, secrets scrubbed', () => {
