@@ -19,14 +19,15 @@ export interface Config {
   localServicePort: number;
   /** Key used when a caller sends none (single-user setups). Env only (`GATEWAY_DEFAULT_SESSION_API_KEY`): flags show up in `ps`. */
   defaultSessionApiKey: string | null;
-  /** Upstream headers/body timeout in ms. `--upstream-timeout-ms` / `UPSTREAM_TIMEOUT_MS`. @default 10000 */
+  /** Deadline of each upstream attempt (connect + headers + whole body) in ms. `--upstream-timeout-ms` / `UPSTREAM_TIMEOUT_MS`. @default 10000 */
   upstreamTimeoutMs: number;
   /** Pooled upstream connections. `--upstream-connections` / `UPSTREAM_CONNECTIONS`. @default 64 */
   upstreamConnections: number;
   /** pino level. `--log-level` / `LOG_LEVEL`. @default 'info' */
   logLevel: string;
   /**
-   * IANA time zone the upstream writes its zone-less event timestamps in (it uses server local time).
+   * IANA time zone the upstream writes its zone-less timestamps in (events use server local time;
+   * records should carry `Z`, but zone-less ones are read in this zone too).
    * `--upstream-timezone` / `UPSTREAM_TIMEZONE`. @default 'UTC'
    */
   upstreamTimeZone: string;

@@ -30,7 +30,7 @@ export interface GatewayOptions {
   upstreamUrl: string;
   /** Key used only when a caller sends none. Secret. @default null */
   defaultSessionApiKey?: string | null;
-  /** Upstream headers/body timeout in ms. @default 10000 */
+  /** Deadline of each upstream attempt (connect, headers, whole body) in ms. @default 10000 */
   upstreamTimeoutMs?: number;
   /** Pooled upstream connections. @default 64 */
   upstreamConnections?: number;
@@ -40,7 +40,7 @@ export interface GatewayOptions {
   paging?: PagingSettings;
   /** @default a pino logger on stdout at level info */
   logger?: pino.Logger;
-  /** IANA zone the upstream writes its zone-less event timestamps in. @default 'UTC' */
+  /** IANA zone the upstream writes its zone-less timestamps in (events, odd records). @default 'UTC' */
   upstreamTimeZone?: string;
   /** Tuning of the live-event bridge (buffers, idle close, reconnect backoff); see EventBridgeOptions. */
   live?: Omit<EventBridgeOptions, 'resolveTarget' | 'timeZone'>;
@@ -96,6 +96,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     ...(options.upstreamTimeoutMs !== undefined ? { timeoutMs: options.upstreamTimeoutMs } : {}),
     ...(options.upstreamConnections !== undefined ? { connections: options.upstreamConnections } : {}),
     onFailure: (failure) => logger.warn({ upstream: failure }, 'upstream call failed'),
+    onRecordDropped: (dropped) => logger.warn({ upstream: dropped }, 'unreadable upstream record dropped'),
+    timeZone: options.upstreamTimeZone ?? 'UTC',
     ...(hardening.onAttempt ? { onAttempt: hardening.onAttempt } : {}),
     ...options.upstream,
   });

@@ -167,7 +167,10 @@ export async function collectConnection(options: {
     const results = page.conversations;
     let i = skipThrough + 1;
     for (; i < results.length && edges.length < first; i++) {
-      const node = results[i] as Conversation;
+      const node = results[i];
+      // A record the gateway could not read (dropped and logged upstream); its index stays taken so
+      // the cursors of its neighbours keep naming the same upstream positions.
+      if (node == null) continue;
       // After the last result of a page, "resume here" is "start of the next page": encoding that
       // directly saves refetching a page only to skip all of it (the common page-end resume).
       const position: CursorPosition =
@@ -177,7 +180,7 @@ export async function collectConnection(options: {
       edges.push({ node, cursor: encodeCursor(position) });
     }
     if (edges.length >= first) {
-      hasNextPage = i < results.length || page.nextPageToken !== null;
+      hasNextPage = results.slice(i).some((rest) => rest != null) || page.nextPageToken !== null;
       break;
     }
     if (page.nextPageToken === null) {

@@ -3,6 +3,7 @@
  * arguments, then call src/upstream/conversations.ts with the caller's scope.
  */
 import { GraphQLError } from 'graphql';
+import { CONVERSATION_ID_PATTERN } from '../upstream/conversation-record.ts';
 import {
   addGitProviderToken,
   type Conversation,
@@ -28,16 +29,16 @@ import {
   RuntimeStatusEnum,
   requireKnownInput,
   SuggestedTaskTypeEnum,
+  UNKNOWN_VALUE,
 } from './enums.ts';
 import { MUTATION_ERROR_TYPES } from './errors.ts';
 import { tryDecodeGlobalId } from './global-id.ts';
 
-const RAW_ID = /^[A-Za-z0-9_-]{1,128}$/;
-
 export const ConversationRef = builder.objectRef<Conversation>('Conversation');
 
 builder.node(ConversationRef, {
-  description: 'A conversation between a user and a coding agent.',
+  description:
+    'A conversation between a user and a coding agent. Fields the upstream may send null, leave out or send oddly are nullable or have the fallback their description names, so one odd record never fails a query.',
   id: { resolve: (conversation) => conversation.conversationId },
   isTypeOf: (value) =>
     typeof value === 'object' && value !== null && typeof (value as Conversation).conversationId === 'string',
@@ -46,13 +47,20 @@ builder.node(ConversationRef, {
     conversationId: t.exposeString('conversationId', {
       description: 'The upstream id (32 lowercase hex characters); also accepted by `conversation(id:)`.',
     }),
-    title: t.exposeString('title', { description: 'Title; new conversations are "Conversation <5 chars>".' }),
+    title: t.exposeString('title', {
+      description:
+        'Title; new conversations are "Conversation <first 5 characters of the id>", and so is one whose upstream record has no title (null, missing or empty).',
+    }),
     status: t.field({
       type: ConversationStatusEnum,
-      description: 'Lifecycle status; UNKNOWN for a value this gateway does not know (see `statusRaw`).',
-      resolve: (c) => knownOrUnknown(KNOWN_STATUSES, c.status),
+      description:
+        'Lifecycle status; UNKNOWN for a value this gateway does not know, or when the upstream sent none (see `statusRaw`).',
+      resolve: (c) => knownOrUnknown(KNOWN_STATUSES, c.status) ?? UNKNOWN_VALUE,
     }),
-    statusRaw: t.exposeString('status', { description: 'The upstream `status` string as sent.' }),
+    statusRaw: t.exposeString('status', {
+      nullable: true,
+      description: 'The upstream `status` string as sent; null when it sent none.',
+    }),
     runtimeStatus: t.field({
       type: RuntimeStatusEnum,
       nullable: true,
@@ -89,7 +97,9 @@ builder.node(ConversationRef, {
       nullable: true,
       description: 'The upstream `trigger` string as sent.',
     }),
-    numConnections: t.exposeInt('numConnections', { description: 'Live socket connections to it.' }),
+    numConnections: t.exposeInt('numConnections', {
+      description: 'Live socket connections to it; 0 when the upstream sent no count.',
+    }),
     url: t.exposeString('url', {
       nullable: true,
       description:
@@ -100,13 +110,20 @@ builder.node(ConversationRef, {
       description:
         "Secret: the nested runtime's key (null in single-server mode or when stopped). Only ever returned to the caller who owns the conversation.",
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was created.' }),
+    createdAt: t.expose('createdAt', {
+      type: 'DateTime',
+      nullable: true,
+      description:
+        'When it was created (UTC); null when the upstream sent no readable time. Offsets are converted, zone-less times read in `UPSTREAM_TIMEZONE`.',
+    }),
     lastUpdatedAt: t.expose('lastUpdatedAt', {
       type: 'DateTime',
       nullable: true,
-      description: 'When it last changed.',
+      description: 'When it last changed (UTC, as `createdAt`); null when unknown.',
     }),
-    prNumbers: t.exposeIntList('prNumbers', { description: 'Pull request numbers opened from it.' }),
+    prNumbers: t.exposeIntList('prNumbers', {
+      description: 'Pull request numbers opened from it; entries that are not integers are left out.',
+    }),
   }),
 });
 
@@ -119,7 +136,7 @@ builder.queryField('conversations', (t) =>
       // Nullable: an upstream failure nulls this field (with a coded error), not the whole answer.
       nullable: true,
       description:
-        'Conversations of the caller, newest first. Forward paging only (`first` default 20, max 100; `after` accepts any edge cursor). Filters are exact matches.',
+        'Conversations of the caller, newest first. Forward paging only (`first` default 20, max 100; `after` accepts any edge cursor). Filters are exact matches. An upstream record without a usable `conversation_id` is left out (and logged); it never costs the other conversations of the page.',
       args: {
         trigger: t.arg({
           type: ConversationTriggerEnum,
@@ -181,7 +198,7 @@ function toConversationId(id: string): string {
     }
     return global.id;
   }
-  if (!RAW_ID.test(id)) {
+  if (!CONVERSATION_ID_PATTERN.test(id)) {
     throw new GraphQLError('Not a conversation id.', { extensions: { code: 'BAD_USER_INPUT' } });
   }
   return id;

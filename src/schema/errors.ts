@@ -48,12 +48,13 @@ builder.objectType(UpstreamValidationError, {
 builder.objectType(UpstreamDomainError, {
   name: 'UpstreamDomainError',
   description:
-    'The conversation service refused for a domain reason (HTTP 400), e.g. missing settings or an inaccessible repository.',
+    "The conversation service refused with a readable reason (HTTP 400 with `msg_id`, or any other 4xx but 401/403/429 carrying a `message` or `detail` text), e.g. missing settings or an inaccessible repository. The message is the upstream's, with any key or token the caller sent replaced by `[redacted]`.",
   interfaces: [ErrorInterface],
   fields: (t) => ({
     msgId: t.exposeString('msgId', {
+      nullable: true,
       description:
-        'Stable id of the reason, e.g. `CONFIGURATION$SETTINGS_NOT_FOUND`, `STATUS$GIT_PROVIDER_AUTHENTICATION_ERROR`.',
+        'Stable id of the reason, e.g. `CONFIGURATION$SETTINGS_NOT_FOUND`, `STATUS$GIT_PROVIDER_AUTHENTICATION_ERROR`; null when the upstream gave only a message.',
     }),
   }),
 });

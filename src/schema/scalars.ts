@@ -1,8 +1,9 @@
 /**
- * Custom scalars. DateTime passes the upstream's ISO 8601 text through unchanged (parsing it into a
- * Date would drop the microseconds the upstream sends) after checking that it is a date.
+ * Custom scalars. DateTime serialises the UTC text src/upstream/timestamps.ts made of the upstream's
+ * timestamp (parsing it into a Date here would drop the microseconds) after checking that it is a date.
  */
 import { GraphQLError, GraphQLScalarType, Kind, valueFromASTUntyped } from 'graphql';
+import { upstreamTimestampToUtc } from '../upstream/timestamps.ts';
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?$/;
 
@@ -15,13 +16,22 @@ function checkDateTime(value: unknown): string {
   return value;
 }
 
-/** ISO 8601 date-time, UTC with `Z` as the upstream sends it. */
+/** ISO 8601 date-time, UTC with `Z`. */
 export const DateTimeScalar = new GraphQLScalarType<string, string>({
   name: 'DateTime',
-  description: 'An ISO 8601 date-time, UTC with a `Z` suffix as the upstream sends it (microseconds kept).',
+  description:
+    'An ISO 8601 date-time, always UTC with a `Z` suffix, microseconds kept (`2025-08-14T11:30:44.142725Z`). Upstream times with an offset are converted; zone-less ones are read in the zone the gateway is configured with (`UPSTREAM_TIMEZONE`).',
   serialize: (value) => {
     if (value instanceof Date) return value.toISOString();
-    return checkDateTime(value);
+    const text = checkDateTime(value);
+    if (text.endsWith('Z')) return text;
+    // The promise is "always Z", whatever a resolver hands over: an offset converts without loss.
+    // A zone-less value cannot be placed without the upstream's zone, which only src/upstream knows:
+    // reaching here with one is a bug (masked as "Unexpected error." on that field), never a guess.
+    const utc = /[+-]\d{2}:\d{2}$/.test(text) ? upstreamTimestampToUtc(text, 'UTC') : null;
+    if (utc === null)
+      throw new Error('DateTime without a zone reached the schema; convert it in src/upstream.');
+    return utc;
   },
   parseValue: checkDateTime,
   parseLiteral: (ast) => {

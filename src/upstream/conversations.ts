@@ -3,10 +3,10 @@
  * camelCase shapes the schema uses here and nowhere else.
  */
 import { GraphQLError } from 'graphql';
+import { readConversationRecord } from './conversation-record.ts';
 import { type UpstreamClient, type UpstreamCredentials, UpstreamError, UpstreamRejection } from './http.ts';
 import type {
   AddGitProvidersRequestRecord,
-  ConversationRecord,
   CreateConversationRequestRecord,
   CreateConversationResponseRecord,
   DomainErrorRecord,
@@ -15,12 +15,23 @@ import type {
   UnsetProviderTokensResponseRecord,
   ValidationIssueRecord,
 } from './records.ts';
+import {
+  CLIENT_REJECTION_STATUSES,
+  readableRejection,
+  scrubSecrets,
+  secretsOf,
+} from './rejection-message.ts';
 
-/** A conversation as the schema sees it. Enum-like fields hold the raw wire string. */
+/**
+ * A conversation as the schema sees it. Enum-like fields hold the raw wire string. Read from the wire
+ * by conversation-record.ts, which documents the fallback of every field.
+ */
 export interface Conversation {
   conversationId: string;
+  /** Never empty: the upstream's default title when the record has none. */
   title: string;
-  status: string;
+  /** Null when the upstream sent no status string. */
+  status: string | null;
   runtimeStatus: string | null;
   selectedRepository: string | null;
   selectedBranch: string | null;
@@ -29,14 +40,19 @@ export interface Conversation {
   numConnections: number;
   url: string | null;
   sessionApiKey: string | null;
-  createdAt: string;
+  /** UTC with `Z`; null when the upstream sent none or an unreadable one. */
+  createdAt: string | null;
   lastUpdatedAt: string | null;
   prNumbers: number[];
 }
 
 /** One page of search results as the upstream cut it (possibly short or empty under filters). */
 export interface ConversationPage {
-  conversations: Conversation[];
+  /**
+   * In the upstream's order; null where a record could not be read at all (dropped and logged). The
+   * holes keep every conversation at its upstream index, which cursors name.
+   */
+  conversations: Array<Conversation | null>;
   nextPageToken: string | null;
 }
 
@@ -84,11 +100,15 @@ export class UpstreamValidationError extends DomainError {
   }
 }
 
-/** The upstream refused for a domain reason (400 with `msg_id`), e.g. missing settings. */
+/**
+ * The upstream refused with a readable reason: a 400 with `msg_id` (e.g. missing settings), or any
+ * other 4xx with a `message` or string `detail` (then `msgId` is null). The message is scrubbed of
+ * the caller's secrets.
+ */
 export class UpstreamDomainError extends DomainError {
   constructor(
     message: string,
-    readonly msgId: string,
+    readonly msgId: string | null,
   ) {
     super(message, 'UPSTREAM_REFUSED');
     this.name = 'UpstreamDomainError';
@@ -132,26 +152,6 @@ export interface CreatedConversation {
   message: string | null;
 }
 
-/** Maps one wire record; the only place that knows the record's field names. */
-export function toConversation(record: ConversationRecord): Conversation {
-  return {
-    conversationId: record.conversation_id,
-    title: record.title,
-    status: record.status,
-    runtimeStatus: record.runtime_status ?? null,
-    selectedRepository: record.selected_repository ?? null,
-    selectedBranch: record.selected_branch ?? null,
-    gitProvider: record.git_provider ?? null,
-    trigger: record.trigger ?? null,
-    numConnections: record.num_connections ?? 0,
-    url: record.url ?? null,
-    sessionApiKey: record.session_api_key ?? null,
-    createdAt: record.created_at,
-    lastUpdatedAt: record.last_updated_at ?? null,
-    prNumbers: record.pr_number ?? [],
-  };
-}
-
 /** GET /api/conversations: one upstream page. */
 export async function searchConversations(
   scope: CallScope,
@@ -169,8 +169,15 @@ export async function searchConversations(
     signal: scope.signal,
   });
   if (!body || !Array.isArray(body.results)) throw malformed();
+  const timeZone = scope.client.timeZone;
   return {
-    conversations: body.results.map(toConversation),
+    conversations: body.results.map((raw: unknown, index) => {
+      const reading = readConversationRecord(raw, timeZone);
+      if (reading.dropped === undefined) return reading.conversation;
+      // One unreadable record must not cost the others: leave a hole, say so in the log.
+      scope.client.reportDroppedRecord({ path: '/api/conversations', index, reason: reading.dropped });
+      return null;
+    }),
     nextPageToken: typeof body.next_page_id === 'string' ? body.next_page_id : null,
   };
 }
@@ -180,15 +187,19 @@ export async function getConversation(
   scope: CallScope,
   conversationId: string,
 ): Promise<Conversation | null> {
-  const body = await scope.client.request<ConversationRecord | null>({
+  const path = `/api/conversations/${encodeURIComponent(conversationId)}`;
+  const body = await scope.client.request<unknown>({
     method: 'GET',
-    path: `/api/conversations/${encodeURIComponent(conversationId)}`,
+    path,
     credentials: scope.credentials,
     signal: scope.signal,
   });
   if (body === null) return null;
-  if (typeof body !== 'object' || typeof body.conversation_id !== 'string') throw malformed();
-  return toConversation(body);
+  const reading = readConversationRecord(body, scope.client.timeZone);
+  if (reading.dropped === undefined) return reading.conversation;
+  // Only this field fails (it is nullable): there is no page of others to protect.
+  scope.client.reportDroppedRecord({ path, index: null, reason: reading.dropped });
+  throw malformed();
 }
 
 /**
@@ -199,14 +210,15 @@ export async function createConversation(
   scope: CallScope,
   input: CreateConversationInput,
 ): Promise<CreatedConversation> {
-  const body = await withRejections(() =>
+  const request = toCreateRequest(input);
+  const body = await withRejections(secretsOf(scope.credentials, request), () =>
     scope.client.request<CreateConversationResponseRecord>({
       method: 'POST',
       path: '/api/conversations',
       credentials: scope.credentials,
-      body: toCreateRequest(input),
+      body: request,
       signal: scope.signal,
-      passThroughStatuses: [400, 422],
+      passThroughStatuses: CLIENT_REJECTION_STATUSES,
     }),
   );
   if (!body || typeof body.conversation_id !== 'string') throw malformed();
@@ -239,14 +251,14 @@ export async function addGitProviderToken(
   const request: AddGitProvidersRequestRecord = {
     provider_tokens: { [token.provider]: { token: token.token, host: token.host ?? null } },
   };
-  const body = await withRejections(() =>
+  const body = await withRejections(secretsOf(scope.credentials, request), () =>
     scope.client.request<{ message?: unknown }>({
       method: 'POST',
       path: '/api/add-git-providers',
       credentials: scope.credentials,
       body: request,
       signal: scope.signal,
-      passThroughStatuses: [400, 422],
+      passThroughStatuses: CLIENT_REJECTION_STATUSES,
     }),
   );
   return { message: typeof body?.message === 'string' ? body.message : null };
@@ -312,37 +324,37 @@ function toRemoteServer(server: { url: string; apiKey?: string | null }) {
   return server.apiKey != null ? { url: server.url, api_key: server.apiKey } : { url: server.url };
 }
 
-/** Turns the pass-through 400/422 answers into the domain errors a client branches on. */
-async function withRejections<T>(call: () => Promise<T>): Promise<T> {
+/**
+ * Turns the pass-through 4xx answers into the domain errors a client branches on: a 422 with FastAPI's
+ * detail list is an UpstreamValidationError; any 4xx with a readable reason (`msg_id`, `message`,
+ * string `detail`) an UpstreamDomainError with the caller's `secrets` scrubbed from the message.
+ * Anything else stays UPSTREAM_ERROR with the status, as before.
+ */
+async function withRejections<T>(secrets: readonly string[], call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
     if (!(error instanceof UpstreamRejection)) throw error;
     if (error.status === 422) {
       const detail = (error.body as { detail?: unknown } | null)?.detail;
-      if (Array.isArray(detail)) throw new UpstreamValidationError(detail.map(toValidationIssue));
-    }
-    if (error.status === 400) {
-      const body = error.body as Partial<DomainErrorRecord> | null;
-      if (body && typeof body.msg_id === 'string') {
-        throw new UpstreamDomainError(
-          typeof body.message === 'string' ? body.message : body.msg_id,
-          body.msg_id,
-        );
+      if (Array.isArray(detail)) {
+        throw new UpstreamValidationError(detail.map((issue) => toValidationIssue(issue, secrets)));
       }
     }
+    const readable = readableRejection(error.body as Partial<DomainErrorRecord> | null, secrets);
+    if (readable) throw new UpstreamDomainError(readable.message, readable.msgId);
     throw new UpstreamError('UPSTREAM_ERROR', `The conversation service failed (HTTP ${error.status}).`, {
       status: error.status,
     });
   }
 }
 
-function toValidationIssue(raw: unknown): ValidationIssue {
+function toValidationIssue(raw: unknown, secrets: readonly string[]): ValidationIssue {
   // `input` is dropped on purpose: FastAPI echoes the offending value, which can be an API key.
   const issue = (raw ?? {}) as Partial<ValidationIssueRecord>;
   return {
     loc: Array.isArray(issue.loc) ? issue.loc.map(String) : [],
-    msg: typeof issue.msg === 'string' ? issue.msg : 'invalid',
+    msg: typeof issue.msg === 'string' ? scrubSecrets(issue.msg, secrets) : 'invalid',
     type: typeof issue.type === 'string' ? issue.type : 'unknown',
   };
 }

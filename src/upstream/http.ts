@@ -9,6 +9,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GraphQLError } from 'graphql';
 import { type Dispatcher, Pool } from 'undici';
+import { AttemptDeadline } from './attempt-deadline.ts';
 import {
   CircuitBreaker,
   type CircuitBreakerOptions,
@@ -77,8 +78,18 @@ export interface UpstreamCallInfo {
 export interface UpstreamClientOptions {
   /** Base URL of the conversation service, e.g. `http://127.0.0.1:3000`. Only its origin is used. */
   baseUrl: string;
-  /** Headers timeout and body timeout of every call, in ms. @default 10000 */
+  /**
+   * Deadline of every attempt in ms: connect, headers and the whole body together (ends with
+   * UPSTREAM_TIMEOUT). Retries get a fresh one; the caller's signal still bounds them all. @default 10000
+   */
   timeoutMs?: number;
+  /** IANA zone of the upstream's zone-less timestamps (records and events). @default 'UTC' */
+  timeZone?: string;
+  /**
+   * Observer for upstream records the gateway could not read at all and left out of an answer, for
+   * the log. Receives the route, the index in the page (null for a lookup) and why; never a value.
+   */
+  onRecordDropped?: (info: { path: string; index: number | null; reason: string }) => void;
   /** TCP connect timeout in ms. @default 5000 */
   connectTimeoutMs?: number;
   /**
@@ -149,6 +160,10 @@ const TIMEOUT_ERROR_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TI
 /** The undici-backed client. One per gateway; shared by all callers (it holds no caller state). */
 export class UpstreamClient {
   readonly origin: string;
+  /** IANA zone the upstream's zone-less timestamps are read in (see timestamps.ts). */
+  readonly timeZone: string;
+  private readonly timeoutMs: number;
+  private readonly onRecordDropped: UpstreamClientOptions['onRecordDropped'];
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
   private readonly retries: number;
@@ -165,6 +180,9 @@ export class UpstreamClient {
     const base = new URL(options.baseUrl);
     this.origin = base.origin;
     const timeoutMs = options.timeoutMs ?? 10_000;
+    this.timeoutMs = timeoutMs;
+    this.timeZone = options.timeZone ?? 'UTC';
+    this.onRecordDropped = options.onRecordDropped;
     this.ownsDispatcher = options.dispatcher === undefined;
     this.dispatcher =
       options.dispatcher ??
@@ -220,6 +238,11 @@ export class UpstreamClient {
         });
       }
     }
+  }
+
+  /** Reports a record left out of an answer because it could not be read (see conversation-record.ts). */
+  reportDroppedRecord(info: { path: string; index: number | null; reason: string }): void {
+    this.onRecordDropped?.(info);
   }
 
   /** GET /alive: true when the service answers 200. Never throws. */
@@ -311,27 +334,33 @@ export class UpstreamClient {
       body = JSON.stringify(req.body);
       headers['content-type'] = 'application/json';
     }
+    // One deadline for connect, headers and the whole body (undici's own timeouts bound idle gaps).
+    const deadline = new AttemptDeadline(req.signal, this.timeoutMs, attemptTimeout);
     let response: Dispatcher.ResponseData;
-    try {
-      response = await this.dispatcher.request({
-        origin: this.origin,
-        method: req.method,
-        path: req.path,
-        headers,
-        body,
-        signal: req.signal,
-      });
-    } catch (error) {
-      throw mapTransportError(error, req.signal);
-    }
-    const status = response.statusCode;
-    answered(status);
     let text: string;
     try {
-      text = await response.body.text();
-    } catch (error) {
-      throw mapTransportError(error, req.signal);
+      try {
+        response = await this.dispatcher.request({
+          origin: this.origin,
+          method: req.method,
+          path: req.path,
+          headers,
+          body,
+          signal: deadline.signal,
+        });
+      } catch (error) {
+        throw mapTransportError(error, deadline.signal);
+      }
+      answered(response.statusCode);
+      try {
+        text = await response.body.text();
+      } catch (error) {
+        throw mapTransportError(error, deadline.signal);
+      }
+    } finally {
+      deadline.dispose();
     }
+    const status = response.statusCode;
     if (status >= 200 && status < 300) return parseJson<T>(text, status);
     if (req.passThroughStatuses?.includes(status)) {
       throw new UpstreamRejection(status, safeParse(text));
@@ -366,6 +395,10 @@ export class UpstreamClient {
     }
     return error;
   }
+}
+
+function attemptTimeout(): UpstreamError {
+  return new UpstreamError('UPSTREAM_TIMEOUT', 'The conversation service did not answer in time.');
 }
 
 function parseJson<T>(text: string, status: number): T {

@@ -1,8 +1,12 @@
 /**
+ * The one conversion of upstream timestamps (conversation records and events alike) into the
+ * gateway's `DateTime`: UTC with `Z`, the upstream's microseconds kept.
+ *
  * Upstream event timestamps are written in the upstream server's local time with no zone designator
- * (`2025-08-14T12:00:00.123456`). A bare wall-clock time is ambiguous, so the gateway reads it in one
- * configured IANA time zone (`UPSTREAM_TIMEZONE`, default `UTC`: the upstream's container images run in
- * UTC). A timestamp that does carry `Z` or an offset is taken as written.
+ * (`2025-08-14T12:00:00.123456`); records are meant to be UTC with `Z`, but an older release, a proxy
+ * or another implementation may send an offset (`+02:00`) or no zone at all. A bare wall-clock time is
+ * ambiguous, so the gateway reads it in one configured IANA time zone (`UPSTREAM_TIMEZONE`, default
+ * `UTC`: the upstream's container images run in UTC). A timestamp with `Z` or an offset is converted.
  */
 
 const TIMESTAMP_PATTERN =
@@ -69,19 +73,15 @@ export function parseUpstreamTimestamp(value: unknown, timeZone: string): Date |
   if (!match) return null;
   const [, year, month, day, hour, minute, second, fraction, zone] = match;
   const millis = Number((fraction ?? '').padEnd(3, '0').slice(0, 3));
-  const wallMs = Date.UTC(
-    Number(year),
-    Number(month) - 1,
-    Number(day),
-    Number(hour),
-    Number(minute),
-    Number(second ?? 0),
-    millis,
-  );
-  // Date.UTC rolls 2025-13-45 over into a later valid date; a component that changed was out of range.
-  const wall = new Date(wallMs);
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0-99 as 1900-1999.
+  const wall = new Date(0);
+  wall.setUTCFullYear(Number(year), Number(month) - 1, Number(day));
+  wall.setUTCHours(Number(hour), Number(minute), Number(second ?? 0), millis);
+  const wallMs = wall.getTime();
+  // Date rolls 2025-13-45 over into a later valid date; a component that changed was out of range.
   if (
     Number.isNaN(wallMs) ||
+    wall.getUTCFullYear() !== Number(year) ||
     wall.getUTCMonth() + 1 !== Number(month) ||
     wall.getUTCDate() !== Number(day) ||
     wall.getUTCHours() !== Number(hour) ||
@@ -93,7 +93,10 @@ export function parseUpstreamTimestamp(value: unknown, timeZone: string): Date |
     if (zone === 'Z') return new Date(wallMs);
     const sign = zone.startsWith('-') ? -1 : 1;
     const digits = zone.slice(1).replace(':', '');
-    const offsetMs = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4))) * 60_000;
+    const hours = Number(digits.slice(0, 2));
+    const minutes = Number(digits.slice(2, 4));
+    if (hours > 18 || minutes > 59) return null; // no zone is further from UTC than ±18:00
+    const offsetMs = sign * (hours * 60 + minutes) * 60_000;
     return new Date(wallMs - offsetMs);
   }
   if (timeZone === 'UTC') return new Date(wallMs);
@@ -105,10 +108,15 @@ export function parseUpstreamTimestamp(value: unknown, timeZone: string): Date |
 /**
  * Like {@link parseUpstreamTimestamp} but answers ISO 8601 UTC text with `Z`, keeping the upstream's
  * microsecond digits (zone offsets are whole minutes, so digits below the millisecond never change).
+ * Null for anything unreadable: callers expose it as a nullable field rather than fail on it.
  */
 export function upstreamTimestampToUtc(value: unknown, timeZone: string): string | null {
   const instant = parseUpstreamTimestamp(value, timeZone);
   if (instant === null || Number.isNaN(instant.getTime())) return null;
+  // An offset can push year 0000 or 9999 out of four digits (toISOString would then write `-000001`
+  // or `+010000`, which is not a DateTime); such an instant is unreadable, not an error.
+  const year = instant.getUTCFullYear();
+  if (year < 0 || year > 9999) return null;
   const fraction = TIMESTAMP_PATTERN.exec(value as string)?.[7] ?? '';
   const iso = instant.toISOString(); // always YYYY-MM-DDTHH:MM:SS.mmmZ
   return fraction.length > 3 ? `${iso.slice(0, -1)}${fraction.slice(3)}Z` : iso;

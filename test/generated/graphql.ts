@@ -209,7 +209,7 @@ export type SuggestedTaskType =
   /** Upstream value `UNRESOLVED_COMMENTS`. */
   | 'UNRESOLVED_COMMENTS';
 
-export type ConversationFieldsFragment = { id: string, conversationId: string, title: string, status: ConversationStatus, statusRaw: string, runtimeStatus: RuntimeStatus | null, runtimeStatusRaw: string | null, selectedRepository: string | null, selectedBranch: string | null, gitProvider: GitProvider | null, gitProviderRaw: string | null, trigger: ConversationTrigger | null, triggerRaw: string | null, numConnections: number, url: string | null, sessionApiKey: string | null, createdAt: string, lastUpdatedAt: string | null, prNumbers: Array<number> };
+export type ConversationFieldsFragment = { id: string, conversationId: string, title: string, status: ConversationStatus, statusRaw: string | null, runtimeStatus: RuntimeStatus | null, runtimeStatusRaw: string | null, selectedRepository: string | null, selectedBranch: string | null, gitProvider: GitProvider | null, gitProviderRaw: string | null, trigger: ConversationTrigger | null, triggerRaw: string | null, numConnections: number, url: string | null, sessionApiKey: string | null, createdAt: string | null, lastUpdatedAt: string | null, prNumbers: Array<number> };
 
 export type ListConversationsQueryVariables = Exact<{
   first?: number | null | undefined;
@@ -228,7 +228,7 @@ export type GetConversationQueryVariables = Exact<{
 }>;
 
 
-export type GetConversationQuery = { conversation: { id: string, conversationId: string, title: string, status: ConversationStatus, statusRaw: string, runtimeStatus: RuntimeStatus | null, runtimeStatusRaw: string | null, selectedRepository: string | null, selectedBranch: string | null, gitProvider: GitProvider | null, gitProviderRaw: string | null, trigger: ConversationTrigger | null, triggerRaw: string | null, numConnections: number, url: string | null, sessionApiKey: string | null, createdAt: string, lastUpdatedAt: string | null, prNumbers: Array<number> } | null };
+export type GetConversationQuery = { conversation: { id: string, conversationId: string, title: string, status: ConversationStatus, statusRaw: string | null, runtimeStatus: RuntimeStatus | null, runtimeStatusRaw: string | null, selectedRepository: string | null, selectedBranch: string | null, gitProvider: GitProvider | null, gitProviderRaw: string | null, trigger: ConversationTrigger | null, triggerRaw: string | null, numConnections: number, url: string | null, sessionApiKey: string | null, createdAt: string | null, lastUpdatedAt: string | null, prNumbers: Array<number> } | null };
 
 export type ListThenLookUpQueryVariables = Exact<{
   first: number;
@@ -259,8 +259,8 @@ export type CreateConversationMutationVariables = Exact<{
 
 
 export type CreateConversationMutation = { createConversation:
-    | { __typename: 'CreateConversationPayload', conversationId: string, conversationStatus: ConversationStatus, upstreamMessage: string | null, conversation: { id: string, conversationId: string, title: string, status: ConversationStatus, statusRaw: string, runtimeStatus: RuntimeStatus | null, runtimeStatusRaw: string | null, selectedRepository: string | null, selectedBranch: string | null, gitProvider: GitProvider | null, gitProviderRaw: string | null, trigger: ConversationTrigger | null, triggerRaw: string | null, numConnections: number, url: string | null, sessionApiKey: string | null, createdAt: string, lastUpdatedAt: string | null, prNumbers: Array<number> } | null }
-    | { __typename: 'UpstreamDomainError', message: string, msgId: string }
+    | { __typename: 'CreateConversationPayload', conversationId: string, conversationStatus: ConversationStatus, upstreamMessage: string | null, conversation: { id: string, conversationId: string, title: string, status: ConversationStatus, statusRaw: string | null, runtimeStatus: RuntimeStatus | null, runtimeStatusRaw: string | null, selectedRepository: string | null, selectedBranch: string | null, gitProvider: GitProvider | null, gitProviderRaw: string | null, trigger: ConversationTrigger | null, triggerRaw: string | null, numConnections: number, url: string | null, sessionApiKey: string | null, createdAt: string | null, lastUpdatedAt: string | null, prNumbers: Array<number> } | null }
+    | { __typename: 'UpstreamDomainError', message: string, msgId: string | null }
     | { __typename: 'UpstreamValidationError', message: string, issues: Array<{ loc: Array<string>, msg: string, type: string }> }
    };
 
