@@ -11,6 +11,7 @@ import {
   AutomaticPersistedQueries,
   type AutomaticPersistedQueriesOptions,
 } from './automatic-persisted-queries.ts';
+import { useBatchingRefused } from './batching.ts';
 import type { GatewayContext } from './context.ts';
 import { DEFAULT_OPERATION_TIMEOUT_MS, useOperationDeadline } from './deadline.ts';
 import {
@@ -100,6 +101,7 @@ export function createHardening(options: HardeningOptions, sources: MetricsSourc
     useBodyLimit(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES),
     useCsrfPrevention(),
     useQueryStringGuard(),
+    useBatchingRefused(),
     ...(persisted ? [persisted.plugin()] : apq ? [apq.plugin()] : []),
     ...useQueryLimits(limits, { fieldSuggestions: options.fieldSuggestions ?? true }),
     ...(options.introspection === false ? [useIntrospectionDisabled()] : []),
