@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { buildSchema, isAbstractType } from 'graphql';
 import { expect } from 'vitest';
 import { WebSocket } from 'ws';
+import type { HardeningOptions } from '../../src/gateway/hardening.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
 
@@ -33,17 +34,19 @@ export interface ClientStack {
 }
 
 /** Starts the local service and the gateway, seeds {@link SEEDED} conversations straight upstream. */
-export async function startClientStack(): Promise<ClientStack> {
+export async function startClientStack(
+  options: { seeded?: number; hardening?: HardeningOptions } = {},
+): Promise<ClientStack> {
   const service = await startTestLocalService();
   const gateway = await startTestGateway({
     upstreamUrl: service.url,
     // Paging is three requests per client, but the APQ handshake and the subscription's mutations add
     // more in a burst; the rate limit has its own tests.
-    hardening: { rateLimit: false },
+    hardening: { rateLimit: false, ...options.hardening },
   });
   const ids: string[] = [];
   // Sequential: the upstream orders by creation time, and the test compares the whole order.
-  for (let i = 0; i < SEEDED; i++) {
+  for (let i = 0; i < (options.seeded ?? SEEDED); i++) {
     const created = await rest<{ conversation_id: string }>(service.url, '/api/conversations', {
       method: 'POST',
       body: {},

@@ -29,6 +29,7 @@ import {
   Store,
 } from 'relay-runtime';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { PersistedOperations } from '../../src/gateway/limits.ts';
 import { type ClientStack, PAGE, SCHEMA_PATH, SEEDED, Seen, startClientStack, WebSocket } from './helpers.ts';
 
 const cleanups: Array<() => unknown> = [];
@@ -38,39 +39,54 @@ afterEach(async () => {
 
 const SOURCES = new URL('./relay/', import.meta.url).pathname;
 const RELAY_COMPILER = new URL('../../node_modules/.bin/relay-compiler', import.meta.url).pathname;
-let outDir = '';
 /** The compiled artifacts by name (`RelayLiteralPageQuery` etc.). */
-const artifacts = new Map<string, unknown>();
+let artifacts = new Map<string, unknown>();
+const outDirs: string[] = [];
 
-beforeAll(async () => {
-  outDir = mkdtempSync(join(tmpdir(), 'relay-artifacts-'));
-  mkdirSync(join(outDir, '__generated__'));
-  // Relay reads paths relative to its config file; the config lives in the temp dir with the output.
+/**
+ * Runs relay-compiler over test/clients/relay/ and schema.graphql into a temp dir and imports what it
+ * wrote. Relay reads paths relative to its config file, so the config lives in the temp dir too.
+ */
+async function compileRelay(extraConfig: Record<string, unknown> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'relay-artifacts-'));
+  outDirs.push(dir);
+  mkdirSync(join(dir, '__generated__'));
+  // relay-compiler insists that a persistConfig file exists before it fills it.
+  if (extraConfig.persistConfig) writeFileSync(join(dir, 'persisted.json'), '{}');
   writeFileSync(
-    join(outDir, 'relay.config.json'),
+    join(dir, 'relay.config.json'),
     JSON.stringify({
-      src: relative(outDir, SOURCES),
-      schema: relative(outDir, SCHEMA_PATH),
+      src: relative(dir, SOURCES),
+      schema: relative(dir, SCHEMA_PATH),
       artifactDirectory: './__generated__',
       language: 'typescript',
       eagerEsModules: true,
+      ...extraConfig,
     }),
   );
   const { stdout, stderr } = await promisify(execFile)(
     RELAY_COMPILER,
-    [join(outDir, 'relay.config.json'), '--noWatchman', '--output', 'quiet-with-errors'],
-    { cwd: outDir },
+    [join(dir, 'relay.config.json'), '--noWatchman', '--output', 'quiet-with-errors'],
+    { cwd: dir },
   ).catch((error: { stdout?: string; stderr?: string }) => {
     // The compiler's own message names the schema problem; show it as the failure.
     throw new Error(`relay-compiler failed:\n${error.stdout ?? ''}${error.stderr ?? ''}`);
   });
   expect(`${stdout}${stderr}`).not.toMatch(/ERROR/);
-  for (const file of readdirSync(join(outDir, '__generated__'))) {
-    const module = (await import(join(outDir, '__generated__', file))) as { default: unknown };
-    artifacts.set(file.replace(/\.graphql\.ts$/, ''), module.default);
+  const compiled = new Map<string, unknown>();
+  for (const file of readdirSync(join(dir, '__generated__'))) {
+    const module = (await import(join(dir, '__generated__', file))) as { default: unknown };
+    compiled.set(file.replace(/\.graphql\.ts$/, ''), module.default);
   }
+  return { dir, artifacts: compiled };
+}
+
+beforeAll(async () => {
+  ({ artifacts } = await compileRelay());
 }, 60_000);
-afterAll(() => rmSync(outDir, { recursive: true, force: true }));
+afterAll(() => {
+  for (const dir of outDirs) rmSync(dir, { recursive: true, force: true });
+});
 
 const request = (name: string) => {
   const artifact = artifacts.get(name);
@@ -79,8 +95,11 @@ const request = (name: string) => {
 };
 const fragment = (name: string) => artifacts.get(name) as ReaderFragment;
 
-/** The README's Relay environment: HTTP for queries and mutations, graphql-ws for subscriptions. */
-function relayEnvironment(stack: ClientStack): Environment {
+/**
+ * The README's Relay environment: HTTP for queries and mutations, graphql-ws for subscriptions. With
+ * `persisted`, operations compiled with a persistConfig travel as their hash (`params.id`) alone.
+ */
+function relayEnvironment(stack: ClientStack, options: { persisted?: boolean } = {}): Environment {
   const ws = createClient({ url: stack.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0 });
   cleanups.push(() => ws.dispose());
   const network = Network.create(
@@ -88,7 +107,15 @@ function relayEnvironment(stack: ClientStack): Environment {
       const response = await fetch(stack.gateway.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
-        body: JSON.stringify({ operationName: params.name, query: params.text, variables }),
+        body: JSON.stringify(
+          options.persisted
+            ? {
+                operationName: params.name,
+                extensions: { persistedQuery: { version: 1, sha256Hash: params.id } },
+                variables,
+              }
+            : { operationName: params.name, query: params.text, variables },
+        ),
       });
       return (await response.json()) as GraphQLResponse;
     },
@@ -245,5 +272,38 @@ describe('Relay 21 (relay-compiler + relay-runtime)', () => {
     });
     cleanups.push(() => subscription.dispose());
     await events.until((items) => items.some((event) => event.content === 'You said: hello from relay'));
+  });
+
+  it('runs Relay persisted queries (persistConfig, SHA256) as the PERSISTED_OPERATIONS_FILE allow-list', async () => {
+    const persisted = await compileRelay({
+      persistConfig: { file: './persisted.json', algorithm: 'SHA256' },
+    });
+    // fromFile checks that every key is the sha256 of its document: Relay's file is the gateway's format.
+    const allowList = PersistedOperations.fromFile(join(persisted.dir, 'persisted.json'));
+    expect(allowList.size).toBe(6); // every query, mutation and subscription of operations.ts
+    const stack = await startClientStack({ seeded: 3, hardening: { persistedOperations: allowList } });
+    cleanups.push(() => stack.close());
+    const environment = relayEnvironment(stack, { persisted: true });
+
+    const root = persisted.artifacts.get('RelayConversationListQuery') as ConcreteRequest;
+    expect(root.params.text).toBeNull();
+    await fetchQuery(environment, root, { count: PAGE }).toPromise();
+    const list = readFragment<{ conversations: Connection }>(
+      environment,
+      'RelayConversationList_query',
+      environment.lookup(createOperationDescriptor(getRequest(root), { count: PAGE }).fragment).data,
+    ).conversations;
+    expect(rowIds(environment, list)).toEqual(stack.newestFirst);
+
+    const arbitrary = await fetch(stack.gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    expect(
+      ((await arbitrary.json()) as { errors: Array<{ extensions: unknown }> }).errors[0]?.extensions,
+    ).toEqual({
+      code: 'PERSISTED_QUERY_ONLY',
+    });
   });
 });
