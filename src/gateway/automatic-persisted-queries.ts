@@ -9,13 +9,16 @@
  * - hash and `query` together: the hash must be the sha256 of the document (else
  *   `PERSISTED_QUERY_HASH_MISMATCH`, nothing stored); the document is stored once it has parsed and
  *   validated, so refused documents never take a slot.
+ * - The store is shared by every caller, so a document that may carry a secret in its text is run but
+ *   never stored: a mutation with a string literal (`addGitProviderToken(input: {token: "ghp_…"})`,
+ *   MCP `env` values). Secrets passed as variables are fine: variables are never stored.
  *
  * Documents are kept in a {@link PersistedQueryStore} (a bounded LRU in memory by default); a second
  * level (Redis) can implement the same two methods. Only used without an allow-list: with
  * PERSISTED_OPERATIONS_FILE, limits.ts's `PersistedOperations` decides alone and nothing registers.
  */
 import { createHash } from 'node:crypto';
-import { GraphQLError } from 'graphql';
+import { type DocumentNode, GraphQLError, Kind, visit } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 /** Where registered documents live. Implementations may be asynchronous (a shared cache). */
@@ -153,8 +156,12 @@ export class AutomaticPersistedQueries {
     return { query, registration: { hash, document: query } };
   }
 
-  /** Stores a document that parsed and validated. */
-  async register(registration: { hash: string; document: string }): Promise<void> {
+  /**
+   * Stores a document that parsed and validated (`parsed`), unless it may carry a secret: see
+   * {@link mayHoldSecret}. The client then simply sends it again with its hash next time.
+   */
+  async register(registration: { hash: string; document: string }, parsed: DocumentNode): Promise<void> {
+    if (mayHoldSecret(parsed)) return;
     await this.#store.set(registration.hash, registration.document);
   }
 
@@ -174,20 +181,42 @@ export class AutomaticPersistedQueries {
           throw error instanceof PersistedQueryError ? error.withHttp() : error;
         }
         if (resolved.registration) pending.set(context, resolved.registration);
-        if (resolved.query !== params.query) setParams({ ...params, query: resolved.query });
+        // Only a hash-only request changes its params (to the stored document).
+        if (resolved.query !== undefined && resolved.query !== params.query) {
+          setParams({ ...params, query: resolved.query });
+        }
       },
-      onValidate: ({ context }) => {
+      onValidate: ({ context, params }) => {
         const registration = pending.get(context);
         if (!registration) return;
         pending.delete(context);
         return ({ valid }) => {
           // A store failure (a shared cache that is down) must not fail the operation: the client
           // sends the document again on the next PERSISTED_QUERY_NOT_FOUND.
-          if (valid) void this.register(registration).catch(() => {});
+          if (valid) void this.register(registration, params.documentAST).catch(() => {});
         };
       },
     };
   }
+}
+
+/**
+ * True when a document contains a mutation with a string literal anywhere in it. Mutations are where
+ * secrets go in (provider tokens, MCP api keys and env values, messages); queries and subscriptions
+ * carry ids and filters. The store is shared by all callers, so such a text must not enter it.
+ */
+export function mayHoldSecret(document: DocumentNode): boolean {
+  const hasMutation = document.definitions.some(
+    (definition) => definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'mutation',
+  );
+  if (!hasMutation) return false;
+  let found = false;
+  visit(document, {
+    StringValue() {
+      found = true;
+    },
+  });
+  return found;
 }
 
 /** Lowercase hex sha256 of a document, as APQ hashes are. */

@@ -153,7 +153,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         };
         const errors = validate(args.schema, args.document);
         if (errors.length) return errors;
-        if (registration) await apq?.register(registration).catch(() => {});
+        if (registration) await apq?.register(registration, document).catch(() => {});
         return args;
       },
     },

@@ -89,6 +89,30 @@ describe('automatic persisted queries over HTTP', () => {
     expect(codes(after)).toEqual(['PERSISTED_QUERY_NOT_FOUND']);
   });
 
+  it('never stores a mutation with a string literal (a secret may be in it), but stores one with variables', async () => {
+    const { gateway } = await setup();
+    const literal =
+      'mutation { addGitProviderToken(input: { provider: GITHUB, token: "ghp_secret" }) { __typename } }';
+    const withVariables =
+      'mutation Add($input: AddGitProviderTokenInput!) { addGitProviderToken(input: $input) { __typename } }';
+
+    const ran = await post(gateway.url, { query: literal, extensions: persisted(sha256Hex(literal)) });
+    expect(ran.json).toEqual({ data: { addGitProviderToken: { __typename: 'AddGitProviderTokenPayload' } } });
+    const literalAgain = await post(gateway.url, { extensions: persisted(sha256Hex(literal)) });
+    expect(codes(literalAgain)).toEqual(['PERSISTED_QUERY_NOT_FOUND']);
+
+    const variables = { input: { provider: 'GITHUB', token: 'ghp_secret' } };
+    await post(gateway.url, {
+      query: withVariables,
+      variables,
+      extensions: persisted(sha256Hex(withVariables)),
+    });
+    const byHash = await post(gateway.url, { variables, extensions: persisted(sha256Hex(withVariables)) });
+    expect(byHash.json).toEqual({
+      data: { addGitProviderToken: { __typename: 'AddGitProviderTokenPayload' } },
+    });
+  });
+
   it('refuses malformed persistedQuery extensions with PERSISTED_QUERY_INVALID', async () => {
     const { gateway } = await setup();
     const bodies = [
