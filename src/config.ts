@@ -57,6 +57,10 @@ export interface HardeningConfig {
   fieldSuggestions: boolean;
   /** Allow-list file; when set only its operations run. `--persisted-operations` / `PERSISTED_OPERATIONS_FILE`. */
   persistedOperationsFile: string | null;
+  /** Automatic persisted queries kept in memory; 0 turns APQ off. `--apq-max-entries` / `APQ_MAX_ENTRIES`. @default 1000 */
+  apqMaxEntries: number;
+  /** Total length of the APQ documents kept. `--apq-max-bytes` / `APQ_MAX_BYTES`. @default 4194304 */
+  apqMaxBytes: number;
   /** Per credential; 0 turns it off. `--rate-limit` / `RATE_LIMIT_PER_SECOND`. @default 20 */
   rateLimitPerSecond: number;
   /** `--rate-limit-burst` / `RATE_LIMIT_BURST`. @default 2 x rate */
@@ -159,6 +163,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
         introspection: { type: 'string' },
         'field-suggestions': { type: 'string' },
         'persisted-operations': { type: 'string' },
+        'apq-max-entries': { type: 'string' },
+        'apq-max-bytes': { type: 'string' },
         'rate-limit': { type: 'string' },
         'rate-limit-burst': { type: 'string' },
         'operation-timeout-ms': { type: 'string' },
@@ -270,6 +276,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     introspection: boolSetting('introspection', 'GRAPHQL_INTROSPECTION', true),
     fieldSuggestions: boolSetting('field-suggestions', 'GRAPHQL_FIELD_SUGGESTIONS', true),
     persistedOperationsFile: pick('persisted-operations', 'PERSISTED_OPERATIONS_FILE')?.[1] ?? null,
+    apqMaxEntries: intSetting('apq-max-entries', 'APQ_MAX_ENTRIES', 1000, 0, 1_000_000),
+    apqMaxBytes: intSetting('apq-max-bytes', 'APQ_MAX_BYTES', 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     rateLimitPerSecond: intSetting('rate-limit', 'RATE_LIMIT_PER_SECOND', 20, 0, 1_000_000),
     rateLimitBurst: burst ? integer(burst[0], burst[1], 1, 10_000_000) : null,
     operationTimeoutMs: intSetting('operation-timeout-ms', 'OPERATION_TIMEOUT_MS', 30_000, 0, 3_600_000),

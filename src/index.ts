@@ -32,6 +32,7 @@ async function hardeningFrom(config: HardeningConfig, tracing: Tracing | null): 
     introspection: config.introspection,
     fieldSuggestions: config.fieldSuggestions,
     persistedOperations,
+    automaticPersistedQueries: { maxEntries: config.apqMaxEntries, maxBytes: config.apqMaxBytes },
     rateLimit: {
       perSecond: config.rateLimitPerSecond,
       ...(config.rateLimitBurst !== null ? { burst: config.rateLimitBurst } : {}),

@@ -7,6 +7,11 @@
  */
 import type { Plugin, YogaServerOptions } from 'graphql-yoga';
 import type { UpstreamAttemptOutcome, UpstreamCallInfo } from '../upstream/http.ts';
+import {
+  AutomaticPersistedQueries,
+  type AutomaticPersistedQueriesOptions,
+} from './automatic-persisted-queries.ts';
+import { useBatchingRefused } from './batching.ts';
 import type { GatewayContext } from './context.ts';
 import { DEFAULT_OPERATION_TIMEOUT_MS, useOperationDeadline } from './deadline.ts';
 import {
@@ -45,6 +50,8 @@ export interface HardeningOptions {
   fieldSuggestions?: boolean;
   /** Allow-list mode: only these operations run. @default null (any operation) */
   persistedOperations?: PersistedOperations | null;
+  /** Automatic persisted queries (Apollo's protocol); ignored with an allow-list. @default in-memory LRU, DEFAULT_APQ_MAX_ENTRIES */
+  automaticPersistedQueries?: AutomaticPersistedQueriesOptions;
   /** Per-credential rate limit; `false` or perSecond 0 turns it off. @default { perSecond: 20 } */
   rateLimit?: RateLimitOptions | false;
   /** Deadline of a query or mutation in ms; 0 turns it off. @default DEFAULT_OPERATION_TIMEOUT_MS */
@@ -68,6 +75,8 @@ export interface Hardening {
   rateLimiter: RateLimiter | null;
   shutdown: ShutdownCoordinator;
   persistedOperations: PersistedOperations | null;
+  /** APQ (HTTP plugin and graphql-ws resolver), or null when an allow-list is configured. */
+  automaticPersistedQueries: AutomaticPersistedQueries | null;
   /** Instrumentation for the upstream client, or undefined when neither metrics nor tracing is on. */
   onAttempt:
     | ((info: UpstreamCallInfo) => ((outcome: UpstreamAttemptOutcome) => void) | undefined)
@@ -84,13 +93,16 @@ export function createHardening(options: HardeningOptions, sources: MetricsSourc
   const rateLimiter = rate && rate.perSecond > 0 ? new RateLimiter(rate) : null;
   const shutdown = new ShutdownCoordinator();
   const persisted = options.persistedOperations ?? null;
+  // With an allow-list nothing may register: the allow-list alone decides what runs.
+  const apq = persisted ? null : new AutomaticPersistedQueries(options.automaticPersistedQueries);
 
   const requestPlugins: Plugin[] = [
     ...(metrics ? [useMetricsEndpoint(metrics)] : []),
     useBodyLimit(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES),
     useCsrfPrevention(),
     useQueryStringGuard(),
-    ...(persisted ? [persisted.plugin()] : []),
+    useBatchingRefused(),
+    ...(persisted ? [persisted.plugin()] : apq ? [apq.plugin()] : []),
     ...useQueryLimits(limits, { fieldSuggestions: options.fieldSuggestions ?? true }),
     ...(options.introspection === false ? [useIntrospectionDisabled()] : []),
   ];
@@ -127,6 +139,7 @@ export function createHardening(options: HardeningOptions, sources: MetricsSourc
     rateLimiter,
     shutdown,
     persistedOperations: persisted,
+    automaticPersistedQueries: apq,
     onAttempt,
   };
 }

@@ -76,6 +76,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const { yoga } = gateway;
   const { shutdown } = gateway.hardening;
   const persisted = gateway.hardening.persistedOperations;
+  const apq = gateway.hardening.automaticPersistedQueries;
   let activeRequests = 0;
   const guard = createTransportGuard({
     ...options.transportLimits,
@@ -144,9 +145,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           params: payload,
         });
         let document: ExecutionArgs['document'];
+        let registration: { hash: string; document: string } | null = null;
         try {
-          // The allow-list applies here too; Yoga's persisted-operations plugin only sees HTTP.
-          const query = persisted ? persisted.resolve(payload) : payload.query;
+          // The allow-list (or else APQ) applies here too; Yoga's plugins for them only see HTTP.
+          let query = payload.query;
+          if (persisted) query = persisted.resolve(payload);
+          else if (apq) ({ query = '', registration } = await apq.resolve(payload));
           document = parse(query);
         } catch (error) {
           // A syntax error or a refused document answers this operation; the socket stays up.
@@ -164,6 +168,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         };
         const errors = validate(args.schema, args.document);
         if (errors.length) return errors;
+        if (registration) await apq?.register(registration, document).catch(() => {});
         return args;
       },
     },

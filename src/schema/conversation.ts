@@ -295,7 +295,12 @@ const CreateConversationPayload = builder
         description: 'STARTING for a new one, RUNNING when joining a running one; UNKNOWN for new values.',
         resolve: (created) => knownOrUnknown(KNOWN_STATUSES, created.conversationStatus),
       }),
-      message: t.exposeString('message', { nullable: true, description: 'Upstream message (usually null).' }),
+      // Not `message`: a nullable `message` here conflicts with `Error.message: String!` when a client
+      // selects both in one union selection ("Fields "message" conflict"), which every client trips on.
+      statusMessage: t.exposeString('message', {
+        nullable: true,
+        description: 'The upstream status `message` (usually null).',
+      }),
       conversation: t.field({
         type: ConversationRef,
         nullable: true,
@@ -346,9 +351,9 @@ const UnsetProviderTokensPayload = builder
   .implement({
     description: "The caller's git provider tokens were cleared (also when none were stored).",
     fields: (t) => ({
-      message: t.string({
+      statusMessage: t.string({
         nullable: true,
-        description: 'The upstream `message`, e.g. "Unset Git provider tokens".',
+        description: 'The upstream status `message`, e.g. "Unset Git provider tokens".',
         resolve: (map) => map.message ?? null,
       }),
       entries: t.field({
@@ -382,7 +387,10 @@ const AddGitProviderTokenPayload = builder
   .implement({
     description: 'The token was stored.',
     fields: (t) => ({
-      message: t.exposeString('message', { nullable: true, description: 'The upstream message.' }),
+      statusMessage: t.exposeString('message', {
+        nullable: true,
+        description: 'The upstream status `message`.',
+      }),
     }),
   });
 

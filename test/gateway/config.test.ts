@@ -26,6 +26,8 @@ describe('loadConfig', () => {
         introspection: true,
         fieldSuggestions: true,
         persistedOperationsFile: null,
+        apqMaxEntries: 1000,
+        apqMaxBytes: 4_194_304,
         rateLimitPerSecond: 20,
         rateLimitBurst: null,
         operationTimeoutMs: 30_000,

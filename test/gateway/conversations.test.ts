@@ -77,7 +77,7 @@ describe('createConversation', () => {
       data: {
         addGitProviderToken: {
           __typename: 'AddGitProviderTokenPayload',
-          upstreamMessage: 'Git providers stored',
+          statusMessage: 'Git providers stored',
         },
       },
     });
@@ -125,7 +125,7 @@ describe('createConversation', () => {
     if (created?.__typename !== 'CreateConversationPayload') throw new Error('unreachable');
     expect(created.conversationId).toBe(conversationId);
     expect(created.conversationStatus).toBe('STARTING');
-    expect(created.upstreamMessage).toBeNull();
+    expect(created.statusMessage).toBeNull();
     expect(created.conversation).toMatchObject({
       id: encodeGlobalId('Conversation', conversationId),
       conversationId,
@@ -215,7 +215,7 @@ describe('createConversation', () => {
     expect(unset.body).toEqual({
       data: {
         unsetProviderTokens: {
-          message: 'Unset Git provider tokens',
+          statusMessage: 'Unset Git provider tokens',
           entries: [{ key: 'message', value: 'Unset Git provider tokens' }],
         },
       },

@@ -130,7 +130,7 @@ export const CreateConversationDocument = graphql(`
       ... on CreateConversationPayload {
         conversationId
         conversationStatus
-        upstreamMessage: message
+        statusMessage
         conversation {
           ...ConversationFields
         }
@@ -158,6 +158,7 @@ export const CreateConversationIdOnlyDocument = graphql(`
       ... on CreateConversationPayload {
         conversationId
         conversationStatus
+        statusMessage
       }
       ... on Error {
         message
@@ -171,7 +172,7 @@ export const AddGitProviderTokenDocument = graphql(`
     addGitProviderToken(input: $input) {
       __typename
       ... on AddGitProviderTokenPayload {
-        upstreamMessage: message
+        statusMessage
       }
       ... on Error {
         message
@@ -183,7 +184,7 @@ export const AddGitProviderTokenDocument = graphql(`
 export const UnsetProviderTokensDocument = graphql(`
   mutation UnsetProviderTokens {
     unsetProviderTokens {
-      message
+      statusMessage
       entries {
         key
         value

@@ -33,7 +33,7 @@ const CHANGE = `mutation Change($input: ChangeAgentStateInput!) {
   changeAgentState(input: $input) { __typename ... on ConversationUnavailableError { reason } }
 }`;
 const TOKENS = `mutation Tokens($input: AddGitProviderTokenInput!) { addGitProviderToken(input: $input) { __typename } }`;
-const UNSET = 'mutation Unset { unsetProviderTokens { message entries { key value } } }';
+const UNSET = 'mutation Unset { unsetProviderTokens { statusMessage entries { key value } } }';
 const EVENTS = `subscription Events($id: ID!) {
   conversationEvents(conversationId: $id, afterEventId: -1) {
     __typename eventId ... on UserMessageEvent { content } ... on AgentMessageEvent { content }

@@ -98,7 +98,7 @@ describe('HTTP request limits', () => {
 
   it('refuses cross-site "simple" POSTs (CSRF) unless a preflight-forcing header is present', async () => {
     const { gateway } = await setup();
-    const form = `query=${encodeURIComponent('mutation { unsetProviderTokens { message } }')}`;
+    const form = `query=${encodeURIComponent('mutation { unsetProviderTokens { statusMessage } }')}`;
     const refused = await post(gateway.url, form, { 'content-type': 'application/x-www-form-urlencoded' });
     expect(refused.status).toBe(403);
     expect(codes(refused)).toEqual(['CSRF_REJECTED']);
