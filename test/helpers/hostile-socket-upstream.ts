@@ -243,11 +243,16 @@ function answerEvents(
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   };
-  if (script === 'missing-404') return send(404, { detail: 'Not Found' });
-  if (script === 'missing-405') return send(405, { detail: 'Method Not Allowed' });
-  if (script === 'not-found' || !known) return send(404, { detail: `Conversation ${requestedId} not found` });
-  const startId = Number(url.searchParams.get('start_id') ?? 0);
-  const limit = Number(url.searchParams.get('limit') ?? 20);
-  const within = script().filter((event) => typeof event.id === 'number' && event.id >= startId);
-  send(200, { events: within.slice(0, limit), has_more: within.length > limit });
+  if (script === 'missing-404') {
+    send(404, { detail: 'Not Found' });
+  } else if (script === 'missing-405') {
+    send(405, { detail: 'Method Not Allowed' });
+  } else if (script === 'not-found' || !known) {
+    send(404, { detail: `Conversation ${requestedId} not found` });
+  } else {
+    const startId = Number(url.searchParams.get('start_id') ?? 0);
+    const limit = Number(url.searchParams.get('limit') ?? 20);
+    const within = script().filter((event) => typeof event.id === 'number' && event.id >= startId);
+    send(200, { events: within.slice(0, limit), has_more: within.length > limit });
+  }
 }
