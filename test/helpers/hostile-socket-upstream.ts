@@ -41,9 +41,15 @@ export type ConnectionScript =
 /**
  * How the double answers `GET /api/conversations/{id}/events`: `missing-404` (a server without the
  * route: 404 `{"detail":"Not Found"}`, the default), `missing-405`, `not-found` (404
- * `{"detail":"Conversation <id> not found"}`), or the stored events (read anew on every call).
+ * `{"detail":"Conversation <id> not found"}`), `fails` (500 with an internal message, as the real
+ * server answers unexpected failures), or the stored events (read anew on every call).
  */
-export type EventsRouteScript = 'missing-404' | 'missing-405' | 'not-found' | (() => readonly WireEvent[]);
+export type EventsRouteScript =
+  | 'missing-404'
+  | 'missing-405'
+  | 'not-found'
+  | 'fails'
+  | (() => readonly WireEvent[]);
 
 /** Options of {@link startHostileSocketUpstream}. */
 export interface HostileSocketUpstreamOptions {
@@ -247,6 +253,8 @@ function answerEvents(
     send(404, { detail: 'Not Found' });
   } else if (script === 'missing-405') {
     send(405, { detail: 'Method Not Allowed' });
+  } else if (script === 'fails') {
+    send(500, { status: 'error', message: 'Failed to get events: /internal/path/events.json' });
   } else if (script === 'not-found' || !known) {
     send(404, { detail: `Conversation ${requestedId} not found` });
   } else {

@@ -142,6 +142,17 @@ describe('catch-up from the stored events route', () => {
     expect(seen(stream.items).at(-1)).toBe('error:CONVERSATION_NOT_FOUND');
     expect(routeMissingLines(gateway.logs())).toEqual([]);
   });
+  it('ends with CONVERSATION_UNREACHABLE, without the upstream body, when the route fails', async () => {
+    const { upstream, gateway } = await setUp([{ replay: realServerReplay(storedHistory(6), -1) }], 'fails');
+
+    const stream = subscribe(gateway.url, upstream.conversationId, -1);
+    await stream.finished();
+
+    const last = stream.items.at(-1);
+    expect(last?.errors?.[0]?.extensions?.code).toBe('CONVERSATION_UNREACHABLE');
+    expect(JSON.stringify(stream.items)).not.toContain('/internal/path');
+    expect(routeMissingLines(gateway.logs())).toEqual([]);
+  });
 });
 
 describe('against an older upstream without the route', () => {
