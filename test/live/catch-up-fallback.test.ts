@@ -142,6 +142,7 @@ describe('catch-up from the stored events route', () => {
     expect(seen(stream.items).at(-1)).toBe('error:CONVERSATION_NOT_FOUND');
     expect(routeMissingLines(gateway.logs())).toEqual([]);
   });
+
   it('ends with CONVERSATION_UNREACHABLE, without the upstream body, when the route fails', async () => {
     const { upstream, gateway } = await setUp([{ replay: realServerReplay(storedHistory(6), -1) }], 'fails');
 
