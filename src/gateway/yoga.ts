@@ -12,6 +12,7 @@ import { schema } from '../schema/index.ts';
 import { UpstreamClient, type UpstreamClientOptions } from '../upstream/http.ts';
 import { EventBridge, type EventBridgeOptions } from '../upstream/socket.ts';
 import { recordSocketTargetResolver } from '../upstream/socket-target.ts';
+import { readStoredEventsAfter } from '../upstream/stored-events.ts';
 import {
   type ContextSettings,
   createContext,
@@ -105,6 +106,13 @@ export function createGateway(options: GatewayOptions): Gateway {
     ...options.live,
     resolveTarget: recordSocketTargetResolver({ client: upstream }, options.upstreamUrl),
     timeZone: options.upstreamTimeZone ?? 'UTC',
+    readStoredEvents: (conversationId, credentials, afterEventId, signal) =>
+      readStoredEventsAfter({ client: upstream, credentials, signal }, conversationId, afterEventId),
+    onEventsRouteMissing: () =>
+      logger.warn(
+        { upstream: upstream.origin },
+        'the conversation service has no stored events route: subscriptions catch up from its socket replay, which leaves agent-state changes out',
+      ),
   });
   const settings: ContextSettings = {
     client: upstream,

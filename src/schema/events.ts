@@ -316,7 +316,7 @@ builder.subscriptionField('conversationEvents', (t) =>
   t.field({
     type: ConversationEventInterface,
     description:
-      "A conversation's events as they happen, over graphql-ws (`ws://HOST/graphql`) or SSE. Stored events (those with an `eventId`) arrive in strictly increasing `eventId` order, each once, across the replay, live events and upstream reconnects, whatever order the upstream sends them in; events without an id (status updates, errors) come right after the stored event that preceded them. With `afterEventId`, stored events after that id come first, then live ones, with no gap and no duplicate. A stored event the upstream sends late, after a higher id was already delivered, is left out (it stays in the upstream's history). Ends with an error coded UNAUTHENTICATED, CONVERSATION_NOT_FOUND, CONVERSATION_UNREACHABLE (the upstream stayed unreachable after reconnect attempts) or SUBSCRIBER_TOO_SLOW (this subscriber fell too far behind).",
+      "A conversation's events as they happen, over graphql-ws (`ws://HOST/graphql`) or SSE. Which events: every event the upstream stores (each agent-state change included; kinds without a type of their own as OtherEvent) except `null` actions and `null` observations, the upstream's empty placeholders that its own clients never see; plus the live-only ones without an id (status updates, errors). Order: stored events (those with an `eventId`) arrive in strictly increasing `eventId` order, each once, across the catch-up, live events and upstream reconnects, whatever order the upstream sends them in; events without an id come right after the stored event that preceded them. With `afterEventId`, every such stored event after that id comes first, read from the upstream's stored events route, then live ones, with no gap and no duplicate, whichever gateway instance serves the subscription and whether or not it still holds the conversation's socket. To resume after a disconnect, subscribe again with the last `eventId` you received. (Against an older upstream without the stored events route the catch-up comes from its socket replay, which leaves out agent-state changes but the last; see the README.) A stored event the upstream sends late, after a higher id was already delivered, is left out (it stays in the upstream's history). Ends with an error coded UNAUTHENTICATED, CONVERSATION_NOT_FOUND, CONVERSATION_UNREACHABLE (the upstream stayed unreachable after reconnect attempts, or its stored events could not be read), UPSTREAM_TIMEOUT (the stored events did not arrive in time) or SUBSCRIBER_TOO_SLOW (this subscriber fell too far behind).",
     args: {
       conversationId: t.arg.id({
         required: true,
@@ -324,7 +324,7 @@ builder.subscriptionField('conversationEvents', (t) =>
       }),
       afterEventId: t.arg.int({
         description:
-          'Replay stored events with a greater id first (-1: the whole history), then continue live. Omit for live events only. To resume, pass the last `eventId` you received: ids arrive in increasing order, so you get exactly the events after it.',
+          'Deliver the stored events with a greater id first (-1: the whole history), then continue live. Omit for live events only. To resume, pass the last `eventId` you received: ids arrive in increasing order, so you get exactly the events after it.',
       }),
     },
     subscribe: (_root, args, context: GatewayContext) => {

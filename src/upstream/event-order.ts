@@ -18,9 +18,9 @@
  * keeping the maximum would skip the ones between). Late ones are counted (`onLate`); the event stays
  * in the upstream's store.
  *
- * The seam: batches are plain arrays, whatever their source. Today they come from Socket.IO replays
- * (the shared socket's connect replay and a catch-up socket for old `afterEventId`s); reading the
- * stored-events REST route instead changes where a batch comes from, not this module.
+ * The seam: batches are plain arrays, whatever their source: Socket.IO replays (the shared socket's
+ * connect replay, with the stored events read after a reconnect added to it) and catch-ups read from
+ * the stored events route (or, against an upstream without it, from a replay socket).
  */
 
 /** What ordering needs from an event: its stored id, or null for an id-less one. */

@@ -88,11 +88,26 @@ function agentState(value: unknown): AgentStateValue | null {
 }
 
 /**
- * Maps one `oh_event` payload. Returns null only for payloads that are not objects at all (the
- * upstream never sends those; a broken proxy might).
+ * Which stored events clients see, the same rule for the live stream, a subscription's catch-up and
+ * any history read of the events route: every stored event the upstream stores, each agent-state
+ * change included, except `null` actions and `null` observations. Those are the upstream's
+ * placeholders (an action that does nothing, an action that produced no observation): they carry no
+ * content, the upstream never shows them to its own clients (its replay skips them), and a stream that
+ * delivered them only when read from the store would differ from one that stayed live.
+ * Everything else, including kinds the gateway has no type for (`recall`, future kinds), is delivered,
+ * as `OtherEvent` when untyped.
+ */
+export function isOmittedEvent(payload: Readonly<Record<string, unknown>>): boolean {
+  return payload.action === 'null' || payload.observation === 'null';
+}
+
+/**
+ * Maps one `oh_event` payload (from the socket or from the stored events route). Returns null for
+ * payloads that are not objects at all (the upstream never sends those; a broken proxy might) and for
+ * the events {@link isOmittedEvent} leaves out.
  */
 export function mapUpstreamEvent(payload: unknown, timeZone: string): ConversationEvent | null {
-  if (!isObject(payload)) return null;
+  if (!isObject(payload) || isOmittedEvent(payload)) return null;
   if (payload.status_update === true) {
     const common = commonFields(payload, 'STATUS_UPDATE', 'status_update', timeZone);
     // Status updates carry the runtime status in `id`; it is not an event id.

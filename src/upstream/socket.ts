@@ -7,16 +7,25 @@
  * per-subscriber cost is one array slot or one promise resolution.
  *
  * Ordering and exactly-once (the rules live in event-order.ts):
- * - The socket first connects with `latest_event_id=-1`: the upstream replays the stored history
- *   before its connect acknowledgement (socket.io-client buffers those events and emits them just
- *   before `connect`), then live events follow. The replay is held until `connect` and released
- *   sorted by id (the upstream sends the held-back agent-state change after higher ids); live events
- *   at or below the highest released id are dropped. So the shared stream is in strictly increasing
- *   id order, and so is the ring of the last `historySize` events: a later subscriber asking for
- *   `afterEventId` is served from the ring and then live, with no gap and no duplicate at the seam.
- *   Older requests replay through a short-lived second socket and are merged by id.
+ * - The socket first connects with `latest_event_id=-1`: the upstream replays stored events before its
+ *   connect acknowledgement (socket.io-client buffers those events and emits them just before
+ *   `connect`), then live events follow. The replay is held until `connect` and released sorted by id
+ *   (the upstream sends the held-back agent-state change after higher ids); live events at or below
+ *   the highest released id are dropped. So the shared stream is in strictly increasing id order.
+ * - The replay is not the history: it leaves out every agent-state change but the last. History comes
+ *   from the stored events route (stored-events.ts), read with the subscriber's own credentials:
+ *   - a subscriber with `afterEventId` attaches to the shared stream first (live events are queued for
+ *     it), waits until the stream is connected, then reads every stored event after its id; the read
+ *     began after the stream was live, so the two overlap and, merged by id, leave no gap and no
+ *     duplicate (an event that arrives both ways is one event);
+ *   - after a drop, the reconnect holds its replay and the live events that follow while it reads the
+ *     stored events after the highest id released, then releases the union in id order, so the shared
+ *     stream itself has no gap either.
+ *   Against an upstream without the route (404 `Not Found` or 405), the bridge falls back, once per
+ *   upstream, to the replay: the ring of the last `historySize` events, a short-lived second socket for
+ *   older ids, and the reconnect replay as it comes.
  * - On a drop the bridge reconnects with exponential backoff and `latest_event_id` = the highest id
- *   released; that replay is ordered the same way and ids already released are dropped.
+ *   released.
  * - Each subscriber also drops any id at or below the last one it was given, which makes the seams
  *   (ring -> live, catch-up -> live) exact whatever raced.
  * - When the upstream cannot be reached again after `reconnect.maxAttempts`, every subscriber ends
@@ -27,9 +36,18 @@ import { GraphQLError } from 'graphql';
 import { io, type Socket } from 'socket.io-client';
 import { mergeCatchUp, orderBatch, StreamOrder } from './event-order.ts';
 import { type ConversationEvent, mapUpstreamEvent } from './events.ts';
-import type { UpstreamCredentials } from './http.ts';
+import { type UpstreamCredentials, UpstreamError } from './http.ts';
 import { SOCKET_EVENT, type UserActionRecord } from './records.ts';
 import { ConversationNotFound, type SocketTarget, type SocketTargetResolver } from './socket-target.ts';
+import type { StoredEventsRead } from './stored-events.ts';
+
+/** Reads a conversation's stored events after an id with these credentials (stored-events.ts). */
+export type StoredEventsReader = (
+  conversationId: string,
+  credentials: UpstreamCredentials,
+  afterEventId: number,
+  signal: AbortSignal,
+) => Promise<StoredEventsRead>;
 
 /** Codes a live stream or a sent action can fail with. */
 export type BridgeErrorCode =
@@ -56,6 +74,13 @@ export class BridgeError extends GraphQLError {
 export interface EventBridgeOptions {
   /** Where each conversation's socket is and with which key (see socket-target.ts). */
   resolveTarget: SocketTargetResolver;
+  /**
+   * Reads stored events from the upstream's events route: the history of catch-ups and of reconnects.
+   * Without it the bridge relies on the socket replay (which leaves agent-state changes out).
+   */
+  readStoredEvents?: StoredEventsReader | null;
+  /** Called once, the first time the upstream turns out to have no events route (for the log). */
+  onEventsRouteMissing?: () => void;
   /** IANA zone the upstream's zone-less timestamps are read in. @default 'UTC' */
   timeZone?: string;
   /** How long an upstream socket outlives its last subscriber, in ms. @default 1000 */
@@ -113,7 +138,8 @@ export interface BridgeStats {
   lateEventsDropped: number;
 }
 
-type Resolved = Required<Omit<EventBridgeOptions, 'reconnect'>> & {
+type Resolved = Required<Omit<EventBridgeOptions, 'reconnect' | 'readStoredEvents'>> & {
+  readStoredEvents: StoredEventsReader | null;
   reconnect: Required<NonNullable<EventBridgeOptions['reconnect']>>;
 };
 
@@ -124,6 +150,8 @@ export class EventBridge {
   readonly #options: Resolved;
   readonly #entries = new Map<string, UpstreamConversation>();
   #closed = false;
+  /** Set once for good: an upstream without the route does not grow one while the gateway runs. */
+  #eventsRouteMissing = false;
   /** Shared with entries so the counters see every timer and connection. */
   readonly counters = {
     timers: 0,
@@ -136,6 +164,8 @@ export class EventBridge {
   constructor(options: EventBridgeOptions) {
     this.#options = {
       resolveTarget: options.resolveTarget,
+      readStoredEvents: options.readStoredEvents ?? null,
+      onEventsRouteMissing: options.onEventsRouteMissing ?? (() => {}),
       timeZone: options.timeZone ?? 'UTC',
       idleCloseMs: options.idleCloseMs ?? 1000,
       maxBufferedEvents: options.maxBufferedEvents ?? 1000,
@@ -210,6 +240,18 @@ export class EventBridge {
     this.#closed = true;
     for (const entry of [...this.#entries.values()]) entry.shutdown();
     this.#entries.clear();
+  }
+
+  /** @internal The stored events reader, or null once the upstream turned out to have no events route. */
+  get storedEventsReader(): StoredEventsReader | null {
+    return this.#eventsRouteMissing ? null : this.#options.readStoredEvents;
+  }
+
+  /** @internal The upstream answered 404 `Not Found` or 405 for the events route: replay from now on. */
+  eventsRouteMissing(): void {
+    if (this.#eventsRouteMissing) return;
+    this.#eventsRouteMissing = true;
+    this.#options.onEventsRouteMissing();
   }
 
   /** @internal called by an entry once it is fully closed. */
@@ -344,15 +386,25 @@ class UpstreamConversation {
       return subscriber;
     }
     subscriber.lastId = afterEventId;
-    if (afterEventId >= this.#ringEvictedMaxId) {
-      for (const event of this.#ring) {
-        if (event.eventId !== null && event.eventId > afterEventId) subscriber.push(event);
-      }
-    } else {
-      subscriber.startCatchUp(this.#order.lastId);
-      void this.#replayOlder(subscriber, afterEventId);
-    }
+    subscriber.startCatchUp(this.#order.lastId);
+    const reader = this.#bridge.storedEventsReader;
+    if (reader) void this.#catchUpFromStore(subscriber, afterEventId, reader);
+    else void this.#catchUpFromReplay(subscriber, afterEventId);
     return subscriber;
+  }
+
+  /**
+   * The catch-up without the events route: the ring when it still holds every id after `afterEventId`,
+   * otherwise a replay socket. Either way only as complete as the upstream's replays were.
+   */
+  async #catchUpFromReplay(subscriber: Subscriber, afterEventId: number): Promise<void> {
+    if (afterEventId >= this.#ringEvictedMaxId) {
+      subscriber.finishCatchUp(
+        this.#ring.filter((event) => event.eventId !== null && event.eventId > afterEventId),
+      );
+    } else {
+      await this.#replayOlder(subscriber, afterEventId);
+    }
   }
 
   detach(subscriber: Subscriber): void {
@@ -459,14 +511,11 @@ class UpstreamConversation {
     this.#order.beginBatch();
     socket.on(SOCKET_EVENT.serverEvent, (payload: unknown) => this.#onUpstreamEvent(payload));
     socket.on('connect', () => {
-      for (const event of this.#order.endBatch()) this.#release(event);
-      this.#state = 'open';
-      this.#everConnected = true;
-      this.#failedAttempts = 0;
-      for (const subscriber of this.#subscribers) subscriber.skipUntilAck = false;
-      const waiters = this.#readyWaiters;
-      this.#readyWaiters = [];
-      for (const waiter of waiters) waiter.resolve();
+      const reader = this.#bridge.storedEventsReader;
+      // After a drop, what was stored meanwhile is history: the replay alone would leave agent-state
+      // changes out, so the batch stays open (live events join it) until the store has been read.
+      if (this.#everConnected && reader) void this.#fillGap(socket, reader);
+      else this.#opened();
     });
     socket.on('connect_error', (error: Error & { type?: string; data?: unknown }) => {
       this.#order.discardBatch();
@@ -492,6 +541,98 @@ class UpstreamConversation {
       if (this.#socket === socket) this.#socket = null;
       this.#retryLater();
     });
+  }
+
+  /** The connection is acknowledged and its batch complete: release it in id order and go live. */
+  #opened(): void {
+    for (const event of this.#order.endBatch()) this.#release(event);
+    this.#state = 'open';
+    this.#everConnected = true;
+    this.#failedAttempts = 0;
+    for (const subscriber of this.#subscribers) subscriber.skipUntilAck = false;
+    const waiters = this.#readyWaiters;
+    this.#readyWaiters = [];
+    for (const waiter of waiters) waiter.resolve();
+  }
+
+  /**
+   * A reconnect was acknowledged: adds every stored event after the highest id released to the held
+   * batch (its replay and the live events since), then releases the union in id order. The read starts
+   * after the acknowledgement, so whatever is stored before it is in the read and whatever comes later
+   * arrives live; ids in both are one event.
+   */
+  async #fillGap(socket: Socket, reader: StoredEventsReader): Promise<void> {
+    const abort = new AbortController();
+    this.#resolveAbort = abort;
+    let read: StoredEventsRead;
+    try {
+      read = await reader(this.#conversationId, this.#credentials, this.#order.lastId, abort.signal);
+    } catch (error) {
+      if (this.#socket !== socket || this.#isClosed()) return;
+      if (error instanceof UpstreamError && error.code === 'UNAUTHENTICATED') {
+        this.#end(new BridgeError('UNAUTHENTICATED', 'The conversation service refused the credentials.'));
+        return;
+      }
+      // Released without the history would be a gap: drop this connection and try again.
+      this.#order.discardBatch();
+      socket.removeAllListeners();
+      socket.disconnect();
+      this.#socket = null;
+      this.#retryLater();
+      return;
+    } finally {
+      if (this.#resolveAbort === abort) this.#resolveAbort = null;
+    }
+    if (this.#socket !== socket || this.#isClosed()) return;
+    if (read.kind === 'conversation-not-found') {
+      this.#end(new BridgeError('CONVERSATION_NOT_FOUND', 'No conversation with this id.'));
+      return;
+    }
+    if (read.kind === 'route-missing') this.#bridge.eventsRouteMissing();
+    else for (const payload of read.events) this.#onUpstreamEvent(payload);
+    this.#opened();
+  }
+
+  /**
+   * The catch-up of one subscriber: once the shared stream is live (its events are queued for the
+   * subscriber meanwhile), reads the stored events after `afterEventId` with this entry's credentials
+   * (the subscriber's own) and merges the two by id. Falls back to a replay socket when the upstream
+   * has no events route.
+   */
+  async #catchUpFromStore(
+    subscriber: Subscriber,
+    afterEventId: number,
+    reader: StoredEventsReader,
+  ): Promise<void> {
+    try {
+      await this.#ready();
+    } catch {
+      return; // the entry ended, and with it the subscriber
+    }
+    if (subscriber.isDone()) return;
+    const abort = subscriber.abortOnEnd();
+    let read: StoredEventsRead;
+    try {
+      read = await reader(this.#conversationId, this.#credentials, afterEventId, abort.signal);
+    } catch (error) {
+      subscriber.fail(storedEventsError(error));
+      return;
+    }
+    if (read.kind === 'route-missing') {
+      this.#bridge.eventsRouteMissing();
+      await this.#catchUpFromReplay(subscriber, afterEventId);
+      return;
+    }
+    if (read.kind === 'conversation-not-found') {
+      subscriber.fail(new BridgeError('CONVERSATION_NOT_FOUND', 'No conversation with this id.'));
+      return;
+    }
+    const history: ConversationEvent[] = [];
+    for (const payload of read.events) {
+      const event = mapUpstreamEvent(payload, this.#options.timeZone);
+      if (event) history.push(event);
+    }
+    subscriber.finishCatchUp(orderBatch(history, afterEventId));
   }
 
   #retryLater(): void {
@@ -637,6 +778,18 @@ class UpstreamConversation {
   }
 }
 
+/** A failed read of the stored events as the code the subscriber's stream ends with. */
+function storedEventsError(error: unknown): BridgeError {
+  const code = error instanceof UpstreamError ? error.code : null;
+  if (code === 'UNAUTHENTICATED' || code === 'FORBIDDEN') {
+    return new BridgeError('UNAUTHENTICATED', 'The conversation service refused the credentials.');
+  }
+  if (code === 'UPSTREAM_TIMEOUT') {
+    return new BridgeError('UPSTREAM_TIMEOUT', "The conversation's stored events did not arrive in time.");
+  }
+  return new BridgeError('CONVERSATION_UNREACHABLE', "The conversation's stored events cannot be read.");
+}
+
 /** Opens one conversation socket the way the upstream web client does (websocket only, no auth payload). */
 function openSocket(
   target: SocketTarget,
@@ -689,6 +842,8 @@ class Subscriber implements AsyncIterableIterator<ConversationEvent | BridgeErro
   #catchUpSeamId = -1;
   /** The terminal error is handed out as the last item instead of rejecting (subscribeEndingWithError). */
   errorAsItem = false;
+  /** Aborts this subscriber's stored-events read when it ends (only catch-up subscribers get one). */
+  #endAbort: AbortController | null = null;
 
   constructor(owner: UpstreamConversation, limit: number) {
     this.#owner = owner;
@@ -771,8 +926,20 @@ class Subscriber implements AsyncIterableIterator<ConversationEvent | BridgeErro
     this.#finish();
   }
 
+  /** True once the stream has ended (failed, completed or returned). */
+  isDone(): boolean {
+    return this.#done;
+  }
+
+  /** An abort controller fired when this subscriber ends, for work done on its behalf. */
+  abortOnEnd(): AbortController {
+    this.#endAbort ??= new AbortController();
+    return this.#endAbort;
+  }
+
   #finish(): void {
     this.#done = true;
+    this.#endAbort?.abort();
     this.#owner.detach(this);
     this.#drain();
   }

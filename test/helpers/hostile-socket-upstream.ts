@@ -3,7 +3,10 @@
  * not do on demand: replays in any order, replays that repeat what was already sent, a different replay
  * on each reconnect, live bursts cut off by a drop, late lower ids sent live. A real `socket.io` Server
  * on 127.0.0.1 port 0, plus the one REST route the gateway calls before each (re)connect to find the
- * socket (`GET /api/conversations/{id}`, see src/upstream/socket-target.ts).
+ * socket (`GET /api/conversations/{id}`, see src/upstream/socket-target.ts), and the stored events route
+ * (`GET /api/conversations/{id}/events`) answered as the script says: missing as on an older server
+ * (404 `Not Found`, the default, or 405), `Conversation <id> not found`, or a stored list paged as the
+ * real server pages it.
  *
  * Like the real server, everything a script puts in `replay` is emitted from a Socket.IO middleware,
  * so it goes out ahead of the CONNECT packet (socket.io-client delivers it before `connect`); `live` is
@@ -35,11 +38,26 @@ export type ConnectionScript =
   | ScriptedConnection[]
   | ((handshake: { index: number; latestEventId: number }) => ScriptedConnection);
 
+/**
+ * How the double answers `GET /api/conversations/{id}/events`: `missing-404` (a server without the
+ * route: 404 `{"detail":"Not Found"}`, the default), `missing-405`, `not-found` (404
+ * `{"detail":"Conversation <id> not found"}`), `fails` (500 with an internal message, as the real
+ * server answers unexpected failures), or the stored events (read anew on every call).
+ */
+export type EventsRouteScript =
+  | 'missing-404'
+  | 'missing-405'
+  | 'not-found'
+  | 'fails'
+  | (() => readonly WireEvent[]);
+
 /** Options of {@link startHostileSocketUpstream}. */
 export interface HostileSocketUpstreamOptions {
   /** The one conversation the double knows; other ids are answered `null` (unknown). */
   conversationId?: string;
   connections: ConnectionScript;
+  /** @default 'missing-404' */
+  eventsRoute?: EventsRouteScript;
 }
 
 /** A running double. */
@@ -49,6 +67,8 @@ export interface HostileSocketUpstream {
   conversationId: string;
   /** Every socket handshake so far, in order, with the `latest_event_id` it asked for. */
   handshakes: Array<{ index: number; latestEventId: number }>;
+  /** Every call of the events route so far: its `start_id` and the `X-Session-API-Key` it carried. */
+  eventsRequests: Array<{ startId: number; key: string | undefined }>;
   /** Sockets currently connected (acknowledged and not dropped). */
   connected(): number;
   /** Emits live events to every connected socket, now. */
@@ -138,10 +158,21 @@ export async function startHostileSocketUpstream(
 ): Promise<HostileSocketUpstream> {
   const conversationId = options.conversationId ?? 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
   const handshakes: HostileSocketUpstream['handshakes'] = [];
+  const eventsRequests: HostileSocketUpstream['eventsRequests'] = [];
   const sockets = new Set<Socket>();
+  const eventsRoute = options.eventsRoute ?? 'missing-404';
 
   const http = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    const url = new URL(req.url ?? '/', 'http://x');
+    const path = url.pathname;
+    const eventsMatch = /^\/api\/conversations\/([^/]+)\/events$/.exec(path);
+    if (req.method === 'GET' && eventsMatch) {
+      const startId = Number(url.searchParams.get('start_id') ?? 0);
+      const key = req.headers['x-session-api-key'];
+      eventsRequests.push({ startId, key: typeof key === 'string' ? key : undefined });
+      answerEvents(res, eventsRoute, eventsMatch[1] === conversationId, eventsMatch[1] ?? '', url);
+      return;
+    }
     const match = /^\/api\/conversations\/([^/]+)$/.exec(path);
     if (req.method === 'GET' && match) {
       // Like the real server: an unknown id is 200 with body null.
@@ -196,6 +227,7 @@ export async function startHostileSocketUpstream(
     url,
     conversationId,
     handshakes,
+    eventsRequests,
     connected: () => sockets.size,
     emit(events) {
       for (const socket of sockets) for (const event of events) socket.emit('oh_event', event);
@@ -203,4 +235,32 @@ export async function startHostileSocketUpstream(
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/** The events route as scripted; a known conversation's stored events are paged like the real server's. */
+function answerEvents(
+  res: ServerResponse,
+  script: EventsRouteScript,
+  known: boolean,
+  requestedId: string,
+  url: URL,
+): void {
+  const send = (status: number, body: unknown) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+  if (script === 'missing-404') {
+    send(404, { detail: 'Not Found' });
+  } else if (script === 'missing-405') {
+    send(405, { detail: 'Method Not Allowed' });
+  } else if (script === 'fails') {
+    send(500, { status: 'error', message: 'Failed to get events: /internal/path/events.json' });
+  } else if (script === 'not-found' || !known) {
+    send(404, { detail: `Conversation ${requestedId} not found` });
+  } else {
+    const startId = Number(url.searchParams.get('start_id') ?? 0);
+    const limit = Number(url.searchParams.get('limit') ?? 20);
+    const within = script().filter((event) => typeof event.id === 'number' && event.id >= startId);
+    send(200, { events: within.slice(0, limit), has_more: within.length > limit });
+  }
 }

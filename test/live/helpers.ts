@@ -13,6 +13,7 @@ import { type RunningGateway, type StartGatewayOptions, startGateway } from '../
 import { UpstreamClient } from '../../src/upstream/http.ts';
 import { EventBridge, type EventBridgeOptions } from '../../src/upstream/socket.ts';
 import { recordSocketTargetResolver } from '../../src/upstream/socket-target.ts';
+import { readStoredEventsAfter } from '../../src/upstream/stored-events.ts';
 
 /** Drains an async iterable into `items`; records how it ended. */
 export class Collector<T> {
@@ -68,6 +69,8 @@ export function createTestBridge(serviceUrl: string, options: Partial<EventBridg
   const client = new UpstreamClient({ baseUrl: serviceUrl, retries: 0 });
   const bridge = new EventBridge({
     resolveTarget: recordSocketTargetResolver({ client }, serviceUrl),
+    readStoredEvents: (conversationId, credentials, afterEventId, signal) =>
+      readStoredEventsAfter({ client, credentials, signal }, conversationId, afterEventId),
     idleCloseMs: 50,
     reconnect: { initialDelayMs: 50, maxDelayMs: 300, maxAttempts: 20 },
     ...options,
