@@ -10,6 +10,7 @@ import { WebSocketServer } from 'ws';
 import { credentialsFromConnectionParams } from './context.ts';
 import { serveGraphqlWs } from './graphql-ws-binding.ts';
 import { DEFAULT_SHUTDOWN_GRACE_MS, SHUTTING_DOWN_CODE } from './shutdown.ts';
+import { variableErrors } from './variable-errors.ts';
 import { guardClientMessages } from './ws-guard.ts';
 import { createGateway, type Gateway, type GatewayOptions } from './yoga.ts';
 
@@ -149,6 +150,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         };
         const errors = validate(args.schema, args.document);
         if (errors.length) return errors;
+        // Variables that do not coerce answer this operation with an `error` message, like validation.
+        const variableProblems = variableErrors(args, {
+          hideSuggestions: !gateway.hardening.fieldSuggestions,
+        });
+        if (variableProblems.length) return variableProblems;
         return args;
       },
     },
