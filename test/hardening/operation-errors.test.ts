@@ -8,12 +8,11 @@
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { ExecutionResult } from 'graphql';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
 import { startTracing } from '../../src/gateway/tracing.ts';
 import { sendJson, startMisbehavingUpstream } from '../gateway/misbehaving-upstream.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
 import { rest, startTestLocalService } from '../helpers/local-service.ts';
-import { eventually } from '../live/helpers.ts';
+import { RawGraphqlWs } from '../helpers/raw-graphql-ws.ts';
 import { cleanupStack, codes, metric, post } from './helpers.ts';
 
 const cleanup = cleanupStack();
@@ -266,52 +265,3 @@ describe('graphql-jit errors (no extensions) pass through every observer', () =>
     expect(gateway.logs().join('\n')).not.toMatch(/observer failed|TypeError/);
   });
 });
-
-/** A graphql-transport-ws client on a raw `ws` socket: sends text as is, keeps every message it got. */
-class RawGraphqlWs {
-  readonly messages: Array<{ id?: string; type: string; payload?: unknown }> = [];
-  closeCode: number | null = null;
-  readonly #socket: WebSocket;
-
-  private constructor(socket: WebSocket) {
-    this.#socket = socket;
-    socket.on('message', (data) => this.messages.push(JSON.parse(String(data))));
-    socket.on('close', (code) => {
-      this.closeCode = code;
-    });
-  }
-
-  /** Connects and completes the connection_init / connection_ack handshake. */
-  static async open(httpUrl: string): Promise<RawGraphqlWs> {
-    const socket = new WebSocket(httpUrl.replace(/^http/, 'ws'), 'graphql-transport-ws');
-    await new Promise((resolve, reject) => {
-      socket.once('open', resolve);
-      socket.once('error', reject);
-    });
-    const client = new RawGraphqlWs(socket);
-    client.send('{"type":"connection_init","payload":{}}');
-    await client.until((messages) => messages.some((m) => m.type === 'connection_ack'));
-    return client;
-  }
-
-  send(text: string): void {
-    this.#socket.send(text);
-  }
-
-  /** Waits until `predicate(messages)` holds (or fails after 5 s, naming what arrived). */
-  async until(predicate: (messages: RawGraphqlWs['messages']) => boolean): Promise<RawGraphqlWs['messages']> {
-    await eventually(() => predicate(this.messages) || this.closeCode !== null).catch(() => {
-      throw new Error(`condition not met; got ${JSON.stringify(this.messages).slice(0, 500)}`);
-    });
-    if (!predicate(this.messages)) throw new Error(`socket closed with ${this.closeCode}`);
-    return this.messages;
-  }
-
-  close(): Promise<void> {
-    if (this.#socket.readyState === WebSocket.CLOSED) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.#socket.once('close', () => resolve());
-      this.#socket.close();
-    });
-  }
-}
