@@ -8,7 +8,7 @@ import { type DocumentNode, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import pino from 'pino';
 import { errorCodes } from './error-code.ts';
-import { guardObserver, observeStream } from './observer-guard.ts';
+import { guardObserver, watchStream } from './observer-guard.ts';
 
 /** Paths that could carry a secret if someone ever logs a header bag, a record or an input. */
 const REDACT_PATHS = [
@@ -59,7 +59,11 @@ export function useOperationLog(logger: pino.Logger): Plugin {
   const report = (error: unknown) => logger.error({ err: error, observer: 'log' }, 'observer failed');
   const start = (operation: string, type: string) => {
     const startedAt = performance.now();
+    let finished = false;
+    // Once: a failing stream reaches both the stream watch and envelop's onSubscribeError.
     return (errors: readonly unknown[]) => {
+      if (finished) return;
+      finished = true;
       const durationMs = Math.round((performance.now() - startedAt) * 100) / 100;
       const codes = errorCodes(errors);
       const line = { operation, type, durationMs, outcome: codes.length ? 'error' : 'ok' };
@@ -91,18 +95,17 @@ export function useOperationLog(logger: pino.Logger): Plugin {
             return;
           }
           let errors: unknown[] = [];
-          setResult(
-            observeStream(
-              result,
-              {
-                result(next) {
-                  if (next.errors) errors = errors.concat(next.errors);
-                },
-                end: () => finish(errors),
+          const watch = watchStream(
+            {
+              result(next) {
+                if (next.errors) errors = errors.concat(next.errors);
               },
-              report,
-            ),
+              end: (failure) => finish(failure === undefined ? errors : [...errors, failure]),
+            },
+            report,
           );
+          setResult(watch.wrap(result));
+          return watch.hooks;
         },
         onSubscribeError({ error }) {
           finish([error]);

@@ -13,7 +13,7 @@ import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { UpstreamAttemptOutcome, UpstreamCallInfo } from '../upstream/http.ts';
 import { errorCode } from './error-code.ts';
-import { guardObserver, type ObserverFault, observeStream, reportToConsole } from './observer-guard.ts';
+import { guardObserver, type ObserverFault, reportToConsole, watchStream } from './observer-guard.ts';
 
 /** Distinct operation names tracked before new ones are counted as `_other`. */
 export const MAX_OPERATION_NAMES = 200;
@@ -166,7 +166,11 @@ export class GatewayMetrics {
         type,
       );
       const startedAt = performance.now();
+      let finished = false;
+      // Once: a failing stream reaches both the stream watch and envelop's onSubscribeError.
       return (errors: readonly unknown[]) => {
+        if (finished) return;
+        finished = true;
         children.duration.observe((performance.now() - startedAt) / 1000);
         (errors.length ? children.error : children.ok).inc();
         for (const error of errors) this.#errors.inc({ code: errorCode(error) });
@@ -192,21 +196,20 @@ export class GatewayMetrics {
             }
             let errors: unknown[] = [];
             gauge.inc();
-            setResult(
-              observeStream(
-                result,
-                {
-                  result(next) {
-                    if (next.errors) errors = errors.concat(next.errors);
-                  },
-                  end() {
-                    gauge.dec();
-                    finish(errors);
-                  },
+            const watch = watchStream(
+              {
+                result(next) {
+                  if (next.errors) errors = errors.concat(next.errors);
                 },
-                streamFault,
-              ),
+                end(failure) {
+                  gauge.dec();
+                  finish(failure === undefined ? errors : [...errors, failure]);
+                },
+              },
+              streamFault,
             );
+            setResult(watch.wrap(result));
+            return watch.hooks;
           },
           onSubscribeError({ error }) {
             finish([error]);

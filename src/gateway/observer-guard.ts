@@ -2,7 +2,7 @@
  * Observers (the operation log, metrics, traces) watch operations; a bug in one must be a log line,
  * never an answer. {@link guardObserver} wraps every hook of an observer plugin, and what those hooks
  * return (after-hooks, hook bags, promises), so nothing they throw reaches the operation.
- * {@link observeStream} watches a subscription's result stream and reports its end exactly once,
+ * {@link watchStream} watches a subscription's result stream and reports its end exactly once,
  * whatever ends it: completion, the client leaving (`return`), a failing source (`next` rejects,
  * which envelop's own `onEnd` hook misses), or `throw`.
  */
@@ -88,69 +88,88 @@ export function guardObserver<TContext extends Record<string, unknown>>(
   return guarded as Plugin<TContext>;
 }
 
-/** What {@link observeStream} tells its observer. */
+/** What {@link watchStream} tells its observer. */
 export interface StreamObserver {
-  /** Each result the stream yields. */
+  /** Each result the client gets. */
   result?(result: ExecutionResult): void;
-  /** Once, when the stream ended for any reason. */
-  end(): void;
+  /** Once, when the stream ended for any reason; `failure` when its source failed. */
+  end(failure?: unknown): void;
+}
+
+/** What an observer's `onSubscribeResult` does with {@link watchStream}'s answer. */
+export interface StreamWatch {
+  /** Replaces the stream (setResult): notices a failing source, which envelop's `onEnd` misses. */
+  wrap(source: AsyncIterable<ExecutionResult>): AsyncIterableIterator<ExecutionResult>;
+  /** Returned from `onSubscribeResult`: envelop applies them outermost, after every plugin's wrapper. */
+  hooks: { onNext(payload: { result: ExecutionResult }): void; onEnd(): void };
 }
 
 /**
- * A pass-through of `source` that tells `observer` about each result and, exactly once, about the end.
- * Plain promise callbacks rather than an async generator: a generator cannot run `return()` while it
- * waits in `next()`, and this wraps every subscriber's stream. What the observer throws goes to
- * `report`; the stream goes on.
+ * Watches a subscription stream for an observer. Results and normal ends are taken from envelop's
+ * `onNext` / `onEnd`, which wrap the stream outermost (after, e.g., the shutdown plugin has added its
+ * last GATEWAY_SHUTTING_DOWN result), so the observer sees exactly what the client sees. A source
+ * whose `next()` rejects (or that is thrown into) never reaches `onEnd`; `wrap` notices that. The
+ * observer's `end` runs exactly once whichever comes first; what it throws goes to `report`.
  */
-export function observeStream(
-  source: AsyncIterable<ExecutionResult>,
-  observer: StreamObserver,
-  report: (error: unknown) => void,
-): AsyncIterableIterator<ExecutionResult> {
-  const iterator = source[Symbol.asyncIterator]();
+export function watchStream(observer: StreamObserver, report: (error: unknown) => void): StreamWatch {
   let ended = false;
-  const end = (): void => {
+  const end = (failure?: unknown): void => {
     if (ended) return;
     ended = true;
     try {
-      observer.end();
+      if (failure === undefined) observer.end();
+      else observer.end(failure);
     } catch (error) {
       report(error);
     }
   };
-  const failed = (error: unknown): never => {
-    end();
+  return {
+    wrap: (source) => endsOnFailure(source, end),
+    hooks: {
+      onNext({ result }) {
+        if (ended || !observer.result) return;
+        try {
+          observer.result(result);
+        } catch (error) {
+          report(error);
+        }
+      },
+      onEnd: () => end(),
+    },
+  };
+}
+
+/**
+ * A pass-through of `source` that calls `failed` with the error when `next()` rejects or `throw()`
+ * is called. Plain
+ * promise callbacks rather than an async generator: a generator cannot run `return()` while it waits
+ * in `next()`, and this wraps every subscriber's stream.
+ */
+function endsOnFailure(
+  source: AsyncIterable<ExecutionResult>,
+  failed: (error: unknown) => void,
+): AsyncIterableIterator<ExecutionResult> {
+  const iterator = source[Symbol.asyncIterator]();
+  const rejected = (error: unknown): never => {
+    failed(error);
     throw error;
   };
   return {
     next() {
-      let step: Promise<IteratorResult<ExecutionResult>>;
       try {
-        step = iterator.next();
+        return iterator.next().then(undefined, rejected);
       } catch (error) {
-        end();
+        failed(error);
         return Promise.reject(error);
       }
-      return step.then((item) => {
-        if (item.done) end();
-        else if (observer.result) {
-          try {
-            observer.result(item.value);
-          } catch (error) {
-            report(error);
-          }
-        }
-        return item;
-      }, failed);
     },
     return(value?: unknown) {
-      end();
       return iterator.return
         ? iterator.return(value)
         : Promise.resolve({ done: true, value: undefined } as IteratorResult<ExecutionResult>);
     },
     throw(error?: unknown) {
-      end();
+      failed(error ?? new Error('stream thrown into'));
       return iterator.throw ? iterator.throw(error) : Promise.reject(error);
     },
     [Symbol.asyncIterator]() {

@@ -14,7 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { errorCode, errorCodes } from '../../src/gateway/error-code.ts';
 import { createLogger, useOperationLog } from '../../src/gateway/logging.ts';
 import { GatewayMetrics } from '../../src/gateway/metrics.ts';
-import { guardObserver, observeStream } from '../../src/gateway/observer-guard.ts';
+import { guardObserver } from '../../src/gateway/observer-guard.ts';
 import { startTracing, useTracing } from '../../src/gateway/tracing.ts';
 
 /** An error as graphql-jit builds it: a GraphQLError whose `extensions` is undefined. */
@@ -236,61 +236,114 @@ describe('guardObserver', () => {
   });
 });
 
-describe('observeStream', () => {
-  async function* source(items: number, failAt?: number): AsyncGenerator<ExecutionResult> {
-    for (let index = 0; index < items; index++) {
-      if (index === failAt) throw new Error('source failed');
-      yield { data: { index } };
-    }
-  }
-  const watch = (stream: AsyncIterable<ExecutionResult>) => {
-    const seen = { results: 0, ends: 0, faults: [] as unknown[] };
-    const observed = observeStream(
-      stream,
-      {
-        result() {
-          seen.results++;
-          if (seen.results === 2) throw new Error('observer bug');
-        },
-        end() {
-          seen.ends++;
+describe('subscription ends, seen once by the log and the gauge', () => {
+  const streams = createSchema({
+    typeDefs: 'type Query { hello: String } type Subscription { ticks(count: Int!, failAt: Int): Int }',
+    resolvers: {
+      Subscription: {
+        ticks: {
+          async *subscribe(_root: unknown, args: { count: number; failAt?: number | null }) {
+            for (let tick = 1; tick <= args.count; tick++) {
+              if (tick === args.failAt) throw new Error('the source failed');
+              yield { ticks: tick };
+              // Never-ending streams wait here until the client leaves.
+              if (tick === args.count && args.count > 99) await new Promise(() => {});
+            }
+          },
         },
       },
-      (error) => seen.faults.push(error),
-    );
-    return { observed, seen };
-  };
-
-  it('completion: every result passes, end once, an observer bug reported not thrown', async () => {
-    const { observed, seen } = watch(source(3));
-    const received = [];
-    for await (const result of observed) received.push(result);
-    expect(received).toHaveLength(3);
-    expect(seen).toMatchObject({ results: 3, ends: 1 });
-    expect(seen.faults).toHaveLength(1);
-    await observed.return?.();
-    expect(seen.ends).toBe(1);
+    },
   });
 
-  it('the client leaves (return): end once', async () => {
-    const { observed, seen } = watch(source(10));
-    await observed.next();
-    await observed.return?.();
-    await observed.return?.();
-    expect(seen.ends).toBe(1);
+  function observed() {
+    const { logger, lines } = capturedLogger();
+    const metrics = new GatewayMetrics({
+      upstreamSockets: () => 0,
+      circuitState: () => 'closed',
+      upstreamLoad: () => ({ active: 0, queued: 0 }),
+    });
+    const faults: unknown[] = [];
+    const yoga = createYoga({
+      schema: streams,
+      logging: false,
+      plugins: [useOperationLog(logger), metrics.plugin((error) => faults.push(error))],
+    });
+    const open = async () => Number(/^graphql_subscriptions_open (\d+)$/m.exec(await metrics.render())?.[1]);
+    const logged = () => lines.filter((line) => line.msg === 'operation');
+    return { yoga, open, logged, faults, lines };
+  }
+
+  async function sse(yoga: ReturnType<typeof createYoga>, query: string, signal?: AbortSignal) {
+    return yoga.fetch('http://gateway/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ query }),
+      ...(signal ? { signal } : {}),
+    });
+  }
+
+  it('completed', async () => {
+    const { yoga, open, logged, faults } = observed();
+    const text = await (await sse(yoga, 'subscription Done { ticks(count: 3) }')).text();
+    expect(text.match(/"ticks":\d/g)).toHaveLength(3);
+    expect(await open()).toBe(0);
+    expect(logged()).toEqual([expect.objectContaining({ operation: 'Done', outcome: 'ok' })]);
+    expect(faults).toEqual([]);
   });
 
-  it('the source fails (next rejects, which envelop onEnd misses): end once, the error goes on', async () => {
-    const { observed, seen } = watch(source(5, 1));
-    await observed.next();
-    await expect(observed.next()).rejects.toThrow('source failed');
-    expect(seen.ends).toBe(1);
+  it('the source fails mid-stream (envelop onEnd never runs for that)', async () => {
+    const { yoga, open, logged, lines } = observed();
+    const text = await (await sse(yoga, 'subscription Fails { ticks(count: 5, failAt: 2) }')).text();
+    expect(text).toContain('"ticks":1');
+    expect(await open()).toBe(0);
+    expect(logged()).toEqual([
+      expect.objectContaining({ operation: 'Fails', outcome: 'error', errorCodes: ['INTERNAL'] }),
+    ]);
+    expect(lines.filter((line) => line.msg === 'observer failed')).toEqual([]);
   });
 
-  it('throw(): end once', async () => {
-    const { observed, seen } = watch(source(5));
-    await observed.next();
-    await observed.throw?.(new Error('stop')).catch(() => undefined);
-    expect(seen.ends).toBe(1);
+  it('the client leaves', async () => {
+    const { yoga, open, logged } = observed();
+    const abort = new AbortController();
+    const response = await sse(yoga, 'subscription Forever { ticks(count: 100) }', abort.signal);
+    const reader = response.body?.getReader();
+    await reader?.read();
+    expect(await open()).toBe(1);
+    abort.abort();
+    await reader?.cancel().catch(() => undefined);
+    for (let tries = 0; tries < 100 && (await open()) !== 0; tries++)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(await open()).toBe(0);
+    expect(logged()).toEqual([expect.objectContaining({ operation: 'Forever' })]);
+  });
+
+  it('refused before streaming: counted and logged, never open', async () => {
+    const { yoga, open, logged } = observed();
+    await (await sse(yoga, 'subscription Bad { ticks(count: 1, failAt: 1) }')).text();
+    const refuse: Plugin = {
+      onSubscribe: ({ setResultAndStopExecution }) =>
+        setResultAndStopExecution({
+          errors: [new GraphQLError('no', { extensions: { code: 'RATE_LIMITED' } })],
+        }),
+    };
+    const { logger, lines } = capturedLogger();
+    const metrics = new GatewayMetrics({
+      upstreamSockets: () => 0,
+      circuitState: () => 'closed',
+      upstreamLoad: () => ({ active: 0, queued: 0 }),
+    });
+    const refusing = createYoga({
+      schema: streams,
+      logging: false,
+      plugins: [useOperationLog(logger), metrics.plugin(), refuse],
+    });
+    await (await sse(refusing, 'subscription Refused { ticks(count: 1) }')).text();
+    expect(/^graphql_subscriptions_open (\d+)$/m.exec(await metrics.render())?.[1]).toBe('0');
+    expect(await metrics.render()).toMatch(/graphql_errors_total\{code="RATE_LIMITED"\} 1/);
+    expect(lines.filter((line) => line.msg === 'operation')).toEqual([
+      expect.objectContaining({ operation: 'Refused', outcome: 'error', errorCodes: ['RATE_LIMITED'] }),
+    ]);
+    expect(await open()).toBe(0);
+    expect(logged()).toHaveLength(1);
   });
 });
