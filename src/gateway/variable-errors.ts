@@ -27,6 +27,7 @@ import {
   typeFromAST,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { withoutSuggestions } from './suggestions.ts';
 
 /** The code of every variable coercion error. */
 export const VARIABLE_ERROR_CODE = 'BAD_USER_INPUT';
@@ -112,10 +113,12 @@ export function variableErrors(
   const errors: GraphQLError[] = [];
   const fail = (message: string, node: (typeof definitions)[number]): void => {
     if (errors.length <= MAX_VARIABLE_ERRORS) {
+      // Recent graphql-js 16 releases honour hideSuggestions; stripping as well keeps this true on older ones.
+      const text = options.hideSuggestions ? withoutSuggestions(message) : message;
       errors.push(
         new GraphQLError(
           errors.length < MAX_VARIABLE_ERRORS
-            ? message
+            ? text
             : 'Too many invalid variable values; the rest were not checked.',
           { nodes: node, extensions },
         ),
