@@ -8,7 +8,7 @@ import { type DocumentNode, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import pino from 'pino';
 import { errorCodes } from './error-code.ts';
-import { guardObserver, watchStream } from './observer-guard.ts';
+import { guardObserver, type StreamWatch, watchStream } from './observer-guard.ts';
 
 /** Paths that could carry a secret if someone ever logs a header bag, a record or an input. */
 const REDACT_PATHS = [
@@ -60,7 +60,7 @@ export function useOperationLog(logger: pino.Logger): Plugin {
   const start = (operation: string, type: string) => {
     const startedAt = performance.now();
     let finished = false;
-    // Once: a failing stream reaches both the stream watch and envelop's onSubscribeError.
+    // Once, whatever path reports the end first.
     return (errors: readonly unknown[]) => {
       if (finished) return;
       finished = true;
@@ -87,15 +87,16 @@ export function useOperationLog(logger: pino.Logger): Plugin {
     },
     onSubscribe({ args }) {
       const finish = start(operationName(args.document, args.operationName), 'subscribe');
+      let watch: StreamWatch | undefined;
       return {
-        onSubscribeResult({ result, setResult }) {
+        onSubscribeResult({ result }) {
           if (!(Symbol.asyncIterator in result)) {
             // Refused before streaming (bad id, rate limited, draining): one result, logged now.
             finish(result.errors ?? []);
             return;
           }
           let errors: unknown[] = [];
-          const watch = watchStream(
+          watch = watchStream(
             {
               result(next) {
                 if (next.errors) errors = errors.concat(next.errors);
@@ -104,11 +105,12 @@ export function useOperationLog(logger: pino.Logger): Plugin {
             },
             report,
           );
-          setResult(watch.wrap(result));
           return watch.hooks;
         },
         onSubscribeError({ error }) {
-          finish([error]);
+          // Before streaming: subscribe itself failed. While streaming: the source failed.
+          if (watch) watch.fail(error);
+          else finish([error]);
         },
       };
     },

@@ -13,7 +13,13 @@ import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { UpstreamAttemptOutcome, UpstreamCallInfo } from '../upstream/http.ts';
 import { errorCode } from './error-code.ts';
-import { guardObserver, type ObserverFault, reportToConsole, watchStream } from './observer-guard.ts';
+import {
+  guardObserver,
+  type ObserverFault,
+  reportToConsole,
+  type StreamWatch,
+  watchStream,
+} from './observer-guard.ts';
 
 /** Distinct operation names tracked before new ones are counted as `_other`. */
 export const MAX_OPERATION_NAMES = 200;
@@ -167,7 +173,7 @@ export class GatewayMetrics {
       );
       const startedAt = performance.now();
       let finished = false;
-      // Once: a failing stream reaches both the stream watch and envelop's onSubscribeError.
+      // Once, whatever path reports the end first.
       return (errors: readonly unknown[]) => {
         if (finished) return;
         finished = true;
@@ -188,15 +194,16 @@ export class GatewayMetrics {
       },
       onSubscribe: ({ args }) => {
         const finish = start(args.document, args.operationName, 'subscribe');
+        let watch: StreamWatch | undefined;
         return {
-          onSubscribeResult({ result, setResult }) {
+          onSubscribeResult({ result }) {
             if (!(Symbol.asyncIterator in result)) {
               finish(result.errors ?? []);
               return;
             }
             let errors: unknown[] = [];
             gauge.inc();
-            const watch = watchStream(
+            watch = watchStream(
               {
                 result(next) {
                   if (next.errors) errors = errors.concat(next.errors);
@@ -208,11 +215,12 @@ export class GatewayMetrics {
               },
               streamFault,
             );
-            setResult(watch.wrap(result));
             return watch.hooks;
           },
           onSubscribeError({ error }) {
-            finish([error]);
+            // Before streaming: subscribe itself failed. While streaming: the source failed.
+            if (watch) watch.fail(error);
+            else finish([error]);
           },
         };
       },

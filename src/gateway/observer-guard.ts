@@ -3,8 +3,8 @@
  * never an answer. {@link guardObserver} wraps every hook of an observer plugin, and what those hooks
  * return (after-hooks, hook bags, promises), so nothing they throw reaches the operation.
  * {@link watchStream} watches a subscription's result stream and reports its end exactly once,
- * whatever ends it: completion, the client leaving (`return`), a failing source (`next` rejects,
- * which envelop's own `onEnd` hook misses), or `throw`.
+ * whatever ends it: completion, the client leaving (`return`), or a failing source (`next` rejects:
+ * envelop's `onEnd` misses that, its `onSubscribeError` does not).
  */
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
@@ -96,20 +96,21 @@ export interface StreamObserver {
   end(failure?: unknown): void;
 }
 
-/** What an observer's `onSubscribeResult` does with {@link watchStream}'s answer. */
+/** What an observer's subscribe hooks do with {@link watchStream}'s answer. */
 export interface StreamWatch {
-  /** Replaces the stream (setResult): notices a failing source, which envelop's `onEnd` misses. */
-  wrap(source: AsyncIterable<ExecutionResult>): AsyncIterableIterator<ExecutionResult>;
   /** Returned from `onSubscribeResult`: envelop applies them outermost, after every plugin's wrapper. */
   hooks: { onNext(payload: { result: ExecutionResult }): void; onEnd(): void };
+  /** Called from `onSubscribeError`, which envelop runs when the stream's `next()` rejects. */
+  fail(error: unknown): void;
 }
 
 /**
- * Watches a subscription stream for an observer. Results and normal ends are taken from envelop's
- * `onNext` / `onEnd`, which wrap the stream outermost (after, e.g., the shutdown plugin has added its
- * last GATEWAY_SHUTTING_DOWN result), so the observer sees exactly what the client sees. A source
- * whose `next()` rejects (or that is thrown into) never reaches `onEnd`; `wrap` notices that. The
- * observer's `end` runs exactly once whichever comes first; what it throws goes to `report`.
+ * Watches a subscription stream for an observer, through envelop's own layers (no wrapper of ours per
+ * subscriber): results and normal ends come from `onNext` / `onEnd`, which envelop applies outermost
+ * (after, e.g., the shutdown plugin has added its last GATEWAY_SHUTTING_DOWN result), so the observer
+ * sees exactly what the client sees; a failing source never reaches `onEnd` but does reach
+ * `onSubscribeError`, which calls {@link StreamWatch.fail}. The observer's `end` runs exactly once
+ * whichever comes first; what it throws goes to `report`.
  */
 export function watchStream(observer: StreamObserver, report: (error: unknown) => void): StreamWatch {
   let ended = false;
@@ -124,7 +125,6 @@ export function watchStream(observer: StreamObserver, report: (error: unknown) =
     }
   };
   return {
-    wrap: (source) => endsOnFailure(source, end),
     hooks: {
       onNext({ result }) {
         if (ended || !observer.result) return;
@@ -136,44 +136,6 @@ export function watchStream(observer: StreamObserver, report: (error: unknown) =
       },
       onEnd: () => end(),
     },
-  };
-}
-
-/**
- * A pass-through of `source` that calls `failed` with the error when `next()` rejects or `throw()`
- * is called. Plain
- * promise callbacks rather than an async generator: a generator cannot run `return()` while it waits
- * in `next()`, and this wraps every subscriber's stream.
- */
-function endsOnFailure(
-  source: AsyncIterable<ExecutionResult>,
-  failed: (error: unknown) => void,
-): AsyncIterableIterator<ExecutionResult> {
-  const iterator = source[Symbol.asyncIterator]();
-  const rejected = (error: unknown): never => {
-    failed(error);
-    throw error;
-  };
-  return {
-    next() {
-      try {
-        return iterator.next().then(undefined, rejected);
-      } catch (error) {
-        failed(error);
-        return Promise.reject(error);
-      }
-    },
-    return(value?: unknown) {
-      return iterator.return
-        ? iterator.return(value)
-        : Promise.resolve({ done: true, value: undefined } as IteratorResult<ExecutionResult>);
-    },
-    throw(error?: unknown) {
-      failed(error ?? new Error('stream thrown into'));
-      return iterator.throw ? iterator.throw(error) : Promise.reject(error);
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
+    fail: (error) => end(error ?? new Error('the stream failed')),
   };
 }
