@@ -109,8 +109,8 @@ export function variableErrors(
   const definitions = operation?.variableDefinitions;
   if (!definitions || definitions.length === 0) return [];
   const inputs: unknown = args.variableValues ?? {};
-  const extensions = { ...options.extensions, code: VARIABLE_ERROR_CODE };
   const errors: GraphQLError[] = [];
+  const extensions = { ...options.extensions, code: VARIABLE_ERROR_CODE };
   const fail = (message: string, node: (typeof definitions)[number]): void => {
     if (errors.length <= MAX_VARIABLE_ERRORS) {
       // Recent graphql-js 16 releases honour hideSuggestions; stripping as well keeps this true on older ones.
@@ -134,16 +134,18 @@ export function variableErrors(
     const name = definition.variable.name.value;
     const type = typeFromAST(args.schema, definition.type);
     if (!type || !isInputType(type)) continue; // validation refuses this before us
-    const typeText = print(definition.type);
     if (!Object.hasOwn(inputs, name)) {
       if (!definition.defaultValue && isNonNullType(type)) {
-        fail(`Variable "$${name}" of required type "${typeText}" was not provided.`, definition);
+        fail(
+          `Variable "$${name}" of required type "${print(definition.type)}" was not provided.`,
+          definition,
+        );
       }
       continue;
     }
     const value = (inputs as Record<string, unknown>)[name];
     if (value === null && isNonNullType(type)) {
-      fail(`Variable "$${name}" of non-null type "${typeText}" must not be null.`, definition);
+      fail(`Variable "$${name}" of non-null type "${print(definition.type)}" must not be null.`, definition);
       continue;
     }
     try {
