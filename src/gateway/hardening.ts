@@ -27,6 +27,7 @@ import {
   useQueryStringGuard,
 } from './limits.ts';
 import { GatewayMetrics, type MetricsSources, useMetricsEndpoint } from './metrics.ts';
+import { type ObserverFault, reportToConsole } from './observer-guard.ts';
 import {
   DEFAULT_RATE_LIMIT_PER_SECOND,
   RateLimiter,
@@ -34,7 +35,9 @@ import {
   useRateLimit,
 } from './rate-limit.ts';
 import { ShutdownCoordinator } from './shutdown.ts';
+import { useSuggestionsHidden } from './suggestions.ts';
 import { type Tracing, tracingAttemptHook, useTracing } from './tracing.ts';
+import { useVariableErrors } from './variable-errors.ts';
 
 /** Hardening settings of a gateway; every field has a production-minded default. */
 export interface HardeningOptions {
@@ -77,14 +80,23 @@ export interface Hardening {
   persistedOperations: PersistedOperations | null;
   /** APQ (HTTP plugin and graphql-ws resolver), or null when an allow-list is configured. */
   automaticPersistedQueries: AutomaticPersistedQueries | null;
+  /** "Did you mean ...?" hints allowed (graphql-ws's own variable check reads it). */
+  fieldSuggestions: boolean;
   /** Instrumentation for the upstream client, or undefined when neither metrics nor tracing is on. */
   onAttempt:
     | ((info: UpstreamCallInfo) => ((outcome: UpstreamAttemptOutcome) => void) | undefined)
     | undefined;
 }
 
-/** Builds the hardening parts. `sources` are read lazily (at scrape time). */
-export function createHardening(options: HardeningOptions, sources: MetricsSources): Hardening {
+/**
+ * Builds the hardening parts. `sources` are read lazily (at scrape time). `report` receives what an
+ * observer (metrics, tracing) threw; the operation never sees it.
+ */
+export function createHardening(
+  options: HardeningOptions,
+  sources: MetricsSources,
+  report: ObserverFault = reportToConsole,
+): Hardening {
   const limits = { ...DEFAULT_QUERY_LIMITS, ...options.queryLimits };
   const metrics = options.metrics === false ? null : new GatewayMetrics(sources);
   const tracing = options.tracing ?? null;
@@ -95,6 +107,7 @@ export function createHardening(options: HardeningOptions, sources: MetricsSourc
   const persisted = options.persistedOperations ?? null;
   // With an allow-list nothing may register: the allow-list alone decides what runs.
   const apq = persisted ? null : new AutomaticPersistedQueries(options.automaticPersistedQueries);
+  const fieldSuggestions = options.fieldSuggestions ?? true;
 
   const requestPlugins: Plugin[] = [
     ...(metrics ? [useMetricsEndpoint(metrics)] : []),
@@ -103,20 +116,23 @@ export function createHardening(options: HardeningOptions, sources: MetricsSourc
     useQueryStringGuard(),
     useBatchingRefused(),
     ...(persisted ? [persisted.plugin()] : apq ? [apq.plugin()] : []),
-    ...useQueryLimits(limits, { fieldSuggestions: options.fieldSuggestions ?? true }),
+    ...useQueryLimits(limits, { fieldSuggestions }),
+    ...(fieldSuggestions ? [] : [useSuggestionsHidden()]),
     ...(options.introspection === false ? [useIntrospectionDisabled()] : []),
   ];
-  const observerPlugins: Plugin[] = [...(metrics ? [metrics.plugin()] : [])];
+  const observerPlugins: Plugin[] = [...(metrics ? [metrics.plugin(report)] : [])];
   const executionPlugins: Plugin<GatewayContext>[] = [
-    ...(tracing ? [useTracing(tracing) as Plugin<GatewayContext>] : []),
+    ...(tracing ? [useTracing(tracing, report) as Plugin<GatewayContext>] : []),
     ...(rateLimiter ? [useRateLimit(rateLimiter)] : []),
     shutdown.plugin() as Plugin<GatewayContext>,
+    // After the observers (installed before these), so a refused operation is still logged and counted.
+    useVariableErrors({ hideSuggestions: !fieldSuggestions }) as Plugin<GatewayContext>,
     useOperationDeadline(options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS),
   ];
 
   const hooks = [
-    ...(metrics ? [(info: UpstreamCallInfo) => metrics.onAttempt(info)] : []),
-    ...(tracing ? [tracingAttemptHook(tracing)] : []),
+    ...(metrics ? [guardAttemptHook((info) => metrics.onAttempt(info), 'metrics', report)] : []),
+    ...(tracing ? [guardAttemptHook(tracingAttemptHook(tracing), 'tracing', report)] : []),
   ];
   const onAttempt =
     hooks.length === 0
@@ -140,6 +156,30 @@ export function createHardening(options: HardeningOptions, sources: MetricsSourc
     shutdown,
     persistedOperations: persisted,
     automaticPersistedQueries: apq,
+    fieldSuggestions,
     onAttempt,
+  };
+}
+
+/** An upstream-attempt observer that cannot fail the upstream call it watches. */
+function guardAttemptHook(
+  hook: (info: UpstreamCallInfo) => (outcome: UpstreamAttemptOutcome) => void,
+  observer: string,
+  report: ObserverFault,
+): (info: UpstreamCallInfo) => (outcome: UpstreamAttemptOutcome) => void {
+  return (info) => {
+    let finish: ((outcome: UpstreamAttemptOutcome) => void) | undefined;
+    try {
+      finish = hook(info);
+    } catch (error) {
+      report(error, observer);
+    }
+    return (outcome) => {
+      try {
+        finish?.(outcome);
+      } catch (error) {
+        report(error, observer);
+      }
+    };
   };
 }

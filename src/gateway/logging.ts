@@ -4,9 +4,11 @@
  * operation with its name, duration and outcome.
  */
 import type { Writable } from 'node:stream';
-import { type DocumentNode, GraphQLError, getOperationAST } from 'graphql';
+import { type DocumentNode, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import pino from 'pino';
+import { errorCodes } from './error-code.ts';
+import { guardObserver, type StreamWatch, watchStream } from './observer-guard.ts';
 
 /** Paths that could carry a secret if someone ever logs a header bag, a record or an input. */
 const REDACT_PATHS = [
@@ -46,24 +48,22 @@ function operationName(document: DocumentNode, requested: string | null | undefi
   return getOperationAST(document, requested)?.name?.value ?? requested ?? 'anonymous';
 }
 
-function errorCodes(errors: readonly unknown[]): string[] {
-  const codes = new Set<string>();
-  for (const error of errors) {
-    const code = error instanceof GraphQLError ? error.extensions.code : undefined;
-    codes.add(typeof code === 'string' ? code : 'INTERNAL');
-  }
-  return [...codes];
-}
-
 /**
  * One log line per executed operation: `operation`, `type`, `durationMs`, `outcome` (`ok` | `error`)
  * and the error codes. Variables are never logged (they carry tokens and MCP keys).
- * Subscriptions log when their stream ends.
+ * Subscriptions log when their stream ends (completed, left, failed or cut by shutdown); a subscription
+ * refused before it streamed logs at once. Every hook is guarded: a fault in logging is itself logged
+ * (`observer failed`) and the operation goes on.
  */
 export function useOperationLog(logger: pino.Logger): Plugin {
+  const report = (error: unknown) => logger.error({ err: error, observer: 'log' }, 'observer failed');
   const start = (operation: string, type: string) => {
     const startedAt = performance.now();
+    let finished = false;
+    // Once, whatever path reports the end first.
     return (errors: readonly unknown[]) => {
+      if (finished) return;
+      finished = true;
       const durationMs = Math.round((performance.now() - startedAt) * 100) / 100;
       const codes = errorCodes(errors);
       const line = { operation, type, durationMs, outcome: codes.length ? 'error' : 'ok' };
@@ -71,7 +71,7 @@ export function useOperationLog(logger: pino.Logger): Plugin {
       else logger.info(line, 'operation');
     };
   };
-  return {
+  const plugin: Plugin = {
     onExecute({ args }) {
       const finish = start(operationName(args.document, args.operationName), 'execute');
       return {
@@ -87,22 +87,33 @@ export function useOperationLog(logger: pino.Logger): Plugin {
     },
     onSubscribe({ args }) {
       const finish = start(operationName(args.document, args.operationName), 'subscribe');
-      let errors: unknown[] = [];
+      let watch: StreamWatch | undefined;
       return {
-        onSubscribeResult() {
-          return {
-            onNext({ result }) {
-              if (result.errors) errors = errors.concat(result.errors);
+        onSubscribeResult({ result }) {
+          if (!(Symbol.asyncIterator in result)) {
+            // Refused before streaming (bad id, rate limited, draining): one result, logged now.
+            finish(result.errors ?? []);
+            return;
+          }
+          let errors: unknown[] = [];
+          watch = watchStream(
+            {
+              result(next) {
+                if (next.errors) errors = errors.concat(next.errors);
+              },
+              end: (failure) => finish(failure === undefined ? errors : [...errors, failure]),
             },
-            onEnd() {
-              finish(errors);
-            },
-          };
+            report,
+          );
+          return watch.hooks;
         },
         onSubscribeError({ error }) {
-          finish([error]);
+          // Before streaming: subscribe itself failed. While streaming: the source failed.
+          if (watch) watch.fail(error);
+          else finish([error]);
         },
       };
     },
   };
+  return guardObserver(plugin, 'log', report);
 }

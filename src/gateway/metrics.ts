@@ -8,10 +8,18 @@
  * the first {@link MAX_OPERATION_NAMES} collapse into `_other`; upstream paths become routes with
  * `:id` in place of ids; error codes must look like codes.
  */
-import { type DocumentNode, GraphQLError, getOperationAST } from 'graphql';
+import { type DocumentNode, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { UpstreamAttemptOutcome, UpstreamCallInfo } from '../upstream/http.ts';
+import { errorCode } from './error-code.ts';
+import {
+  guardObserver,
+  type ObserverFault,
+  reportToConsole,
+  type StreamWatch,
+  watchStream,
+} from './observer-guard.ts';
 
 /** Distinct operation names tracked before new ones are counted as `_other`. */
 export const MAX_OPERATION_NAMES = 200;
@@ -149,21 +157,33 @@ export class GatewayMetrics {
     };
   }
 
-  /** Operations, durations, error codes and open subscriptions. */
-  plugin(): Plugin {
+  /**
+   * Operations, durations, error codes and open subscriptions. The open-subscription gauge counts
+   * streams only: it goes up when a subscription starts streaming and down exactly once when that
+   * stream ends, however it ends (completed, left by the client or a closed socket, failed, cut by
+   * shutdown); a subscription refused before streaming (bad id, rate limited, draining) never counts
+   * as open. Hooks are guarded: a fault here goes to `report`, never into the operation.
+   */
+  plugin(report: ObserverFault = reportToConsole): Plugin {
+    const streamFault = (error: unknown) => report(error, 'metrics');
     const start = (document: DocumentNode, requested: string | null | undefined, type: string) => {
       const children = this.#childrenFor(
         this.#operationLabel(getOperationAST(document, requested)?.name?.value ?? requested),
         type,
       );
       const startedAt = performance.now();
+      let finished = false;
+      // Once, whatever path reports the end first.
       return (errors: readonly unknown[]) => {
+        if (finished) return;
+        finished = true;
         children.duration.observe((performance.now() - startedAt) / 1000);
         (errors.length ? children.error : children.ok).inc();
-        for (const error of errors) this.#errors.inc({ code: codeLabel(error) });
+        for (const error of errors) this.#errors.inc({ code: errorCode(error) });
       };
     };
-    return {
+    const gauge = this.#subscriptions;
+    const plugin: Plugin = {
       onExecute: ({ args }) => {
         const finish = start(args.document, args.operationName, 'execute');
         return {
@@ -174,27 +194,38 @@ export class GatewayMetrics {
       },
       onSubscribe: ({ args }) => {
         const finish = start(args.document, args.operationName, 'subscribe');
-        const gauge = this.#subscriptions;
-        let errors: unknown[] = [];
+        let watch: StreamWatch | undefined;
         return {
-          onSubscribeResult() {
+          onSubscribeResult({ result }) {
+            if (!(Symbol.asyncIterator in result)) {
+              finish(result.errors ?? []);
+              return;
+            }
+            let errors: unknown[] = [];
             gauge.inc();
-            return {
-              onNext({ result }) {
-                if (result.errors) errors = errors.concat(result.errors);
+            watch = watchStream(
+              {
+                result(next) {
+                  if (next.errors) errors = errors.concat(next.errors);
+                },
+                end(failure) {
+                  gauge.dec();
+                  finish(failure === undefined ? errors : [...errors, failure]);
+                },
               },
-              onEnd() {
-                gauge.dec();
-                finish(errors);
-              },
-            };
+              streamFault,
+            );
+            return watch.hooks;
           },
           onSubscribeError({ error }) {
-            finish([error]);
+            // Before streaming: subscribe itself failed. While streaming: the source failed.
+            if (watch) watch.fail(error);
+            else finish([error]);
           },
         };
       },
     };
+    return guardObserver(plugin, 'metrics', report);
   }
 
   #childrenFor(operation: string, type: string) {
@@ -228,11 +259,6 @@ export function routeOf(path: string): string {
     .split('/')
     .map((segment) => (/^[0-9a-f]{12,}$/i.test(segment) || /^\d+$/.test(segment) ? ':id' : segment))
     .join('/');
-}
-
-function codeLabel(error: unknown): string {
-  const code = error instanceof GraphQLError ? error.extensions.code : undefined;
-  return typeof code === 'string' && /^[A-Z][A-Z0-9_]{0,47}$/.test(code) ? code : 'INTERNAL';
 }
 
 /** Serves the metrics at `path` (GET). */

@@ -11,6 +11,7 @@ import { credentialsFromConnectionParams } from './context.ts';
 import { serveGraphqlWs } from './graphql-ws-binding.ts';
 import { DEFAULT_SHUTDOWN_GRACE_MS, SHUTTING_DOWN_CODE } from './shutdown.ts';
 import { createTransportGuard, type TransportLimits } from './transport-guard.ts';
+import { variableErrors } from './variable-errors.ts';
 import { guardClientMessages } from './ws-guard.ts';
 import { createGateway, type Gateway, type GatewayOptions } from './yoga.ts';
 
@@ -169,6 +170,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         const errors = validate(args.schema, args.document);
         if (errors.length) return errors;
         if (registration) await apq?.register(registration, document).catch(() => {});
+        // Variables that do not coerce answer this operation with an `error` message, like validation.
+        const variableProblems = variableErrors(args, {
+          hideSuggestions: !gateway.hardening.fieldSuggestions,
+        });
+        if (variableProblems.length) return variableProblems;
         return args;
       },
     },

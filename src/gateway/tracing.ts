@@ -11,10 +11,12 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type * as OtelApi from '@opentelemetry/api';
 import type { Span, Tracer } from '@opentelemetry/api';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { GraphQLError, getOperationAST } from 'graphql';
+import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { UpstreamAttemptOutcome, UpstreamCallInfo } from '../upstream/http.ts';
+import { errorCodes } from './error-code.ts';
 import { routeOf } from './metrics.ts';
+import { guardObserver, type ObserverFault, reportToConsole } from './observer-guard.ts';
 
 /** Where spans go. `TRACING`. `otlp` posts to `OTEL_EXPORTER_OTLP_ENDPOINT` (default http://localhost:4318). */
 export type TracingExporterKind = 'off' | 'console' | 'otlp';
@@ -67,8 +69,11 @@ export async function startTracing(options: StartTracingOptions): Promise<Tracin
 /** The operation span the current async work belongs to (upstream spans become its children). */
 const activeOperation = new AsyncLocalStorage<Span>();
 
-/** Spans per operation. Put it after plugins that replace the execute function (graphql-jit). */
-export function useTracing(tracing: Tracing): Plugin {
+/**
+ * Spans per operation. Put it after plugins that replace the execute function (graphql-jit). Hooks are
+ * guarded: a fault here goes to `report` and the operation runs on (without its span if need be).
+ */
+export function useTracing(tracing: Tracing, report: ObserverFault = reportToConsole): Plugin {
   const { tracer, api } = tracing;
   const begin = (document: Parameters<typeof getOperationAST>[0], requested: string | null | undefined) => {
     const operation = getOperationAST(document, requested);
@@ -81,15 +86,12 @@ export function useTracing(tracing: Tracing): Plugin {
   };
   const end = (span: Span, errors: readonly unknown[]) => {
     if (errors.length) {
-      const codes = errors.map((e) =>
-        e instanceof GraphQLError ? String(e.extensions.code ?? 'INTERNAL') : 'INTERNAL',
-      );
-      span.setAttribute('graphql.error.codes', [...new Set(codes)]);
+      span.setAttribute('graphql.error.codes', errorCodes(errors));
       span.setStatus({ code: api.SpanStatusCode.ERROR });
     }
     span.end();
   };
-  return {
+  const plugin: Plugin = {
     onExecute({ args, executeFn, setExecuteFn }) {
       const span = begin(args.document, args.operationName);
       setExecuteFn((executeArgs) => activeOperation.run(span, () => executeFn(executeArgs)));
@@ -113,6 +115,7 @@ export function useTracing(tracing: Tracing): Plugin {
       };
     },
   };
+  return guardObserver(plugin, 'tracing', report);
 }
 
 /** Upstream attempt spans for UpstreamClientOptions.onAttempt (children of the operation span). */

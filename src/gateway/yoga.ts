@@ -87,11 +87,15 @@ query RecentConversations {
 export function createGateway(options: GatewayOptions): Gateway {
   const logger = options.logger ?? createLogger();
   // Sources are read at scrape time, after `upstream` and `eventBridge` exist.
-  const hardening = createHardening(options.hardening ?? {}, {
-    upstreamSockets: () => eventBridge.stats().upstreamSockets,
-    circuitState: () => upstream.circuitState,
-    upstreamLoad: () => upstream.load,
-  });
+  const hardening = createHardening(
+    options.hardening ?? {},
+    {
+      upstreamSockets: () => eventBridge.stats().upstreamSockets,
+      circuitState: () => upstream.circuitState,
+      upstreamLoad: () => upstream.load,
+    },
+    (error, observer) => logger.error({ err: error, observer }, 'observer failed'),
+  );
   const upstream = new UpstreamClient({
     baseUrl: options.upstreamUrl,
     ...(options.upstreamTimeoutMs !== undefined ? { timeoutMs: options.upstreamTimeoutMs } : {}),

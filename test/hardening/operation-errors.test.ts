@@ -1,0 +1,267 @@
+/**
+ * Errors of every origin reach the client as answers, never as HTTP 500 or a closed socket: variable
+ * coercion errors are BAD_USER_INPUT request errors (HTTP 400 / 200 by Accept, graphql-ws `error` for
+ * that operation only, a live subscription on the same socket untouched), and graphql-jit's own
+ * errors (no `extensions`) pass through the log, metrics and traces, over HTTP and graphql-ws.
+ * Real gateway, real local service (or a scripted upstream for a record it would never send).
+ */
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { ExecutionResult } from 'graphql';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTracing } from '../../src/gateway/tracing.ts';
+import { sendJson, startMisbehavingUpstream } from '../gateway/misbehaving-upstream.ts';
+import { startTestGateway } from '../helpers/gateway.ts';
+import { rest, startTestLocalService } from '../helpers/local-service.ts';
+import { RawGraphqlWs } from '../helpers/raw-graphql-ws.ts';
+import { cleanupStack, codes, metric, post } from './helpers.ts';
+
+const cleanup = cleanupStack();
+afterEach(() => cleanup.run());
+
+const LIST = 'query V($f: Int) { conversations(first: $f) { edges { node { id } } } }';
+const ONE = 'query One($id: ID!) { conversation(id: $id) { id } }';
+const BY_TRIGGER =
+  'query T($t: ConversationTrigger) { conversations(first: 1, trigger: $t) { edges { node { id } } } }';
+const CREATE =
+  'mutation C($input: CreateConversationInput!) { createConversation(input: $input) { __typename } }';
+
+/** A JSON list nested `depth` deep, as text: too deep for JSON.stringify, so it is written by hand. */
+function nestedJson(depth: number): string {
+  return `${'['.repeat(depth)}1${']'.repeat(depth)}`;
+}
+
+/** A request body as text (the nested one cannot go through JSON.stringify). */
+function body(query: string, variables: unknown): string {
+  return JSON.stringify({ query, variables });
+}
+
+/** Each variable mistake the probe found answering 500, with the message the client now gets. */
+const VARIABLE_MISTAKES: Array<{ name: string; body: string; message: string }> = [
+  {
+    name: 'wrong type',
+    body: body(LIST, { f: 'abc' }),
+    message: 'Variable "$f" got an invalid value: Expected type "Int", got a string.',
+  },
+  {
+    name: 'missing required variable',
+    body: body(ONE, {}),
+    message: 'Variable "$id" of required type "ID!" was not provided.',
+  },
+  {
+    name: 'invalid enum value',
+    body: body(BY_TRIGGER, { t: 'GUU' }),
+    message:
+      'Variable "$t" got an invalid value: Expected a value of enum "ConversationTrigger", got a string. Did you mean the enum value "GUI"?',
+  },
+  {
+    name: 'deeply nested JSON',
+    // 100,000 levels: ~200 KB, inside the HTTP body and WebSocket message limits.
+    body: `{"query":${JSON.stringify(LIST)},"variables":{"f":${nestedJson(100_000)}}}`,
+    message: 'Variable "$f" got an invalid value: Expected type "Int", got a list.',
+  },
+  {
+    name: 'input object with __proto__',
+    body: `{"query":${JSON.stringify(CREATE)},"variables":{"input":{"__proto__":{"initialUserMsg":"x"}}}}`,
+    message:
+      'Variable "$input" got an invalid value: Field "__proto__" is not defined by type "CreateConversationInput".',
+  },
+];
+
+describe('variable coercion errors are request errors', () => {
+  it('over HTTP: 400 for graphql-response+json, 200 for json, BAD_USER_INPUT, no upstream call, logged and counted', async () => {
+    const service = cleanup.add(await startTestLocalService(), (s) => s.close());
+    const gateway = cleanup.add(
+      await startTestGateway({ upstreamUrl: service.url, hardening: { rateLimit: false } }),
+      (g) => g.close(),
+    );
+    for (const mistake of VARIABLE_MISTAKES) {
+      const spec = await post(gateway.url, mistake.body);
+      expect({ name: mistake.name, status: spec.status, json: spec.json }).toEqual({
+        name: mistake.name,
+        status: 400,
+        json: {
+          errors: [
+            {
+              message: mistake.message,
+              locations: expect.any(Array),
+              extensions: { code: 'BAD_USER_INPUT' },
+            },
+          ],
+        },
+      });
+      const legacy = await post(gateway.url, mistake.body, { accept: 'application/json' });
+      expect(legacy.status, mistake.name).toBe(200);
+      expect(legacy.json).toEqual(spec.json);
+    }
+    expect(gateway.calls).toEqual([]);
+    const logs = gateway.logs();
+    expect(logs.filter((line) => line.includes('"errorCodes":["BAD_USER_INPUT"]'))).toHaveLength(
+      2 * VARIABLE_MISTAKES.length,
+    );
+    expect(logs.join('\n')).not.toMatch(/observer failed|TypeError/);
+    expect(await metric(gateway.url, 'graphql_errors_total', { code: 'BAD_USER_INPUT' })).toBe(
+      2 * VARIABLE_MISTAKES.length,
+    );
+  });
+
+  it('never echoes the value sent (it may be a secret in the wrong field)', async () => {
+    const service = cleanup.add(await startTestLocalService(), (s) => s.close());
+    const gateway = cleanup.add(await startTestGateway({ upstreamUrl: service.url }), (g) => g.close());
+    const secret = 'ghp_secretTokenInTheWrongField0001';
+    const answers = [
+      await post(gateway.url, { query: BY_TRIGGER, variables: { t: secret } }),
+      await post(gateway.url, { query: LIST, variables: { f: secret } }),
+      await post(gateway.url, { query: CREATE, variables: { input: { gitProvider: secret } } }),
+      await post(gateway.url, { query: CREATE, variables: { input: { [secret]: 1 } } }),
+    ];
+    for (const answer of answers) {
+      expect(answer.status).toBe(400);
+      expect(codes(answer)).toContain('BAD_USER_INPUT');
+    }
+    // An unknown field name is the client's own key, named so the client can fix it; values never are.
+    expect(answers.slice(0, 3).map((answer) => answer.text.includes(secret))).toEqual([false, false, false]);
+  });
+
+  it('over graphql-ws: an `error` for that operation only; the socket and its live subscription go on', async () => {
+    const service = cleanup.add(await startTestLocalService(), (s) => s.close());
+    const gateway = cleanup.add(
+      await startTestGateway({ upstreamUrl: service.url, hardening: { rateLimit: false } }),
+      (g) => g.close(),
+    );
+    const created = await rest<{ conversation_id: string }>(service.url, '/api/conversations', {
+      method: 'POST',
+      body: {},
+    });
+    const id = created.body.conversation_id;
+    const socket = cleanup.add(await RawGraphqlWs.open(gateway.url), (ws) => ws.close());
+    socket.send(
+      `{"id":"live","type":"subscribe","payload":${body(
+        'subscription L($id: ID!) { conversationEvents(conversationId: $id, afterEventId: -1) { eventId ... on AgentMessageEvent { content } } }',
+        { id },
+      )}}`,
+    );
+    await socket.until((messages) => messages.some((m) => m.id === 'live' && m.type === 'next'));
+
+    for (const [index, mistake] of VARIABLE_MISTAKES.entries()) {
+      socket.send(`{"id":"bad${index}","type":"subscribe","payload":${mistake.body}}`);
+      const answers = await socket.until((messages) => messages.some((m) => m.id === `bad${index}`));
+      expect(
+        answers.filter((m) => m.id === `bad${index}`),
+        mistake.name,
+      ).toEqual([
+        {
+          id: `bad${index}`,
+          type: 'error',
+          payload: [
+            {
+              message: mistake.message,
+              locations: expect.any(Array),
+              extensions: { code: 'BAD_USER_INPUT' },
+            },
+          ],
+        },
+      ]);
+    }
+
+    // The subscription on the same socket still delivers: the agent's answer to a new message arrives.
+    const sent = await post(
+      gateway.url,
+      body('mutation S($input: SendMessageInput!) { sendMessage(input: $input) { __typename } }', {
+        input: { conversationId: id, content: 'still here?' },
+      }),
+    );
+    expect(sent.json?.data).toEqual({ sendMessage: { __typename: 'SendMessagePayload' } });
+    await socket.until((messages) =>
+      messages.some(
+        (m) =>
+          m.id === 'live' &&
+          (m.payload as ExecutionResult<{ conversationEvents: { content?: string } }>)?.data
+            ?.conversationEvents.content === 'You said: still here?',
+      ),
+    );
+    expect(socket.closeCode).toBeNull();
+    expect(socket.messages.filter((m) => m.id === 'live' && m.type !== 'next')).toEqual([]);
+  });
+});
+
+describe('graphql-jit errors (no extensions) pass through every observer', () => {
+  /** An upstream whose one conversation has a null inside `pr_number` ([Int!]! in the schema). */
+  async function upstreamWithNullInList() {
+    const record = {
+      conversation_id: 'abcdef0123456789abcdef0123456789',
+      title: 'A title',
+      status: 'STOPPED',
+      created_at: '2025-08-14T13:30:44.142725Z',
+      last_updated_at: '2025-08-14T13:30:44.142725Z',
+      trigger: 'gui',
+      pr_number: [7, null],
+    };
+    return startMisbehavingUpstream((req, res) => {
+      if (req.url?.startsWith('/api/conversations/')) sendJson(res, 200, record);
+      else sendJson(res, 200, { results: [record], next_page_id: null });
+    });
+  }
+  const QUERY = 'query Prs { conversations(first: 5) { edges { node { id prNumbers } } } }';
+
+  it('over HTTP with log, metrics and tracing on: an answer with the non-null error, never a 500', async () => {
+    const exporter = new InMemorySpanExporter();
+    const tracing = cleanup.add(await startTracing({ exporter: 'console', spanExporter: exporter }), (t) =>
+      t.shutdown(),
+    );
+    const upstream = cleanup.add(await upstreamWithNullInList(), (u) => u.close());
+    const gateway = cleanup.add(
+      await startTestGateway({ upstreamUrl: upstream.url, hardening: { tracing } }),
+      (g) => g.close(),
+    );
+    const answer = await post(gateway.url, { query: QUERY });
+    expect(answer.status).toBe(200);
+    expect(answer.json?.data).toEqual({ conversations: null });
+    expect(answer.json?.errors).toEqual([
+      expect.objectContaining({
+        message: 'Cannot return null for non-nullable field Conversation.prNumbers.',
+        path: ['conversations', 'edges', 0, 'node', 'prNumbers', 1],
+      }),
+    ]);
+    expect(answer.json?.errors?.[0]?.extensions).toBeUndefined(); // jit's error, as the client sees it
+    const line = gateway.logs().find((text) => text.includes('"operation":"Prs"'));
+    expect(JSON.parse(line ?? '{}')).toMatchObject({ outcome: 'error', errorCodes: ['INTERNAL'] });
+    expect(await metric(gateway.url, 'graphql_errors_total', { code: 'INTERNAL' })).toBe(1);
+    const span = exporter.getFinishedSpans().find((s) => s.name === 'query Prs');
+    expect(span?.attributes['graphql.error.codes']).toEqual(['INTERNAL']);
+    expect(gateway.logs().join('\n')).not.toMatch(/observer failed|TypeError/);
+  });
+
+  it('over graphql-ws: a `next` with the error, then the same socket answers the next operation', async () => {
+    const upstream = cleanup.add(await upstreamWithNullInList(), (u) => u.close());
+    const gateway = cleanup.add(await startTestGateway({ upstreamUrl: upstream.url }), (g) => g.close());
+    const socket = cleanup.add(await RawGraphqlWs.open(gateway.url), (ws) => ws.close());
+    socket.send(`{"id":"1","type":"subscribe","payload":${body(QUERY, {})}}`);
+    await socket.until((messages) => messages.some((m) => m.id === '1' && m.type === 'complete'));
+    expect(socket.messages.filter((m) => m.id === '1')).toEqual([
+      {
+        id: '1',
+        type: 'next',
+        payload: {
+          data: { conversations: null },
+          errors: [
+            {
+              message: 'Cannot return null for non-nullable field Conversation.prNumbers.',
+              locations: expect.any(Array),
+              path: ['conversations', 'edges', 0, 'node', 'prNumbers', 1],
+            },
+          ],
+        },
+      },
+      { id: '1', type: 'complete' },
+    ]);
+    socket.send(
+      `{"id":"2","type":"subscribe","payload":${body('{ conversations(first: 5) { edges { node { id } } } }', {})}}`,
+    );
+    await socket.until((messages) => messages.some((m) => m.id === '2' && m.type === 'complete'));
+    expect(socket.messages.find((m) => m.id === '2')?.payload).toEqual({
+      data: { conversations: { edges: [{ node: { id: expect.any(String) } }] } },
+    });
+    expect(socket.closeCode).toBeNull();
+    expect(gateway.logs().join('\n')).not.toMatch(/observer failed|TypeError/);
+  });
+});

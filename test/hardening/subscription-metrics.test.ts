@@ -1,0 +1,138 @@
+/**
+ * Every subscription gauge comes back to 0 when nothing is open, whatever ended the subscription:
+ * refused at subscribe time (bad id, rate limited, too many on one socket), left by the client
+ * (`complete`), its socket closed, ended by an upstream failure, or ended by shutdown; and the
+ * operation counter counts each one once. Read from `GET /metrics` over real graphql-ws against the
+ * local service.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { rest, startTestLocalService } from '../helpers/local-service.ts';
+import { RawGraphqlWs } from '../helpers/raw-graphql-ws.ts';
+import { eventually, startLiveGateway } from '../live/helpers.ts';
+import { cleanupStack, metric } from './helpers.ts';
+
+const cleanup = cleanupStack();
+afterEach(() => cleanup.run());
+
+const EVENTS =
+  'subscription E($id: ID!) { conversationEvents(conversationId: $id, afterEventId: -1) { eventId } }';
+
+function subscribe(socket: RawGraphqlWs, id: string, conversationId: string): void {
+  socket.send(
+    JSON.stringify({ id, type: 'subscribe', payload: { query: EVENTS, variables: { id: conversationId } } }),
+  );
+}
+
+/** The frames of one operation once it has ended (`error` or `complete`). */
+async function ended(socket: RawGraphqlWs, id: string) {
+  await socket.until((all) => all.some((m) => m.id === id && (m.type === 'error' || m.type === 'complete')));
+  return socket.messages.filter((m) => m.id === id);
+}
+
+/** Codes of an operation's errors, from `error` frames and from errors inside `next` frames. */
+function errorCodesOf(frames: RawGraphqlWs['messages']): unknown[] {
+  return frames.flatMap((frame) => {
+    const errors = frame.type === 'error' ? frame.payload : (frame.payload as { errors?: unknown })?.errors;
+    return ((errors as Array<{ extensions?: { code?: unknown } }>) ?? []).map(
+      (error) => error.extensions?.code,
+    );
+  });
+}
+
+async function started(socket: RawGraphqlWs, id: string): Promise<void> {
+  await socket.until((all) => all.some((m) => m.id === id && m.type === 'next'));
+}
+
+describe('graphql_subscriptions_open', () => {
+  it('returns to 0 after refusals, complete, socket close, upstream failure and shutdown', async () => {
+    const service = cleanup.add(await startTestLocalService(), (s) => s.close());
+    const gateway = cleanup.add(
+      await startLiveGateway(service.url, {
+        hardening: { rateLimit: { perSecond: 0.01, burst: 8 } },
+        wsLimits: { maxSubscriptionsPerSocket: 2 },
+        live: { idleCloseMs: 20, reconnect: { initialDelayMs: 20, maxDelayMs: 40, maxAttempts: 2 } },
+      }),
+      (g) => g.close(),
+    );
+    const open = () => metric(gateway.url, 'graphql_subscriptions_open');
+    const subscribes = () => metric(gateway.url, 'graphql_operations_total', { type: 'subscribe' });
+    const idle = async () => {
+      await eventually(async () => (await open()) === 0);
+      await eventually(async () => (await metric(gateway.url, 'upstream_sockets_open')) === 0);
+      expect(gateway.gateway.hardening.shutdown.streams).toBe(0);
+      expect(gateway.gateway.eventBridge.stats().subscribers).toBe(0);
+    };
+    const newConversation = async () =>
+      (
+        await rest<{ conversation_id: string }>(service.url, '/api/conversations', {
+          method: 'POST',
+          body: {},
+        })
+      ).body.conversation_id;
+    const id = await newConversation();
+    const socket = cleanup.add(await RawGraphqlWs.open(gateway.url), (ws) => ws.close());
+
+    // Refused: a bad id (1 subscribe).
+    subscribe(socket, 'bad-id', 'not a conversation id');
+    expect(errorCodesOf(await ended(socket, 'bad-id'))).toEqual(['BAD_USER_INPUT']);
+    expect(await open()).toBe(0);
+
+    // Refused: too many on one socket (2 streaming + 1 refused before it reaches the executor).
+    subscribe(socket, 'a', id);
+    subscribe(socket, 'b', id);
+    await started(socket, 'a');
+    await started(socket, 'b');
+    expect(await open()).toBe(2);
+    subscribe(socket, 'too-many', id);
+    expect(errorCodesOf(await ended(socket, 'too-many'))).toEqual(['TOO_MANY_SUBSCRIPTIONS']);
+    expect(await open()).toBe(2);
+
+    // Ended by the client: `complete` for one, closing the socket for the other.
+    socket.send('{"id":"a","type":"complete"}');
+    await eventually(async () => (await open()) === 1);
+    await socket.close();
+    await idle();
+
+    // Ended by an upstream failure: the service goes away, the stream ends with an error result.
+    const second = cleanup.add(await RawGraphqlWs.open(gateway.url), (ws) => ws.close());
+    subscribe(second, 'doomed', id);
+    await started(second, 'doomed');
+    expect(await open()).toBe(1);
+    await service.close();
+    expect(errorCodesOf(await ended(second, 'doomed'))).toEqual(['CONVERSATION_UNREACHABLE']);
+    await idle();
+
+    // Refused: rate limited (the bucket of 8 is spent by now: 1 + 2 + 1 above, then these).
+    const third = cleanup.add(await RawGraphqlWs.open(gateway.url), (ws) => ws.close());
+    const limited: unknown[] = [];
+    for (let index = 0; index < 5; index++) {
+      subscribe(third, `r${index}`, id);
+      limited.push(...errorCodesOf(await ended(third, `r${index}`)));
+    }
+    expect(limited).toContain('RATE_LIMITED');
+    await idle();
+    // Every subscribe that reached the executor was counted once: bad id, a, b, doomed and the five.
+    expect(await subscribes()).toBe(9);
+  });
+
+  it('returns to 0 when shutdown ends the streams', async () => {
+    const service = cleanup.add(await startTestLocalService(), (s) => s.close());
+    const gateway = await startLiveGateway(service.url, { shutdownGraceMs: 2000 });
+    cleanup.add(gateway, (g) => g.close());
+    const id = (
+      await rest<{ conversation_id: string }>(service.url, '/api/conversations', { method: 'POST', body: {} })
+    ).body.conversation_id;
+    const socket = cleanup.add(await RawGraphqlWs.open(gateway.url), (ws) => ws.close());
+    subscribe(socket, 's1', id);
+    subscribe(socket, 's2', id);
+    await started(socket, 's1');
+    await started(socket, 's2');
+    expect(await metric(gateway.url, 'graphql_subscriptions_open')).toBe(2);
+    await gateway.close();
+    expect(errorCodesOf(socket.messages.filter((m) => m.id === 's1'))).toEqual(['GATEWAY_SHUTTING_DOWN']);
+    // /metrics is gone with the server; the registry is still readable.
+    const text = (await gateway.gateway.hardening.metrics?.render()) ?? '';
+    expect(text).toMatch(/^graphql_subscriptions_open 0$/m);
+    expect(text).toMatch(/^graphql_operations_total\{operation="E",type="subscribe",outcome="error"\} 2$/m);
+  });
+});
