@@ -1,113 +1,123 @@
 /**
- * `npx tsx bench/graphiql-load.ts [--runs 3]`: what opening GraphiQL costs a browser.
+ * `npx tsx bench/graphiql-load.ts [--runs 5] [--url http://127.0.0.1:PORT/graphql]`: what opening
+ * GraphiQL costs a browser.
  *
- * Starts the local service and the gateway in this process (port 0, temp data dir), opens
- * `/graphql` in Debian's chromium (every non-loopback request refused) in a fresh context, waits
- * until the editor is up and the network is idle, then reloads. Prints, per run and as medians, the
- * requests and bytes transferred by the first load and by the reload, and DOMContentLoaded. Not a
- * test: it prints figures, it asserts nothing.
+ * Starts the local service and the gateway in this process (port 0, temp data dir), or uses the
+ * gateway at `--url` (to measure another build, e.g. an older checkout). Each run launches Debian's
+ * chromium on a fresh profile (every non-loopback request refused), opens `/graphql` through a
+ * recording proxy, waits for the editor and a quiet network, then reloads. Prints per run and as
+ * medians the requests and bytes on the wire of the first load and of the reload, split into the
+ * static page and assets versus GraphiQL's introspection query, and DOMContentLoaded. Not a test:
+ * it prints figures and asserts nothing.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
+import type { Page } from 'playwright-core';
 import { startGateway } from '../src/gateway/server.ts';
 import { startLocalService } from '../src/local-service/index.ts';
 import {
   chromiumInstalled,
   domContentLoadedMs,
+  type Exchange,
   launchChromium,
-  meterTransfers,
-  type Transfer,
-  totalTransferred,
+  startRecordingProxy,
+  totalBytes,
 } from '../test/helpers/browser.ts';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' } } });
+const { values } = parseArgs({
+  options: { runs: { type: 'string', default: '5' }, url: { type: 'string' } },
+});
 const runs = Number(values.runs);
 if (!chromiumInstalled()) {
   console.error('chromium is missing: apt-get install -y chromium');
   process.exit(1);
 }
 
-const dataDir = mkdtempSync(join(tmpdir(), 'graphiql-load-'));
-const logger = pino({ level: 'silent' });
-const service = await startLocalService({ port: 0, host: '127.0.0.1', dataDir, logger });
-const gateway = await startGateway({ port: 0, host: '127.0.0.1', upstreamUrl: service.url, logger });
-const browser = await launchChromium();
+const cleanups: Array<() => Promise<void> | void> = [];
+let gatewayUrl = values.url;
+if (!gatewayUrl) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'graphiql-load-'));
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  const logger = pino({ level: 'silent' });
+  const service = await startLocalService({ port: 0, host: '127.0.0.1', dataDir, logger });
+  cleanups.push(() => service.close());
+  const gateway = await startGateway({ port: 0, host: '127.0.0.1', upstreamUrl: service.url, logger });
+  cleanups.push(() => gateway.close());
+  gatewayUrl = gateway.url;
+}
+const proxy = await startRecordingProxy(gatewayUrl);
+cleanups.push(() => proxy.close());
 
 interface Load {
-  requests: number;
-  transferred: number;
-  body: number;
+  exchanges: Exchange[];
+  staticBytes: number;
+  operationBytes: number;
   domContentLoadedMs: number;
-  detail: Transfer[];
 }
 
-async function settle(page: Awaited<ReturnType<typeof browser.newPage>>): Promise<void> {
+const isOperation = (exchange: Exchange) => exchange.method === 'POST';
+
+async function settle(page: Page): Promise<Load> {
   // A reload restores GraphiQL's tabs from localStorage and opens an empty one: wait for the editor.
-  await page.locator('.graphiql-query-editor .monaco-editor').first().waitFor();
+  await page.locator('.graphiql-query-editor .monaco-editor').first().waitFor({ timeout: 60_000 });
   await page.locator('.graphiql-execute-button').waitFor();
+  const exchanges = await proxy.take();
+  return {
+    exchanges,
+    staticBytes: totalBytes(exchanges.filter((exchange) => !isOperation(exchange))),
+    operationBytes: totalBytes(exchanges.filter(isOperation)),
+    domContentLoadedMs: Math.round(await domContentLoadedMs(page)),
+  };
 }
 
 const results: Array<{ first: Load; reload: Load }> = [];
 try {
   for (let run = 0; run < runs; run++) {
-    const page = await browser.newPage();
-    const meter = await meterTransfers(page);
-    await page.goto(gateway.url);
-    await settle(page);
-    const firstDcl = await domContentLoadedMs(page);
-    const first = await meter.take();
-    await page.reload();
-    await settle(page);
-    const reloadDcl = await domContentLoadedMs(page);
-    const reload = await meter.take();
-    const summary = (detail: Transfer[], dcl: number): Load => ({
-      requests: detail.length,
-      transferred: totalTransferred(detail),
-      body: detail.reduce((sum, t) => sum + t.bodyBytes, 0),
-      domContentLoadedMs: Math.round(dcl),
-      detail,
-    });
-    results.push({ first: summary(first, firstDcl), reload: summary(reload, reloadDcl) });
-    await page.context().close();
+    const browser = await launchChromium();
+    try {
+      await browser.page.goto(proxy.url);
+      const first = await settle(browser.page);
+      await browser.page.reload();
+      const reload = await settle(browser.page);
+      results.push({ first, reload });
+    } finally {
+      await browser.close();
+    }
   }
 } finally {
-  await browser.close();
-  await gateway.close();
-  await service.close();
-  rmSync(dataDir, { recursive: true, force: true });
+  for (const cleanup of cleanups.reverse()) await cleanup();
 }
 
-const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)] ?? 0;
+const describe = (load: Load) =>
+  `${load.exchanges.length} requests, ${load.staticBytes} B page+assets + ${load.operationBytes} B ` +
+  `introspection, DOMContentLoaded ${load.domContentLoadedMs} ms`;
 for (const [index, { first, reload }] of results.entries()) {
-  console.log(
-    `run ${index + 1}: first load ${first.requests} requests ${first.transferred} B transferred ` +
-      `(${first.body} B decoded), DOMContentLoaded ${first.domContentLoadedMs} ms; ` +
-      `reload ${reload.requests} requests ${reload.transferred} B, DOMContentLoaded ${reload.domContentLoadedMs} ms`,
-  );
+  console.log(`run ${index + 1}: first load ${describe(first)}; reload ${describe(reload)}`);
 }
 const last = results.at(-1);
 if (last) {
-  console.log('\nrequests of the last run (url, status, transferred, decoded, encoding, cache):');
+  console.log('\nexchanges of the last run (method path status bytes-on-wire content-encoding):');
   for (const [label, load] of [
     ['first load', last.first],
     ['reload', last.reload],
   ] as const) {
     console.log(`  ${label}:`);
-    for (const t of load.detail) {
-      const path = t.url.startsWith('data:') ? `${t.url.slice(0, 30)}…` : new URL(t.url).pathname;
+    for (const e of load.exchanges) {
       console.log(
-        `    ${path} ${t.status} ${t.transferredBytes} ${t.bodyBytes} ${t.contentEncoding || '-'}` +
-          `${t.fromCache ? ' cache' : ''}${t.failure ? ` ${t.failure}` : ''}`,
+        `    ${e.method} ${e.path.slice(0, 60)} ${e.status} ${e.bytes} ${e.contentEncoding || '-'}`,
       );
     }
   }
 }
+const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)] ?? 0;
+const pick = (phase: 'first' | 'reload', key: 'staticBytes' | 'operationBytes' | 'domContentLoadedMs') =>
+  median(results.map((result) => result[phase][key]));
 console.log(
-  `\nmedian of ${results.length}: first load ${median(results.map((r) => r.first.transferred))} B, ` +
-    `DOMContentLoaded ${median(results.map((r) => r.first.domContentLoadedMs))} ms; ` +
-    `reload ${median(results.map((r) => r.reload.transferred))} B, ` +
-    `DOMContentLoaded ${median(results.map((r) => r.reload.domContentLoadedMs))} ms`,
+  `\nmedian of ${results.length}: first load ${pick('first', 'staticBytes')} B page+assets ` +
+    `(+${pick('first', 'operationBytes')} B introspection), DOMContentLoaded ${pick('first', 'domContentLoadedMs')} ms; ` +
+    `reload ${pick('reload', 'staticBytes')} B page+assets (+${pick('reload', 'operationBytes')} B introspection), ` +
+    `DOMContentLoaded ${pick('reload', 'domContentLoadedMs')} ms`,
 );
