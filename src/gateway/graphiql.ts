@@ -1,8 +1,9 @@
 /**
- * Serves GraphiQL (replacing Yoga's own `graphiql` option, which sends render-graphiql's 9 MB page
- * uncompressed and uncacheable on every visit):
- * - `GET|HEAD <endpoint>` with `Accept: text/html`: a ~2 KB page, `Cache-Control: no-cache` with an
- *   ETag, so a revisit costs one 304;
+ * Serves GraphiQL, replacing Yoga's own `graphiql` option (which sends render-graphiql's 9 MB page,
+ * uncompressed and uncacheable, on every visit):
+ * - `GET|HEAD <endpoint>` accepting HTML: a ~1.5 KB page, `Cache-Control: no-cache` with an ETag
+ *   (If-None-Match -> 304). GraphiQL's own POSTs to the same URL make browsers drop their copy
+ *   (RFC 9111 §4.4), so in practice a reload re-fetches this small page; that is why it is small.
  * - `GET|HEAD /graphiql/assets/<name>.<hash>.<ext>`: the bundle, CSS, Monaco workers and favicon under
  *   content-hashed names, `Cache-Control: public, max-age=31536000, immutable`, brotli or gzip as
  *   the browser accepts (graphiql-assets.ts, static-response.ts).
@@ -18,7 +19,7 @@ import {
 } from './graphiql-assets.ts';
 import { negotiateEncoding, StaticBody, staticResponse } from './static-response.ts';
 
-/** Options of {@link useGraphiQL}. */
+/** Options of {@link useStaticGraphiQL}. */
 export interface GraphiQLServingOptions {
   /** Path of the GraphQL endpoint; browsers opening it get GraphiQL. */
   endpoint: string;
@@ -32,7 +33,7 @@ export const ASSET_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 export const PAGE_CACHE_CONTROL = 'no-cache';
 
 /** The Yoga plugin serving GraphiQL's page and assets. */
-export function useGraphiQL(options: GraphiQLServingOptions): Plugin {
+export function useStaticGraphiQL(options: GraphiQLServingOptions): Plugin {
   let page: Promise<{ assets: GraphiQLAssets; body: StaticBody }> | undefined;
   const loadPage = () => {
     page ??= loadGraphiQLAssets().then((assets) => ({

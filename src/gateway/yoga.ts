@@ -19,7 +19,7 @@ import {
   type GatewayContext,
   resolveCredentials,
 } from './context.ts';
-import { useGraphiQL } from './graphiql.ts';
+import { useStaticGraphiQL } from './graphiql.ts';
 import { createHardening, type Hardening, type HardeningOptions } from './hardening.ts';
 import { createLogger, useOperationLog } from './logging.ts';
 import { useSharedSubscriptionResults } from './shared-subscription-results.ts';
@@ -129,7 +129,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       warn: (...args) => logger.warn(args.map(String).join(' ')),
       error: (...args) => logger.error({ err: args.find((a) => a instanceof Error) }, 'yoga error'),
     },
-    // Served by useGraphiQL (graphiql.ts): a small page and hashed, compressed, cacheable assets.
+    // Served by useStaticGraphiQL (graphiql.ts): a small page and hashed, compressed, cacheable assets.
     graphiql: false,
     context: (initial) => {
       // graphql-ws operations carry connectionParams; HTTP operations carry headers.
@@ -147,7 +147,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     // (jit replaces the execute function, the wrappers wrap whatever is there), the log and metrics
     // before anything that may refuse an operation so refusals are logged and counted.
     plugins: [
-      useGraphiQL({
+      useStaticGraphiQL({
         endpoint: '/graphql',
         graphiql: {
           title: 'Conversation gateway',
