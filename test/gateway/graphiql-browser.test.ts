@@ -77,25 +77,39 @@ describe('GraphiQL in chromium', () => {
   it('loads offline in ~2.2 MB, reloads in ~1 KB, runs a query and a live subscription', async (context) => {
     if (!browser || !gateway || !service || !proxy) return context.skip(MISSING);
     const { page } = browser;
+    const wire = proxy;
     const requested = recordRequestedUrls(page);
 
     // First visit: the small page, then every hashed asset (Monaco's three workers included), brotli.
     await page.goto(proxy.url);
     await editorReady(page);
-    const first = await proxy.take();
+    const first: Exchange[] = [];
+    // Monaco starts its workers a moment after the editor shows: collect until all files came.
+    // (As a set: Chromium may fetch a worker script twice when Monaco starts it twice at once.)
+    const assetNames = () =>
+      [
+        ...new Set(first.filter(isAsset).map((exchange) => exchange.path.replace(/\.[0-9a-f]{16}\./, '.'))),
+      ].sort();
+    await expect
+      .poll(
+        async () => {
+          first.push(...(await wire.take({ quietMs: 200 })));
+          return assetNames();
+        },
+        { timeout: 20_000 },
+      )
+      .toEqual([
+        '/graphiql/assets/editor.worker.js',
+        '/graphiql/assets/favicon.ico',
+        '/graphiql/assets/graphiql.css',
+        '/graphiql/assets/graphiql.js',
+        '/graphiql/assets/graphql.worker.js',
+        '/graphiql/assets/json.worker.js',
+        '/graphiql/assets/start.js',
+      ]);
+    first.push(...(await proxy.take()));
     expect(first.filter(isPage).map((exchange) => exchange.status)).toEqual([200]);
     const assets = first.filter(isAsset);
-    // (As a set: Chromium may fetch a worker script twice when Monaco starts it twice at once.)
-    const names = new Set(assets.map((exchange) => exchange.path.replace(/\.[0-9a-f]{16}\./, '.')));
-    expect([...names].sort()).toEqual([
-      '/graphiql/assets/editor.worker.js',
-      '/graphiql/assets/favicon.ico',
-      '/graphiql/assets/graphiql.css',
-      '/graphiql/assets/graphiql.js',
-      '/graphiql/assets/graphql.worker.js',
-      '/graphiql/assets/json.worker.js',
-      '/graphiql/assets/start.js',
-    ]);
     expect(assets.map((exchange) => [exchange.status, exchange.contentEncoding])).toEqual(
       assets.map(() => [200, 'br']),
     );
@@ -110,6 +124,8 @@ describe('GraphiQL in chromium', () => {
     // reload is a 304; test/gateway/graphiql.test.ts covers the ETag and 304 over HTTP).
     await page.reload();
     await editorReady(page);
+    // Wait until Monaco runs its three workers again (from the cache), so a fetch would have shown.
+    await expect.poll(() => page.workers().length, { timeout: 20_000 }).toBeGreaterThanOrEqual(3);
     const reload = await proxy.take();
     const reloadStatic = reload.filter((exchange) => !isOperation(exchange));
     expect(reloadStatic).toEqual([expect.objectContaining({ method: 'GET', path: '/graphql' })]);
