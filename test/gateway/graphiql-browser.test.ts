@@ -120,8 +120,8 @@ describe('GraphiQL in chromium', () => {
 
     // Reload: no asset is asked for (all come from the cache); only the ~1 KB page is. It comes whole,
     // not as a 304: GraphiQL's own POSTs to /graphql (its introspection query) invalidate the browser's
-    // copy of that URL, as RFC 9111 §4.4 requires of caches (checked: with JavaScript off, the same
-    // reload is a 304; test/gateway/graphiql.test.ts covers the ETag and 304 over HTTP).
+    // copy of that URL, as RFC 9111 §4.4 requires of caches (checked by hand: with JavaScript off, the
+    // same reload is a 304; test/gateway/graphiql.test.ts covers the ETag and 304 over HTTP).
     await page.reload();
     await editorReady(page);
     // Wait until Monaco runs its three workers again (from the cache), so a fetch would have shown.
