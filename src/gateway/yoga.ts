@@ -3,7 +3,6 @@
  * tests can also call `yoga.fetch` in-process.
  */
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { type ExecutionArgs, getOperationAST } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type pino from 'pino';
@@ -21,6 +20,7 @@ import {
   type GatewayContext,
   resolveCredentials,
 } from './context.ts';
+import { useStaticGraphiQL } from './graphiql.ts';
 import { createHardening, type Hardening, type HardeningOptions } from './hardening.ts';
 import { createLogger, useOperationLog } from './logging.ts';
 import { useSharedSubscriptionResults } from './shared-subscription-results.ts';
@@ -143,13 +143,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       warn: (...args) => logger.warn(args.map(String).join(' ')),
       error: (...args) => logger.error({ err: args.find((a) => a instanceof Error) }, 'yoga error'),
     },
-    graphiql: {
-      title: 'Conversation gateway',
-      defaultQuery: GRAPHIQL_DEFAULT_QUERY,
-      headers: JSON.stringify({ 'X-Session-API-Key': '' }, null, 2),
-      shouldPersistHeaders: false,
-    },
-    renderGraphiQL,
+    // Served by useStaticGraphiQL (graphiql.ts): a small page and hashed, compressed, cacheable assets.
+    graphiql: false,
     context: (initial) => {
       // graphql-ws operations carry connectionParams; HTTP operations carry headers.
       const presented =
@@ -166,6 +161,15 @@ export function createGateway(options: GatewayOptions): Gateway {
     // (jit replaces the execute function, the wrappers wrap whatever is there), the log and metrics
     // before anything that may refuse an operation so refusals are logged and counted.
     plugins: [
+      useStaticGraphiQL({
+        endpoint: '/graphql',
+        graphiql: {
+          title: 'Conversation gateway',
+          defaultQuery: GRAPHIQL_DEFAULT_QUERY,
+          headers: JSON.stringify({ 'X-Session-API-Key': '' }, null, 2),
+          shouldPersistHeaders: false,
+        },
+      }),
       ...hardening.requestPlugins,
       useGraphQlJit({}, { enableIf: (args) => !isSubscription(args) }),
       // One execution per event and operation for all subscribers (fan-out; see the module).

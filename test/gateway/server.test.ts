@@ -56,7 +56,7 @@ function queryOverWs(client: ReturnType<typeof createClient>, query: string) {
 }
 
 describe('the listening gateway', () => {
-  it('serves GraphiQL with its assets inline (no CDN), the example operation and the header hint', async () => {
+  it('serves the GraphiQL page (no CDN), the example operation and the header hint', async () => {
     const { gateway } = await start();
     const response = await fetch(gateway.url, { headers: { accept: 'text/html' } });
     expect(response.status).toBe(200);
