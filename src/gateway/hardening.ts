@@ -22,6 +22,7 @@ import {
   useQueryStringGuard,
 } from './limits.ts';
 import { GatewayMetrics, type MetricsSources, useMetricsEndpoint } from './metrics.ts';
+import { useOperationBudget } from './operation-cost.ts';
 import {
   DEFAULT_RATE_LIMIT_PER_SECOND,
   RateLimiter,
@@ -33,7 +34,7 @@ import { type Tracing, tracingAttemptHook, useTracing } from './tracing.ts';
 
 /** Hardening settings of a gateway; every field has a production-minded default. */
 export interface HardeningOptions {
-  /** Per-operation limits (graphql-armor). @default DEFAULT_QUERY_LIMITS */
+  /** Per-operation limits (graphql-armor; cost and upstream calls: operation-cost.ts). @default DEFAULT_QUERY_LIMITS */
   queryLimits?: Partial<QueryLimits>;
   /** Largest request body in bytes. @default DEFAULT_MAX_BODY_BYTES (1 MiB) */
   maxBodyBytes?: number;
@@ -96,6 +97,8 @@ export function createHardening(options: HardeningOptions, sources: MetricsSourc
   ];
   const observerPlugins: Plugin[] = [...(metrics ? [metrics.plugin()] : [])];
   const executionPlugins: Plugin<GatewayContext>[] = [
+    // First: a refused operation spends no rate-limit token and starts nothing.
+    useOperationBudget({ maxCost: limits.maxCost, maxUpstreamCalls: limits.maxUpstreamCalls }),
     ...(tracing ? [useTracing(tracing) as Plugin<GatewayContext>] : []),
     ...(rateLimiter ? [useRateLimit(rateLimiter)] : []),
     shutdown.plugin() as Plugin<GatewayContext>,
