@@ -23,6 +23,7 @@ import {
 import { createHardening, type Hardening, type HardeningOptions } from './hardening.ts';
 import { createLogger, useOperationLog } from './logging.ts';
 import { useSharedSubscriptionResults } from './shared-subscription-results.ts';
+import { createUpstreamFailureLog } from './upstream-failure-log.ts';
 
 /** Options of {@link createGateway}. */
 export interface GatewayOptions {
@@ -91,11 +92,13 @@ export function createGateway(options: GatewayOptions): Gateway {
     circuitState: () => upstream.circuitState,
     upstreamLoad: () => upstream.load,
   });
+  // At most a line and a summary per second, not one line per failed call (upstream-failure-log.ts).
+  const failureLog = createUpstreamFailureLog(logger);
   const upstream = new UpstreamClient({
     baseUrl: options.upstreamUrl,
     ...(options.upstreamTimeoutMs !== undefined ? { timeoutMs: options.upstreamTimeoutMs } : {}),
     ...(options.upstreamConnections !== undefined ? { connections: options.upstreamConnections } : {}),
-    onFailure: (failure) => logger.warn({ upstream: failure }, 'upstream call failed'),
+    onFailure: failureLog.record,
     ...(hardening.onAttempt ? { onAttempt: hardening.onAttempt } : {}),
     ...options.upstream,
   });
@@ -176,6 +179,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         eventBridge.close();
         await yoga.dispose();
         await upstream.close();
+        failureLog.flush();
       })();
       return closing;
     },
