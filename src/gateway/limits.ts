@@ -33,11 +33,11 @@ export interface QueryLimits {
 /**
  * Defaults sized from this schema's own operations: the deepest real query (a field of a connection's
  * node) is 4 levels by armor's count. Cost and upstream calls are measured by
- * test/gateway/operation-budget.test.ts, which prints them: a full page (`first: 100`) or a full
- * `nodes(ids:)` (100 ids) selecting every Conversation field plus the `__typename`s Apollo, urql and
- * Relay add costs about 2,600 / 2,300, both in one operation about 4,900: 6,000 lets that through
- * while a few aliased full pages are refused. One full `nodes(ids:)` makes 100 upstream calls; 150
- * leaves room for lists and lookups beside it and refuses two of them (the issue's 3,000-id `nodes`
+ * test/gateway/operation-budget.test.ts, which prints them: a full page (`first: 100`) selecting every
+ * Conversation field plus the `__typename`s Apollo, urql and Relay add costs 3,102, a full
+ * `nodes(ids:)` (100 ids) 2,202, both in one operation 5,303: 6,000 lets that through while two
+ * aliased full pages (6,204) are refused. One full `nodes(ids:)` makes 100 upstream calls; 150 leaves
+ * room for lists and lookups beside it and refuses two of them (the issue's 3,000-id `nodes`
  * made ~1,070 calls and starved every other tenant).
  */
 export const DEFAULT_QUERY_LIMITS: QueryLimits = {
