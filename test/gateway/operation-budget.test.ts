@@ -31,8 +31,9 @@ import { schema } from '../../src/schema/index.ts';
 import { cleanupStack, codes, post } from '../hardening/helpers.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
 import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
-import { Collector, wsClient } from '../live/helpers.ts';
+import { Collector, eventually, wsClient } from '../live/helpers.ts';
 import * as documents from './documents.ts';
+import { sendJson, startMisbehavingUpstream } from './misbehaving-upstream.ts';
 
 const ALICE = 'alice-budget-key';
 const BOB = 'bob-budget-key';
@@ -322,6 +323,70 @@ describe('per-credential upstream concurrency', () => {
     const alice = await post(gateway.url, lookups(aliceIds.slice(0, 60)), { 'x-session-api-key': ALICE });
     expect(alice.json?.errors).toBeUndefined();
     expect(counting.peak.get(ALICE)).toBeGreaterThan(3);
+  });
+});
+
+describe('fair share of a slow upstream (scripted double holding every lookup until released)', () => {
+  /**
+   * Tenant A fans out 20 lookups through a pool of 4; once A's calls are waiting, tenant B asks for
+   * one. The double records the order calls arrive in: with the per-credential bound (2), B's call
+   * reaches the upstream while A's are still held; without it, B's call waits behind all of A's.
+   */
+  async function arrivalOfB(concurrencyPerCredential: number) {
+    const held: Array<() => void> = [];
+    const upstream = cleanup.add(
+      await startMisbehavingUpstream((_req, res) => held.push(() => sendJson(res, 200, null))),
+      (u) => u.close(),
+    );
+    const gateway = await gatewayWith({
+      upstreamUrl: upstream.url,
+      upstreamConnections: 4,
+      upstream: { concurrencyPerCredential },
+    });
+    const ids = Array.from({ length: 20 }, (_, i) =>
+      encodeGlobalId('Conversation', i.toString(16).padStart(32, '0')),
+    );
+    const a = post(
+      gateway.url,
+      { query: 'query A($ids: [ID!]!) { nodes(ids: $ids) { id } }', variables: { ids } },
+      {
+        'x-session-api-key': ALICE,
+      },
+    );
+    await eventually(() => upstream.requests.length >= Math.min(4, concurrencyPerCredential || 4));
+    const inFlightOfA = upstream.requests.length;
+    const b = post(
+      gateway.url,
+      { query: `{ node(id: "${encodeGlobalId('Conversation', 'f'.repeat(32))}") { id } }` },
+      {
+        'x-session-api-key': BOB,
+      },
+    );
+    let done = false;
+    const both = Promise.all([a, b]).finally(() => {
+      done = true;
+    });
+    // Answer whatever is held, a batch at a time, until both operations are done.
+    while (!done) {
+      for (const release of held.splice(0)) release();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const [answerA, answerB] = await both;
+    expect(answerA.json?.errors).toBeUndefined();
+    expect(answerB.json?.data).toEqual({ node: null });
+    const order = upstream.requests.map((request) => request.headers['x-session-api-key']);
+    expect(order.filter((key) => key === ALICE)).toHaveLength(20);
+    return { inFlightOfA, arrivalOfB: order.indexOf(BOB) };
+  }
+
+  it("lets another tenant's call through while one tenant's calls wait for its share", async () => {
+    const bounded = await arrivalOfB(2);
+    expect(bounded).toEqual({ inFlightOfA: 2, arrivalOfB: 2 });
+  });
+
+  it('without the bound, the other tenant waits behind every queued call (the control)', async () => {
+    const unbounded = await arrivalOfB(0);
+    expect(unbounded).toEqual({ inFlightOfA: 4, arrivalOfB: 20 });
   });
 });
 
