@@ -2,13 +2,16 @@
  * Per-credential concurrency of upstream calls. The pool (UPSTREAM_CONNECTIONS) and its queue are
  * shared by every caller; without a per-caller bound one operation fanning out (a 100-id `nodes`, in a
  * loop) fills both, and another tenant's one-call list waits behind all of it. Here each credential
- * may have at most `perCredential` calls past this point; its further calls wait in its own queue, so
- * the shared pool and queue always keep room for other callers.
+ * may have at most `perCredential` calls past this point; its further calls wait in its own queue
+ * (at most `maxWaiting`, then refused), so the shared pool and queue always keep room for others.
  *
  * Credentials are keyed by a salted SHA-256 (never the key itself: this map outlives operations).
  */
 import { hash, randomBytes } from 'node:crypto';
 import type { UpstreamCredentials } from './http.ts';
+
+/** Why a call was not run: its signal aborted while waiting, or its credential's queue is full. */
+export type FairShareRefusal = 'aborted' | 'queue-full';
 
 interface Lane {
   active: number;
@@ -18,14 +21,19 @@ interface Lane {
 /** Bounds the upstream calls in flight per credential. */
 export class FairShare {
   readonly #perCredential: number;
+  readonly #maxWaiting: number;
   readonly #lanes = new Map<string, Lane>();
   /** Hash per credentials object: one operation's calls share the object, so it is hashed once. */
   readonly #keys = new WeakMap<UpstreamCredentials, string>();
   readonly #salt = randomBytes(16).toString('hex');
 
-  /** @param perCredential calls in flight per credential (at least 1). */
-  constructor(perCredential: number) {
+  /**
+   * @param perCredential calls in flight per credential (at least 1)
+   * @param maxWaiting calls one credential may have waiting; more are refused at once
+   */
+  constructor(perCredential: number, maxWaiting: number) {
     this.#perCredential = Math.max(1, perCredential);
+    this.#maxWaiting = maxWaiting;
   }
 
   /** Credentials with calls in flight or waiting (tests, metrics). */
@@ -34,14 +42,14 @@ export class FairShare {
   }
 
   /**
-   * Runs `call` once this credential has a free slot. While waiting, an abort of `signal` rejects with
-   * `abortError()` without running `call`.
+   * Runs `call` once this credential has a free slot. A full queue, or an abort of `signal` while
+   * waiting, rejects with `refusal(reason)` without running `call`.
    */
   async run<T>(
     credentials: UpstreamCredentials,
     signal: AbortSignal | undefined,
     call: () => Promise<T>,
-    abortError: () => Error,
+    refusal: (reason: FairShareRefusal) => Error,
   ): Promise<T> {
     const key = this.#keyOf(credentials);
     let lane = this.#lanes.get(key);
@@ -51,8 +59,10 @@ export class FairShare {
     }
     // A waiter is handed the finishing call's slot (`active` unchanged), so a newcomer arriving
     // between the hand-over and the waiter's wake-up cannot take it too.
-    if (lane.active >= this.#perCredential) await this.#wait(lane, signal, abortError);
-    else lane.active++;
+    if (lane.active >= this.#perCredential) {
+      if (lane.waiting.length >= this.#maxWaiting) throw refusal('queue-full');
+      await this.#wait(lane, signal, () => refusal('aborted'));
+    } else lane.active++;
     try {
       return await call();
     } finally {

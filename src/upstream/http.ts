@@ -198,7 +198,7 @@ export class UpstreamClient {
     const perCredential =
       options.concurrencyPerCredential ??
       Math.max(1, Math.floor((options.maxConcurrent ?? options.connections ?? 64) / 4));
-    this.fairShare = perCredential > 0 ? new FairShare(perCredential) : null;
+    this.fairShare = perCredential > 0 ? new FairShare(perCredential, options.maxQueued ?? 1000) : null;
   }
 
   /** State of this origin's circuit (`closed` when the breaker is off). */
@@ -225,7 +225,9 @@ export class UpstreamClient {
         // Each attempt first waits for its caller's share, then for the shared gate (fair-share.ts).
         const run = () => this.attempt<T>(req, attempt);
         return await (this.fairShare
-          ? this.fairShare.run(req.credentials, req.signal, run, () => abortError(req.signal))
+          ? this.fairShare.run(req.credentials, req.signal, run, (reason) =>
+              reason === 'queue-full' ? credentialOverloaded() : abortError(req.signal),
+            )
           : run());
       } catch (error) {
         const retryDelay = attempt < maxAttempts ? this.retryDelayFor(error, attempt) : null;
@@ -452,6 +454,18 @@ function abortError(signal: AbortSignal | undefined): UpstreamError {
   const reason: unknown = signal?.reason;
   if (reason instanceof UpstreamError) return reason;
   return new UpstreamError('REQUEST_CANCELLED', 'The request was cancelled.');
+}
+
+/** One caller has `maxQueued` calls waiting for its share (fair-share.ts): refused like a full gate queue. */
+function credentialOverloaded(): UpstreamError {
+  return new UpstreamError(
+    'UPSTREAM_UNAVAILABLE',
+    'This caller has too many calls waiting for the conversation service.',
+    {
+      reason: 'GATEWAY_OVERLOADED',
+      retryAfterSeconds: 1,
+    },
+  );
 }
 
 /** Whether an attempt's failure says the upstream is unwell (counts towards opening the circuit). */
