@@ -64,6 +64,8 @@ const UPSTREAM_CALLS: Record<string, CallsOf> = {
   'CreateConversationPayload.conversation': () => 1,
 };
 
+const NO_ARGS: Record<string, unknown> = Object.freeze({});
+
 function badInput(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } });
 }
@@ -123,7 +125,7 @@ export function estimateOperation(
   const measure = (selectionSet: SelectionSetNode, parent: GraphQLNamedType): OperationEstimate => {
     const total: OperationEstimate = { cost: 0, upstreamCalls: 0 };
     for (const selection of selectionSet.selections) {
-      if (!included(selection)) continue;
+      if (selection.directives?.length && !included(selection)) continue;
       let inner: OperationEstimate;
       if (selection.kind === Kind.FIELD) {
         total.cost += 1;
@@ -131,7 +133,7 @@ export function estimateOperation(
         if (!isObjectType(parent) && !isInterfaceType(parent)) continue;
         const field = parent.getFields()[selection.name.value];
         if (!field) continue; // validation refuses unknown fields before execution
-        const args = getArgumentValues(field, selection, variables);
+        const args = field.args.length > 0 ? getArgumentValues(field, selection, variables) : NO_ARGS;
         const items = itemsOf(field, args);
         total.upstreamCalls +=
           UPSTREAM_CALLS[`${parent.name}.${field.name}`]?.(args, callsPerConnection) ?? 0;
@@ -210,8 +212,9 @@ export function checkOperation(
       paging.maxUpstreamCalls,
     );
   } catch (error) {
-    if (error instanceof GraphQLError) return error;
-    throw error;
+    // Ours (page size, ids); anything else (a malformed argument) is the executor's to report.
+    if (error instanceof GraphQLError && error.extensions.code === 'BAD_USER_INPUT') return error;
+    return null;
   }
   if (estimate.cost > budget.maxCost) {
     return overLimit(
@@ -233,14 +236,37 @@ export function checkOperation(
  * mutations at execute, subscriptions at subscribe). Nothing of a refused operation reaches the upstream.
  */
 export function useOperationBudget(budget: OperationBudget): Plugin<GatewayContext> {
+  // Operations found within budget, per parsed document (Yoga reuses the parsed document of a repeated
+  // query) and small variables: a client repeating the same list skips the walk (~10 us each).
+  const allowed = new WeakMap<DocumentNode, Set<string>>();
+  const check = (args: Parameters<typeof checkOperation>[0]): GraphQLError | null => {
+    const variables = JSON.stringify(args.variableValues ?? null);
+    const key =
+      variables.length <= MAX_CACHED_VARIABLES_LENGTH ? `${args.operationName ?? ''}\n${variables}` : null;
+    const known = allowed.get(args.document);
+    if (key !== null && known?.has(key)) return null;
+    const refusal = checkOperation(args, budget);
+    if (refusal === null && key !== null) {
+      const set = known ?? new Set<string>();
+      if (set.size >= MAX_CACHED_PER_DOCUMENT) set.clear();
+      set.add(key);
+      if (!known) allowed.set(args.document, set);
+    }
+    return refusal;
+  };
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      const refusal = checkOperation(args, budget);
+      const refusal = check(args);
       if (refusal) setResultAndStopExecution({ errors: [refusal] });
     },
     onSubscribe({ args, setResultAndStopExecution }) {
-      const refusal = checkOperation(args, budget);
+      const refusal = check(args);
       if (refusal) setResultAndStopExecution({ errors: [refusal] });
     },
   };
 }
+
+/** Variables longer than this (as JSON) are not remembered: id lists vary per request anyway. */
+const MAX_CACHED_VARIABLES_LENGTH = 256;
+/** Variable sets remembered per document before the set starts over. */
+const MAX_CACHED_PER_DOCUMENT = 64;
