@@ -3,7 +3,7 @@
  * after the other; its latency is measured idle, then while tenant A runs the heaviest operation the
  * budget allows (a full page of 100 plus `nodes` of 100 ids, every field: cost 5,303, 105 upstream
  * calls) in a loop: one loop, then four loops at once. The goal: B's p50 within 2x of idle. The same
- * is measured against a gateway with the per-credential bound off (UPSTREAM_CONCURRENCY_PER_CREDENTIAL=0)
+ * is measured against a gateway with the per-credential bound off (UPSTREAM_CALLS_PER_CREDENTIAL=0)
  * for comparison. Its own local service (two tenant keys) and gateways; the rate limit stays off as in
  * the whole bench (one key is driven far above any per-caller budget on purpose).
  */
@@ -162,7 +162,7 @@ export async function runFairness(context: BenchContext): Promise<ScenarioResult
     // The bench runs with the rate limit off (run.ts); the production defaults row turns it back on.
     const configurations = [
       { label: 'per-credential bound', env: {} },
-      { label: 'bound off', env: { UPSTREAM_CONCURRENCY_PER_CREDENTIAL: '0' } },
+      { label: 'bound off', env: { UPSTREAM_CALLS_PER_CREDENTIAL: '0' } },
       { label: 'production defaults, rate limit on', env: { RATE_LIMIT_PER_SECOND: '20' } },
     ];
     for (const { label, env } of configurations) {

@@ -26,7 +26,7 @@ export interface QueryLimits {
    * the page size or number of ids it is selected under). `GRAPHQL_MAX_COST`. @default 6000
    */
   maxCost: number;
-  /** Upper bound of upstream calls of one operation. `MAX_UPSTREAM_CALLS_PER_OPERATION`. @default 150 */
+  /** Upper bound of upstream calls of one operation. `GRAPHQL_MAX_UPSTREAM_CALLS`. @default 150 */
   maxUpstreamCalls: number;
 }
 

@@ -42,7 +42,7 @@ import { QUERY_LIMIT_CODE } from './limits.ts';
 export interface OperationBudget {
   /** Largest cost (see the module comment). `GRAPHQL_MAX_COST`. @default 6000 */
   maxCost: number;
-  /** Largest upper bound of upstream calls. `MAX_UPSTREAM_CALLS_PER_OPERATION`. @default 150 */
+  /** Largest upper bound of upstream calls. `GRAPHQL_MAX_UPSTREAM_CALLS`. @default 150 */
   maxUpstreamCalls: number;
 }
 
