@@ -97,9 +97,9 @@ export function createHardening(options: HardeningOptions, sources: MetricsSourc
   ];
   const observerPlugins: Plugin[] = [...(metrics ? [metrics.plugin()] : [])];
   const executionPlugins: Plugin<GatewayContext>[] = [
-    // First: a refused operation spends no rate-limit token and starts nothing.
-    useOperationBudget({ maxCost: limits.maxCost, maxUpstreamCalls: limits.maxUpstreamCalls }),
     ...(tracing ? [useTracing(tracing) as Plugin<GatewayContext>] : []),
+    // Before the rate limit: a refused operation spends no token and starts nothing (traced, logged).
+    useOperationBudget({ maxCost: limits.maxCost, maxUpstreamCalls: limits.maxUpstreamCalls }),
     ...(rateLimiter ? [useRateLimit(rateLimiter)] : []),
     shutdown.plugin() as Plugin<GatewayContext>,
     useOperationDeadline(options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS),
