@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only list,lookups,create,fanout,cold-start] [-- --cpu-prof]`
+ * `npm run bench [-- --quick] [-- --only list,lookups,create,fanout,cold-start,fairness] [-- --cpu-prof]`
  *
  * Starts the local conversation service and the gateway in separate processes (temp data dir, port 0,
  * seeded with conversations), drives load from this third process, alternating gateway and direct
@@ -17,12 +17,13 @@ import { type BenchProcess, ROOT, spawnGateway, spawnLocalService } from './lib/
 import { printTable, type Row, type ScenarioResult } from './lib/report.ts';
 import { runColdStart } from './scenarios/cold-start.ts';
 import { runCreate } from './scenarios/create.ts';
+import { runFairness } from './scenarios/fairness.ts';
 import { runFanout } from './scenarios/fanout.ts';
 import { runList } from './scenarios/list.ts';
 import { runLookups } from './scenarios/lookups.ts';
 import { runSoak } from './scenarios/soak.ts';
 
-const SCENARIOS = ['list', 'lookups', 'create', 'fanout', 'cold-start', 'soak'] as const;
+const SCENARIOS = ['list', 'lookups', 'create', 'fanout', 'cold-start', 'soak', 'fairness'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 
 const { values } = parseArgs({
@@ -111,6 +112,7 @@ try {
     fanout: () => runFanout(context, subscriberCounts),
     'cold-start': () => runColdStart(context),
     soak: () => runSoak(context),
+    fairness: () => runFairness(context),
   };
   for (const name of only) {
     const began = performance.now();

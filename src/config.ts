@@ -45,8 +45,15 @@ export interface HardeningConfig {
   maxTokens: number;
   /** `--max-directives` / `GRAPHQL_MAX_DIRECTIVES`. @default 50 */
   maxDirectives: number;
-  /** `--max-cost` / `GRAPHQL_MAX_COST`. @default 5000 */
+  /** Cost once variables are known (src/gateway/operation-cost.ts). `--max-cost` / `GRAPHQL_MAX_COST`. @default 6000 */
   maxCost: number;
+  /** Upper bound of upstream calls per operation. `--max-upstream-calls` / `GRAPHQL_MAX_UPSTREAM_CALLS`. @default 150 */
+  maxUpstreamCalls: number;
+  /**
+   * Upstream calls in flight per credential; 0 off. `--calls-per-credential` /
+   * `UPSTREAM_CALLS_PER_CREDENTIAL`. @default null (a quarter of UPSTREAM_CONNECTIONS, at least 1)
+   */
+  upstreamConcurrencyPerCredential: number | null;
   /** `--max-body-bytes` / `MAX_BODY_BYTES`. @default 1048576 */
   maxBodyBytes: number;
   /** Comma-separated; `*` for any. `--cors-origins` / `CORS_ORIGINS`. @default [] (no CORS) */
@@ -158,6 +165,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
         'max-tokens': { type: 'string' },
         'max-directives': { type: 'string' },
         'max-cost': { type: 'string' },
+        'max-upstream-calls': { type: 'string' },
+        'calls-per-credential': { type: 'string' },
         'max-body-bytes': { type: 'string' },
         'cors-origins': { type: 'string' },
         introspection: { type: 'string' },
@@ -265,12 +274,17 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
       `must be 0 or at least HEADERS_TIMEOUT_MS (${headersTimeoutMs})`,
     );
   }
+  const concurrency = pick('calls-per-credential', 'UPSTREAM_CALLS_PER_CREDENTIAL');
   const hardening: HardeningConfig = {
     maxDepth: intSetting('max-depth', 'GRAPHQL_MAX_DEPTH', 10, 1, 1000),
     maxAliases: intSetting('max-aliases', 'GRAPHQL_MAX_ALIASES', 15, 0, 10_000),
     maxTokens: intSetting('max-tokens', 'GRAPHQL_MAX_TOKENS', 2000, 10, 1_000_000),
     maxDirectives: intSetting('max-directives', 'GRAPHQL_MAX_DIRECTIVES', 50, 0, 10_000),
-    maxCost: intSetting('max-cost', 'GRAPHQL_MAX_COST', 5000, 1, 10_000_000),
+    maxCost: intSetting('max-cost', 'GRAPHQL_MAX_COST', 6000, 1, 10_000_000),
+    maxUpstreamCalls: intSetting('max-upstream-calls', 'GRAPHQL_MAX_UPSTREAM_CALLS', 150, 1, 1_000_000),
+    upstreamConcurrencyPerCredential: concurrency
+      ? integer(concurrency[0], concurrency[1], 0, 100_000)
+      : null,
     maxBodyBytes: intSetting('max-body-bytes', 'MAX_BODY_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
     corsOrigins,
     introspection: boolSetting('introspection', 'GRAPHQL_INTROSPECTION', true),

@@ -26,6 +26,7 @@ async function hardeningFrom(config: HardeningConfig, tracing: Tracing | null): 
       maxTokens: config.maxTokens,
       maxDirectives: config.maxDirectives,
       maxCost: config.maxCost,
+      maxUpstreamCalls: config.maxUpstreamCalls,
     },
     maxBodyBytes: config.maxBodyBytes,
     corsOrigins: config.corsOrigins,
@@ -102,6 +103,9 @@ async function main(): Promise<void> {
     },
     upstream: {
       maxQueued: config.hardening.upstreamMaxQueued,
+      ...(config.hardening.upstreamConcurrencyPerCredential !== null
+        ? { concurrencyPerCredential: config.hardening.upstreamConcurrencyPerCredential }
+        : {}),
       circuitBreaker:
         config.hardening.circuitFailureThreshold === 0
           ? false

@@ -28,6 +28,7 @@ import {
 } from './limits.ts';
 import { GatewayMetrics, type MetricsSources, useMetricsEndpoint } from './metrics.ts';
 import { type ObserverFault, reportToConsole } from './observer-guard.ts';
+import { useOperationBudget } from './operation-cost.ts';
 import {
   DEFAULT_RATE_LIMIT_PER_SECOND,
   RateLimiter,
@@ -41,7 +42,7 @@ import { useVariableErrors } from './variable-errors.ts';
 
 /** Hardening settings of a gateway; every field has a production-minded default. */
 export interface HardeningOptions {
-  /** Per-operation limits (graphql-armor). @default DEFAULT_QUERY_LIMITS */
+  /** Per-operation limits (graphql-armor; cost and upstream calls: operation-cost.ts). @default DEFAULT_QUERY_LIMITS */
   queryLimits?: Partial<QueryLimits>;
   /** Largest request body in bytes. @default DEFAULT_MAX_BODY_BYTES (1 MiB) */
   maxBodyBytes?: number;
@@ -123,10 +124,13 @@ export function createHardening(
   const observerPlugins: Plugin[] = [...(metrics ? [metrics.plugin(report)] : [])];
   const executionPlugins: Plugin<GatewayContext>[] = [
     ...(tracing ? [useTracing(tracing, report) as Plugin<GatewayContext>] : []),
+    // After the observers (installed before these), so a refused operation is still logged and counted;
+    // first among the refusals, so the budget below only ever reads coerced variables.
+    useVariableErrors({ hideSuggestions: !fieldSuggestions }) as Plugin<GatewayContext>,
+    // Before the rate limit: a refused operation spends no token and starts nothing (traced, logged).
+    useOperationBudget({ maxCost: limits.maxCost, maxUpstreamCalls: limits.maxUpstreamCalls }),
     ...(rateLimiter ? [useRateLimit(rateLimiter)] : []),
     shutdown.plugin() as Plugin<GatewayContext>,
-    // After the observers (installed before these), so a refused operation is still logged and counted.
-    useVariableErrors({ hideSuggestions: !fieldSuggestions }) as Plugin<GatewayContext>,
     useOperationDeadline(options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS),
   ];
 

@@ -21,22 +21,32 @@ export interface QueryLimits {
   maxTokens: number;
   /** Directives in one operation. `GRAPHQL_MAX_DIRECTIVES`. @default 50 */
   maxDirectives: number;
-  /** armor's cost (objects 2, scalars 1, x1.5 per level). `GRAPHQL_MAX_COST`. @default 5000 */
+  /**
+   * Cost of one operation, counted once variables are known (operation-cost.ts: each field 1, times
+   * the page size or number of ids it is selected under). `GRAPHQL_MAX_COST`. @default 6000
+   */
   maxCost: number;
+  /** Upper bound of upstream calls of one operation. `GRAPHQL_MAX_UPSTREAM_CALLS`. @default 150 */
+  maxUpstreamCalls: number;
 }
 
 /**
  * Defaults sized from this schema's own operations: the deepest real query (a field of a connection's
- * node) is 4 levels by armor's count, and the costliest documented one (every Conversation field of a
- * list page plus its page info) costs about 1,700; legitimate clients keep 2.5-3x headroom while a
- * fan-out of aliases or a 100-level nesting is refused before any resolver runs.
+ * node) is 4 levels by armor's count. Cost and upstream calls are measured by
+ * test/gateway/operation-budget.test.ts, which prints them: a full page (`first: 100`) selecting every
+ * Conversation field plus the `__typename`s Apollo, urql and Relay add costs 3,102, a full
+ * `nodes(ids:)` (100 ids) 2,202, both in one operation 5,303: 6,000 lets that through while two
+ * aliased full pages (6,204) are refused. One full `nodes(ids:)` makes 100 upstream calls; 150 leaves
+ * room for lists and lookups beside it and refuses two of them (the issue's 3,000-id `nodes`
+ * made ~1,070 calls and starved every other tenant).
  */
 export const DEFAULT_QUERY_LIMITS: QueryLimits = {
   maxDepth: 10,
   maxAliases: 15,
   maxTokens: 2000,
   maxDirectives: 50,
-  maxCost: 5000,
+  maxCost: 6000,
+  maxUpstreamCalls: 150,
 };
 
 /** Largest accepted request body. `MAX_BODY_BYTES`. */
@@ -46,45 +56,32 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const QUERY_LIMIT_CODE = 'QUERY_LIMIT_EXCEEDED';
 
 /**
- * graphql-armor's plugins with coded errors. Limits are not exposed in messages beyond the kind of
- * limit, so probing for exact thresholds gains little. `fieldSuggestions: false` also masks
+ * graphql-armor's plugins with coded errors. The cost is not armor's: it runs at validation, before
+ * variables are known (see operation-cost.ts, which replaces it). `fieldSuggestions: false` also masks
  * "Did you mean ...?" hints, which otherwise leak schema parts even with introspection off.
  */
-export function useQueryLimits(limits: QueryLimits, options: { fieldSuggestions: boolean }): Plugin[] {
+export function useQueryLimits(
+  limits: Omit<QueryLimits, 'maxCost' | 'maxUpstreamCalls'>,
+  options: { fieldSuggestions: boolean },
+): Plugin[] {
   const onReject = [
     (_context: ValidationContext | null, error: GraphQLError) => {
       // armor builds plain GraphQLErrors; the code lets clients (and the operation log) branch on it.
       const extensions = error.extensions as Record<string, unknown>;
       extensions.code = QUERY_LIMIT_CODE;
       extensions.http = { status: 400 };
+      // armor prefixes every message with "Syntax Error: ", which sends users looking for a typo.
+      error.message = error.message.replace(/^Syntax Error: /, '');
     },
   ];
+  // Messages name the limit and its value ("Query depth limit of 10 exceeded, found 12."): the values
+  // are documented in the README anyway, and a client needs them to fix its operation.
   const armor = new EnvelopArmor({
-    maxDepth: {
-      n: limits.maxDepth,
-      onReject,
-      exposeLimits: false,
-      errorMessage: 'Query is nested too deeply.',
-    },
-    maxAliases: {
-      n: limits.maxAliases,
-      onReject,
-      exposeLimits: false,
-      errorMessage: 'Query uses too many aliases.',
-    },
-    maxTokens: { n: limits.maxTokens, onReject, exposeLimits: false, errorMessage: 'Query is too long.' },
-    maxDirectives: {
-      n: limits.maxDirectives,
-      onReject,
-      exposeLimits: false,
-      errorMessage: 'Query uses too many directives.',
-    },
-    costLimit: {
-      maxCost: limits.maxCost,
-      onReject,
-      exposeLimits: false,
-      errorMessage: 'Query is too expensive.',
-    },
+    maxDepth: { n: limits.maxDepth, onReject, exposeLimits: true },
+    maxAliases: { n: limits.maxAliases, onReject, exposeLimits: true },
+    maxTokens: { n: limits.maxTokens, onReject, exposeLimits: true },
+    maxDirectives: { n: limits.maxDirectives, onReject, exposeLimits: true },
+    costLimit: { enabled: false },
     blockFieldSuggestion: { enabled: !options.fieldSuggestions },
   });
   return armor.protect().plugins as Plugin[];

@@ -24,6 +24,7 @@ import { useStaticGraphiQL } from './graphiql.ts';
 import { createHardening, type Hardening, type HardeningOptions } from './hardening.ts';
 import { createLogger, useOperationLog } from './logging.ts';
 import { useSharedSubscriptionResults } from './shared-subscription-results.ts';
+import { createUpstreamFailureLog } from './upstream-failure-log.ts';
 
 /** Options of {@link createGateway}. */
 export interface GatewayOptions {
@@ -96,11 +97,13 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
     (error, observer) => logger.error({ err: error, observer }, 'observer failed'),
   );
+  // At most a line and a summary per second, not one line per failed call (upstream-failure-log.ts).
+  const failureLog = createUpstreamFailureLog(logger);
   const upstream = new UpstreamClient({
     baseUrl: options.upstreamUrl,
     ...(options.upstreamTimeoutMs !== undefined ? { timeoutMs: options.upstreamTimeoutMs } : {}),
     ...(options.upstreamConnections !== undefined ? { connections: options.upstreamConnections } : {}),
-    onFailure: (failure) => logger.warn({ upstream: failure }, 'upstream call failed'),
+    onFailure: failureLog.record,
     onRecordDropped: (dropped) => logger.warn({ upstream: dropped }, 'unreadable upstream record dropped'),
     timeZone: options.upstreamTimeZone ?? 'UTC',
     ...(hardening.onAttempt ? { onAttempt: hardening.onAttempt } : {}),
@@ -194,6 +197,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         eventBridge.close();
         await yoga.dispose();
         await upstream.close();
+        failureLog.flush();
       })();
       return closing;
     },

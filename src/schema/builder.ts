@@ -41,7 +41,9 @@ export const builder = new SchemaBuilder<{
     },
     nodesQueryOptions: {
       description: 'Fetches several objects by global id, in order; null entries for unknown ids.',
-      args: { ids: { description: 'Global ids as returned in `id` fields.' } },
+      args: {
+        ids: { description: 'Global ids as returned in `id` fields; at most 100 (BAD_USER_INPUT above).' },
+      },
     },
     idFieldOptions: { description: 'Global id (opaque), usable with `node(id:)`.' },
     hasNextPageFieldOptions: { description: 'Whether more items may follow `endCursor`.' },

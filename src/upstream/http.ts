@@ -17,6 +17,7 @@ import {
   ConcurrencyGate,
   GateRefusal,
 } from './circuit-breaker.ts';
+import { FairShare } from './fair-share.ts';
 
 /** How the caller authenticates; forwarded upstream in the same form. */
 export type UpstreamCredentials =
@@ -122,6 +123,11 @@ export interface UpstreamClientOptions {
   maxConcurrent?: number;
   /** Calls allowed to wait for a slot; more fail fast with UPSTREAM_UNAVAILABLE. @default 1000 */
   maxQueued?: number;
+  /**
+   * Calls in flight per credential (fair-share.ts); 0 turns the bound off.
+   * @default a quarter of `connections` (16 of 64), at least 1
+   */
+  concurrencyPerCredential?: number;
 }
 
 /** What {@link UpstreamClientOptions.onAttempt}'s finisher receives. */
@@ -174,6 +180,7 @@ export class UpstreamClient {
   private readonly onAttempt: UpstreamClientOptions['onAttempt'];
   private readonly breaker: CircuitBreaker | null;
   private readonly gate: ConcurrencyGate;
+  private readonly fairShare: FairShare | null;
   private closed = false;
 
   constructor(options: UpstreamClientOptions) {
@@ -206,6 +213,10 @@ export class UpstreamClient {
       maxConcurrent: options.maxConcurrent ?? options.connections ?? 64,
       ...(options.maxQueued !== undefined ? { maxQueued: options.maxQueued } : {}),
     });
+    const perCredential =
+      options.concurrencyPerCredential ??
+      Math.max(1, Math.floor((options.maxConcurrent ?? options.connections ?? 64) / 4));
+    this.fairShare = perCredential > 0 ? new FairShare(perCredential, options.maxQueued ?? 1000) : null;
   }
 
   /** State of this origin's circuit (`closed` when the breaker is off). */
@@ -229,7 +240,13 @@ export class UpstreamClient {
     const maxAttempts = idempotent ? this.retries + 1 : 1;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.attempt<T>(req, attempt);
+        // Each attempt first waits for its caller's share, then for the shared gate (fair-share.ts).
+        const run = () => this.attempt<T>(req, attempt);
+        return await (this.fairShare
+          ? this.fairShare.run(req.credentials, req.signal, run, (reason) =>
+              reason === 'queue-full' ? credentialOverloaded() : abortError(req.signal),
+            )
+          : run());
       } catch (error) {
         const retryDelay = attempt < maxAttempts ? this.retryDelayFor(error, attempt) : null;
         if (retryDelay === null) throw this.report(req, error);
@@ -470,6 +487,18 @@ function abortError(signal: AbortSignal | undefined): UpstreamError {
   const reason: unknown = signal?.reason;
   if (reason instanceof UpstreamError) return reason;
   return new UpstreamError('REQUEST_CANCELLED', 'The request was cancelled.');
+}
+
+/** One caller has `maxQueued` calls waiting for its share (fair-share.ts): refused like a full gate queue. */
+function credentialOverloaded(): UpstreamError {
+  return new UpstreamError(
+    'UPSTREAM_UNAVAILABLE',
+    'This caller has too many calls waiting for the conversation service.',
+    {
+      reason: 'GATEWAY_OVERLOADED',
+      retryAfterSeconds: 1,
+    },
+  );
 }
 
 /** Whether an attempt's failure says the upstream is unwell (counts towards opening the circuit). */

@@ -20,7 +20,9 @@ describe('loadConfig', () => {
         maxAliases: 15,
         maxTokens: 2000,
         maxDirectives: 50,
-        maxCost: 5000,
+        maxCost: 6000,
+        maxUpstreamCalls: 150,
+        upstreamConcurrencyPerCredential: null,
         maxBodyBytes: 1_048_576,
         corsOrigins: [],
         introspection: true,
@@ -89,5 +91,24 @@ describe('loadConfig', () => {
     expect(() => loadConfig([], { UPSTREAM_URL: 'http://user:hunter2@host' })).toThrow(
       expect.objectContaining({ message: expect.not.stringContaining('hunter2') }),
     );
+  });
+
+  it('reads the operation budget and the per-credential share, flags winning, bad values naming the setting', () => {
+    const fromEnv = loadConfig([], {
+      GRAPHQL_MAX_COST: '9000',
+      GRAPHQL_MAX_UPSTREAM_CALLS: '40',
+      UPSTREAM_CALLS_PER_CREDENTIAL: '0',
+    }).hardening;
+    expect([fromEnv.maxCost, fromEnv.maxUpstreamCalls, fromEnv.upstreamConcurrencyPerCredential]).toEqual([
+      9000, 40, 0,
+    ]);
+    const flags = loadConfig(['--max-upstream-calls', '60', '--calls-per-credential', '8'], {
+      UPSTREAM_CALLS_PER_CREDENTIAL: '0',
+    }).hardening;
+    expect([flags.maxUpstreamCalls, flags.upstreamConcurrencyPerCredential]).toEqual([60, 8]);
+    expect(() => loadConfig([], { UPSTREAM_CALLS_PER_CREDENTIAL: 'many' })).toThrow(
+      /UPSTREAM_CALLS_PER_CREDENTIAL/,
+    );
+    expect(() => loadConfig(['--max-upstream-calls', '0'], {})).toThrow(/--max-upstream-calls/);
   });
 });

@@ -34,7 +34,8 @@ describe('query limits (graphql-armor)', () => {
         '{ a: node(id: "x") { id } b: node(id: "y") { id } c: node(id: "z") { id } d: node(id: "w") { id } }',
       tokens: `{ ${Array.from({ length: 120 }, (_, i) => `f${i}: __typename`).join(' ')} }`,
       directives: '{ __typename @skip(if: false) @include(if: true) @skip(if: false) @include(if: true) }',
-      cost: `{ ${Array.from({ length: 3 }, (_, i) => `c${i}: conversations(first: 1) { edges { node { id title status createdAt } } }`).join(' ')} }`,
+      // Counted once variables are known (operation-cost.ts): 1 + 60 ids x 1 field = 61 > 60.
+      cost: `{ nodes(ids: [${Array.from({ length: 60 }, (_, i) => `"${i}"`).join(',')}]) { id } }`,
     };
     for (const [kind, query] of Object.entries(cases)) {
       const answer = await post(gateway.url, { query });
@@ -44,6 +45,9 @@ describe('query limits (graphql-armor)', () => {
         codes: expect.arrayContaining(['QUERY_LIMIT_EXCEEDED']),
       });
       expect(answer.json?.data ?? null).toBeNull();
+      // The message names the limit; armor's "Syntax Error:" prefix would send users looking for a typo.
+      expect(answer.json?.errors?.[0]?.message).not.toMatch(/^Syntax Error/);
+      expect(answer.json?.errors?.[0]?.message).toMatch(/limit/i);
     }
     expect(gateway.calls).toHaveLength(0);
     // An ordinary operation still runs.

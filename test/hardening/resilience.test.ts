@@ -183,7 +183,8 @@ describe('bounded concurrency and the operation deadline', () => {
     const gateway = cleanup.add(
       await startTestGateway({
         upstreamUrl: upstream.url,
-        upstream: { retries: 0, maxConcurrent: 1, maxQueued: 1 },
+        // The shared gate itself: one caller here, so its per-credential share (fair-share.ts) is off.
+        upstream: { retries: 0, maxConcurrent: 1, maxQueued: 1, concurrencyPerCredential: 0 },
         hardening: { rateLimit: false },
       }),
       (g) => g.close(),
