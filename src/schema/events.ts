@@ -299,7 +299,7 @@ const RAW_CONVERSATION_ID = /^[A-Za-z0-9_-]{1,128}$/;
  * Accepts a `Conversation.id` global id or a raw upstream id.
  * @throws GraphQLError BAD_USER_INPUT for anything else
  */
-function conversationIdArg(value: string, argument: string): string {
+export function conversationIdArg(value: string, argument: string): string {
   const global = tryDecodeGlobalId(value);
   if (global?.typename === 'Conversation') return global.id;
   if (global === null && RAW_CONVERSATION_ID.test(value)) return value;

@@ -32,6 +32,8 @@ export type BridgeErrorCode =
   | 'UNAUTHENTICATED'
   | 'CONVERSATION_NOT_FOUND'
   | 'CONVERSATION_UNREACHABLE'
+  | 'CONVERSATION_DELETED'
+  | 'CONVERSATION_STOPPED'
   | 'SUBSCRIBER_TOO_SLOW'
   | 'UPSTREAM_TIMEOUT'
   | 'UPSTREAM_ERROR'
@@ -179,6 +181,26 @@ export class EventBridge {
     if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN', 'The gateway is shutting down.');
     const entry = this.#entryFor(request.conversationId, request.credentials);
     return entry.send(request.action, signal);
+  }
+
+  /** The IANA zone events are read in (REST history pages use the same mapping). */
+  get timeZone(): string {
+    return this.#options.timeZone;
+  }
+
+  /** Whether an upstream socket for this conversation and credential is open now (sendMessage's path choice). */
+  isConnected(conversationId: string, credentials: UpstreamCredentials): boolean {
+    return this.#entries.get(entryKey(conversationId, credentials))?.isOpen() ?? false;
+  }
+
+  /**
+   * Ends every stream of a conversation (whatever the credential) with `error` and closes its sockets:
+   * the gateway itself deleted or stopped it, so nobody should wait for a reconnect.
+   */
+  endConversation(conversationId: string, error: BridgeError): void {
+    for (const entry of [...this.#entries.values()]) {
+      if (entry.conversationId === conversationId) entry.endWith(error);
+    }
   }
 
   /** Current counters. */
@@ -394,6 +416,19 @@ class UpstreamConversation {
     }
   }
 
+  get conversationId(): string {
+    return this.#conversationId;
+  }
+
+  isOpen(): boolean {
+    return this.#state === 'open';
+  }
+
+  /** Ends subscribers and pending actions with `error` (a deleted or stopped conversation). */
+  endWith(error: BridgeError): void {
+    this.#end(error);
+  }
+
   /** Bridge shutdown: streams complete normally, actions fail, everything closes now. */
   shutdown(): void {
     this.#end(null, new BridgeError('GATEWAY_SHUTTING_DOWN', 'The gateway is shutting down.'));
@@ -423,7 +458,13 @@ class UpstreamConversation {
     } catch (error) {
       if (this.#isClosed()) return;
       if (error instanceof ConversationNotFound) {
-        this.#end(new BridgeError('CONVERSATION_NOT_FOUND', 'No conversation with this id.'));
+        // Checked over REST before every (re)connect, because the handshake would re-create it. Gone
+        // after having been open (the upstream's `io server disconnect` on delete) means deleted.
+        this.#end(
+          this.#everConnected
+            ? new BridgeError('CONVERSATION_DELETED', 'The conversation was deleted.')
+            : new BridgeError('CONVERSATION_NOT_FOUND', 'No conversation with this id.'),
+        );
       } else if (error instanceof GraphQLError && error.extensions.code === 'UNAUTHENTICATED') {
         this.#end(new BridgeError('UNAUTHENTICATED', 'The conversation service refused the credentials.'));
       } else {
@@ -520,6 +561,11 @@ class UpstreamConversation {
       }
     }
     for (const subscriber of this.#subscribers) subscriber.offer(event);
+    if (isSessionClose(event)) {
+      // The upstream's session close (agent stopped): the stream ends here with a code instead of
+      // idling on a socket whose agent is gone; a client subscribes again with afterEventId to resume.
+      this.#end(new BridgeError('CONVERSATION_STOPPED', 'The conversation was stopped.'));
+    }
   }
 
   #pruneSeen(): void {
@@ -613,11 +659,19 @@ class UpstreamConversation {
     for (const pending of this.#pending) pending.reject(failure);
     this.#bridge.counters.pendingActions -= this.#pending.length;
     this.#pending = [];
+    // A deleted or stopped conversation is a clean end: what was already queued is still delivered.
+    const clean = error?.code === 'CONVERSATION_DELETED' || error?.code === 'CONVERSATION_STOPPED';
     for (const subscriber of [...this.#subscribers]) {
-      if (error) subscriber.fail(error);
+      if (error && clean) subscriber.endAfterQueued(error);
+      else if (error) subscriber.fail(error);
       else subscriber.complete();
     }
   }
+}
+
+/** The id-less agent_state_changed `stopped` the upstream sends when a conversation's session closes. */
+function isSessionClose(event: ConversationEvent): boolean {
+  return event.eventId === null && event.kind === 'AGENT_STATE_CHANGED' && event.stateRaw === 'stopped';
 }
 
 /** Opens one conversation socket the way the upstream web client does (websocket only, no auth payload). */
@@ -718,6 +772,13 @@ class Subscriber implements AsyncIterableIterator<ConversationEvent | BridgeErro
 
   complete(): void {
     if (this.#done) return;
+    this.#finish();
+  }
+
+  /** Ends with `error` after the events already queued (nothing received is dropped). */
+  endAfterQueued(error: BridgeError): void {
+    if (this.#done) return;
+    this.#error = error;
     this.#finish();
   }
 
