@@ -6,6 +6,7 @@
 import { GraphQLError } from 'graphql';
 import type { GatewayContext } from '../gateway/context.ts';
 import type { ConversationEvent, ConversationEventKind } from '../upstream/events.ts';
+import { ConversationNotFoundError, postUserAction } from '../upstream/history.ts';
 import {
   AGENT_STATES,
   REQUESTABLE_AGENT_STATES,
@@ -16,6 +17,7 @@ import { builder } from './builder.ts';
 import { KNOWN_RUNTIME_STATUSES, knownOrUnknown, RuntimeStatusEnum, UNKNOWN_VALUE } from './enums.ts';
 import { DomainError, ErrorInterface } from './errors.ts';
 import { tryDecodeGlobalId } from './global-id.ts';
+import { selectsField } from './selection.ts';
 
 type EventOf<K extends ConversationEventKind> = Extract<ConversationEvent, { kind: K }>;
 
@@ -397,6 +399,22 @@ async function deliver(
   }
 }
 
+/** Sends over the REST events route; not found becomes the same error member as on the socket path. */
+async function postMessage(
+  context: GatewayContext,
+  conversationId: string,
+  action: Parameters<typeof postUserAction>[2],
+): Promise<void> {
+  try {
+    await postUserAction(context.upstream, conversationId, action);
+  } catch (error) {
+    if (error instanceof ConversationNotFoundError) {
+      throw new ConversationUnavailableError('No conversation with this id.', 'NOT_FOUND');
+    }
+    throw error;
+  }
+}
+
 const MAX_MESSAGE_LENGTH = 100_000;
 const MAX_IMAGE_URLS = 20;
 
@@ -414,15 +432,35 @@ const SendMessageInput = builder.inputType('SendMessageInput', {
   }),
 });
 
+const MessageDeliveryEnum = builder.enumType('MessageDelivery', {
+  description: 'Which upstream route carried a message (see `sendMessage`).',
+  values: {
+    SOCKET: {
+      description:
+        "The conversation socket (`oh_user_action`); the upstream's echo is the payload's `event`.",
+    },
+    REST: {
+      description: '`POST /api/conversations/{id}/events`: no socket was open and `event` was not selected.',
+    },
+  },
+});
+
 const SendMessagePayload = builder
-  .objectRef<{ event: EventOf<'USER_MESSAGE'> }>('SendMessagePayload')
+  .objectRef<{ event: EventOf<'USER_MESSAGE'> | null; delivery: 'SOCKET' | 'REST' }>('SendMessagePayload')
   .implement({
     description: 'The upstream accepted the message.',
     fields: (t) => ({
       event: t.field({
         type: UserMessageEventType,
-        description: 'The accepted message as the upstream stored it (with its new `eventId`).',
-        resolve: (payload) => payload.event,
+        description:
+          'The accepted message as the upstream stored it (with its new `eventId`). Selecting it makes the message go over the socket (the REST route answers no event).',
+        // Never null when selected: the REST path is taken only when this field is not selected.
+        resolve: (payload) => payload.event as EventOf<'USER_MESSAGE'>,
+      }),
+      delivery: t.field({
+        type: MessageDeliveryEnum,
+        description: 'Which upstream route carried the message.',
+        resolve: (payload) => payload.delivery,
       }),
     }),
   });
@@ -431,14 +469,14 @@ builder.mutationField('sendMessage', (t) =>
   t.field({
     type: SendMessagePayload,
     description:
-      'Sends a user message over the conversation socket (`oh_user_action`) and answers the accepted event. The agent answers on `conversationEvents`.',
+      "Sends a user message; the agent answers on `conversationEvents`. Over the conversation socket (`oh_user_action`, answering the upstream's echo as `event`) when `event` is selected or this gateway already has the conversation's socket open for the caller; otherwise over `POST /api/conversations/{id}/events`, which needs no socket (no connect, no history replay).",
     args: { input: t.arg({ type: SendMessageInput, required: true, description: 'The message.' }) },
     errors: {
       types: [ConversationUnavailableError],
       directResult: true,
       union: { name: 'SendMessageResult', description: 'The payload, or why the message was not delivered.' },
     },
-    resolve: async (_root, { input }, context) => {
+    resolve: async (_root, { input }, context, info) => {
       const conversationId = conversationIdArg(String(input.conversationId), 'input.conversationId');
       if (input.content.length === 0 || input.content.length > MAX_MESSAGE_LENGTH) {
         throw badInput(`input.content must have 1 to ${MAX_MESSAGE_LENGTH} characters.`);
@@ -449,16 +487,24 @@ builder.mutationField('sendMessage', (t) =>
       if (imageUrls.some((url) => !/^(https?:\/\/|data:image\/)/i.test(url))) {
         throw badInput('input.imageUrls: only http(s) and data:image URLs are accepted.');
       }
-      const event = await deliver(context, conversationId, {
-        action: 'message',
+      const action = {
+        action: 'message' as const,
         args: {
           content: input.content,
           image_urls: imageUrls,
           file_urls: [],
           timestamp: new Date().toISOString(),
         },
-      });
-      return { event: event as EventOf<'USER_MESSAGE'> };
+      };
+      if (
+        !selectsField(info, 'event') &&
+        !context.eventBridge.isConnected(conversationId, context.upstream.credentials)
+      ) {
+        await postMessage(context, conversationId, action);
+        return { event: null, delivery: 'REST' as const };
+      }
+      const event = await deliver(context, conversationId, action);
+      return { event: event as EventOf<'USER_MESSAGE'>, delivery: 'SOCKET' as const };
     },
   }),
 );
