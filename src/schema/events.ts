@@ -7,6 +7,7 @@ import { GraphQLError } from 'graphql';
 import type { GatewayContext } from '../gateway/context.ts';
 import type { ConversationEvent, ConversationEventKind } from '../upstream/events.ts';
 import { ConversationNotFoundError, postUserAction } from '../upstream/history.ts';
+import { storedThenLive } from '../upstream/history-seam.ts';
 import {
   AGENT_STATES,
   REQUESTABLE_AGENT_STATES,
@@ -333,6 +334,11 @@ builder.subscriptionField('conversationEvents', (t) =>
       const conversationId = conversationIdArg(String(args.conversationId), 'conversationId');
       const afterEventId = args.afterEventId ?? null;
       if (afterEventId !== null && afterEventId < -1) throw badInput('afterEventId must be -1 or more.');
+      // Resuming from an id (the transcript-then-live recipe): history from the events route, which
+      // unlike the socket's replay holds back no agent-state change, then live (src/upstream/history-seam.ts).
+      if (afterEventId !== null && afterEventId >= 0) {
+        return storedThenLive(context.eventBridge, context.upstream, conversationId, afterEventId);
+      }
       // The bridge's terminal error arrives as one last item, which `resolve` throws: graphql-ws and SSE
       // then deliver a normal result with `errors[].extensions.code` and complete.
       return context.eventBridge.subscribeEndingWithError({

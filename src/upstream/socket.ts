@@ -194,6 +194,18 @@ export class EventBridge {
   }
 
   /**
+   * Resolves once the upstream socket of this conversation and credential is open (its history replay
+   * is over and live events flow); rejects with the bridge's error when it ends first. Needs a subscriber
+   * or action holding the entry open.
+   */
+  whenOpen(conversationId: string, credentials: UpstreamCredentials): Promise<void> {
+    const entry = this.#entries.get(entryKey(conversationId, credentials));
+    if (!entry)
+      return Promise.reject(new BridgeError('CONVERSATION_UNREACHABLE', 'The conversation socket closed.'));
+    return entry.ready();
+  }
+
+  /**
    * Ends every stream of a conversation (whatever the credential) with `error` and closes its sockets:
    * the gateway itself deleted or stopped it, so nobody should wait for a reconnect.
    */
@@ -424,6 +436,13 @@ class UpstreamConversation {
     return this.#state === 'open';
   }
 
+  ready(): Promise<void> {
+    if (this.#isClosed()) {
+      return Promise.reject(new BridgeError('CONVERSATION_UNREACHABLE', 'The conversation socket closed.'));
+    }
+    return this.#ready();
+  }
+
   /** Ends subscribers and pending actions with `error` (a deleted or stopped conversation). */
   endWith(error: BridgeError): void {
     this.#end(error);
@@ -561,11 +580,30 @@ class UpstreamConversation {
       }
     }
     for (const subscriber of this.#subscribers) subscriber.offer(event);
-    if (isSessionClose(event)) {
-      // The upstream's session close (agent stopped): the stream ends here with a code instead of
-      // idling on a socket whose agent is gone; a client subscribes again with afterEventId to resume.
-      this.#end(new BridgeError('CONVERSATION_STOPPED', 'The conversation was stopped.'));
+    if (isSessionClose(event)) void this.#endAfterSessionClose();
+  }
+
+  /**
+   * The upstream's session close (the agent stopped, also on the way to a delete): the stream ends
+   * here with a code instead of idling on a socket whose agent is gone. One REST read tells a delete
+   * from a stop; a client subscribes again with afterEventId to resume a stopped one.
+   */
+  async #endAfterSessionClose(): Promise<void> {
+    let deleted = false;
+    try {
+      await this.#options.resolveTarget(
+        this.#conversationId,
+        this.#credentials,
+        AbortSignal.timeout(this.#options.connectTimeoutMs),
+      );
+    } catch (error) {
+      deleted = error instanceof ConversationNotFound;
     }
+    this.#end(
+      deleted
+        ? new BridgeError('CONVERSATION_DELETED', 'The conversation was deleted.')
+        : new BridgeError('CONVERSATION_STOPPED', 'The conversation was stopped.'),
+    );
   }
 
   #pruneSeen(): void {

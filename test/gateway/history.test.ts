@@ -93,7 +93,7 @@ async function post(query: string, variables: Record<string, unknown>, key = KEY
 async function page(id: string, args: Record<string, unknown>, key = KEY_A): Promise<Page> {
   const result = await post(EVENTS, { id, ...args }, key);
   expect(result.errors).toBeUndefined();
-  return (result.data?.conversation as { events: Page }).events;
+  return (result.data?.conversation as { events: Page } | undefined)?.events as Page;
 }
 
 const idsOf = (p: Page) => p.edges.map((edge) => edge.node.eventId);
@@ -387,7 +387,8 @@ describe('lifecycle mutations', () => {
       conversation: { conversationId: id },
     });
     expect(['STARTING', 'RUNNING']).toContain(
-      (started.data?.startConversation as { conversation: { status: string } }).conversation.status,
+      (started.data?.startConversation as { conversation?: { status: string } } | undefined)?.conversation
+        ?.status,
     );
     const unknownProvider = await post(START, { input: { conversationId: id, providers: ['UNKNOWN'] } });
     expect(unknownProvider.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
@@ -452,9 +453,10 @@ describe('lifecycle mutations', () => {
     expect(lookups.data?.conversation).toBeNull();
     expect(lookups.data?.node).toBeNull();
     expect(lookups.data?.nodes).toEqual([null]);
-    const listed = (
-      lookups.data?.conversations as { edges: Array<{ node: { conversationId: string } }> }
-    ).edges.map((edge) => edge.node.conversationId);
+    const list = lookups.data?.conversations as
+      | { edges: Array<{ node: { conversationId: string } }> }
+      | undefined;
+    const listed = (list?.edges ?? []).map((edge) => edge.node.conversationId);
     expect(listed).not.toContain(id);
     expect(listed).toContain(keep);
     expect((await rest(service.url, `/api/conversations/${id}/events`, { key: KEY_A })).status).toBe(404);
