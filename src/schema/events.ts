@@ -319,7 +319,7 @@ builder.subscriptionField('conversationEvents', (t) =>
   t.field({
     type: ConversationEventInterface,
     description:
-      "A conversation's events as they happen, over graphql-ws (`ws://HOST/graphql`) or SSE. With `afterEventId`, stored events after that id come first, then live ones, with no gap and no duplicate. Ends with an error coded UNAUTHENTICATED, CONVERSATION_NOT_FOUND, CONVERSATION_UNREACHABLE (the upstream stayed unreachable after reconnect attempts) or SUBSCRIBER_TOO_SLOW (this subscriber fell too far behind).",
+      "A conversation's events as they happen, over graphql-ws (`ws://HOST/graphql`) or SSE. With `afterEventId`, stored events after that id come first, then live ones, with no gap and no duplicate (from 0 up, the stored part is read from the events route: pass the newest `eventId` of `Conversation.events` to continue a transcript). Ends with an error coded UNAUTHENTICATED, CONVERSATION_NOT_FOUND, CONVERSATION_UNREACHABLE (the upstream stayed unreachable after reconnect attempts), CONVERSATION_DELETED, CONVERSATION_STOPPED (subscribe again to resume) or SUBSCRIBER_TOO_SLOW (this subscriber fell too far behind).",
     args: {
       conversationId: t.arg.id({
         required: true,
