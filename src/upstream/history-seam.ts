@@ -28,63 +28,123 @@ const KEPT_CODES: ReadonlySet<string> = new Set<BridgeErrorCode>([
 
 /**
  * Stored events with an id above `afterEventId`, then live events; an abnormal end is the last item
- * (a {@link BridgeError}), like {@link EventBridge.subscribeEndingWithError}.
+ * (a {@link BridgeError}), like {@link EventBridge.subscribeEndingWithError}. A class rather than an
+ * async generator: `return()` must detach the live subscriber at once, also while a `next()` waits
+ * for a live event on a quiet conversation (a generator's `return()` would wait for that event).
  */
-export async function* storedThenLive(
+export function storedThenLive(
   bridge: EventBridge,
   scope: CallScope,
   conversationId: string,
   afterEventId: number,
-): AsyncGenerator<ConversationEvent | BridgeError> {
-  const live = bridge.subscribeEndingWithError({
-    conversationId,
-    credentials: scope.credentials,
-    afterEventId: null,
-  });
-  try {
-    let covered = afterEventId;
-    let opened = true;
-    try {
-      await bridge.whenOpen(conversationId, scope.credentials);
-    } catch {
-      // The live subscriber holds the reason (not found, refused, unreachable) as its last item.
-      opened = false;
-    }
-    if (opened) {
-      for (let hasMore = true; hasMore; ) {
-        let page: Awaited<ReturnType<typeof fetchEventsPage>>;
-        try {
-          page = await fetchEventsPage(
-            scope,
-            conversationId,
-            { startId: covered + 1, reverse: false, limit: UPSTREAM_MAX_EVENTS_LIMIT },
-            bridge.timeZone,
-          );
-        } catch (error) {
-          yield toBridgeError(error);
-          return;
-        }
-        for (const event of page.events) {
-          if (event.eventId === null || event.eventId <= covered) continue;
-          yield event;
-        }
-        const lastId = page.rawIds.findLast((id) => id !== null) ?? null;
-        // A page without ids cannot move the read on; live events continue from here.
-        if (lastId === null || lastId <= covered) break;
-        covered = lastId;
-        hasMore = page.hasMore;
+): AsyncIterableIterator<ConversationEvent | BridgeError> {
+  return new StoredThenLive(bridge, scope, conversationId, afterEventId);
+}
+
+class StoredThenLive implements AsyncIterableIterator<ConversationEvent | BridgeError> {
+  readonly #bridge: EventBridge;
+  readonly #scope: CallScope;
+  readonly #conversationId: string;
+  readonly #live: AsyncIterableIterator<ConversationEvent | BridgeError>;
+  /** Highest id handed out from the events route; live events at or below it are duplicates. */
+  #covered: number;
+  #phase: 'connecting' | 'history' | 'live' | 'done' = 'connecting';
+  #page: Array<ConversationEvent | BridgeError> = [];
+
+  constructor(bridge: EventBridge, scope: CallScope, conversationId: string, afterEventId: number) {
+    this.#bridge = bridge;
+    this.#scope = scope;
+    this.#conversationId = conversationId;
+    this.#covered = afterEventId;
+    // Attached first: every event the socket delivers from now on is queued for us.
+    this.#live = bridge.subscribeEndingWithError({
+      conversationId,
+      credentials: scope.credentials,
+      afterEventId: null,
+    });
+  }
+
+  async next(): Promise<IteratorResult<ConversationEvent | BridgeError>> {
+    if (this.#phase === 'connecting') {
+      try {
+        await this.#bridge.whenOpen(this.#conversationId, this.#scope.credentials);
+        if (this.#phase === 'connecting') this.#phase = 'history';
+      } catch {
+        // The live subscriber holds the reason (not found, refused, unreachable) as its last item.
+        if (this.#phase === 'connecting') this.#phase = 'live';
       }
     }
-    for (;;) {
-      const next = await live.next();
-      if (next.done) return;
-      const item = next.value;
-      if (!(item instanceof BridgeError) && item.eventId !== null && item.eventId <= covered) continue;
-      yield item;
-      if (item instanceof BridgeError) return;
+    while (this.#phase === 'history' && this.#page.length === 0) await this.#readPage();
+    const buffered = this.#page.shift();
+    if (buffered) {
+      if (buffered instanceof BridgeError) this.#stop();
+      return { value: buffered, done: false };
     }
-  } finally {
-    await live.return?.();
+    while (this.#phase === 'live') {
+      const next = await this.#live.next();
+      if (next.done || this.#isDone()) return this.#finish();
+      const item = next.value;
+      if (item instanceof BridgeError) {
+        this.#stop();
+        return { value: item, done: false };
+      }
+      if (item.eventId !== null && item.eventId <= this.#covered) continue;
+      return { value: item, done: false };
+    }
+    return this.#finish();
+  }
+
+  /** Reads the next page of the events route into `#page`; moves to `live` at the end. */
+  async #readPage(): Promise<void> {
+    let page: Awaited<ReturnType<typeof fetchEventsPage>>;
+    try {
+      page = await fetchEventsPage(
+        this.#scope,
+        this.#conversationId,
+        { startId: this.#covered + 1, reverse: false, limit: UPSTREAM_MAX_EVENTS_LIMIT },
+        this.#bridge.timeZone,
+      );
+    } catch (error) {
+      if (this.#phase === 'history') this.#page.push(toBridgeError(error));
+      return;
+    }
+    if (this.#phase !== 'history') return;
+    const before = this.#covered;
+    for (const event of page.events) {
+      if (event.eventId === null || event.eventId <= before) continue;
+      this.#page.push(event);
+    }
+    const lastId = page.rawIds.findLast((id) => id !== null) ?? null;
+    if (lastId !== null && lastId > before) this.#covered = lastId;
+    // The end, or a page that cannot move the read on: live events continue from here.
+    if (!page.hasMore || lastId === null || lastId <= before) this.#phase = 'live';
+  }
+
+  #isDone(): boolean {
+    return this.#phase === 'done';
+  }
+
+  #stop(): void {
+    this.#phase = 'done';
+    this.#page = [];
+    void this.#live.return?.();
+  }
+
+  #finish(): IteratorResult<ConversationEvent | BridgeError> {
+    this.#stop();
+    return { value: undefined, done: true };
+  }
+
+  async return(): Promise<IteratorResult<ConversationEvent | BridgeError>> {
+    return this.#finish();
+  }
+
+  async throw(): Promise<IteratorResult<ConversationEvent | BridgeError>> {
+    return this.#finish();
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
   }
 }
 

@@ -163,6 +163,23 @@ describe('transcript then live', () => {
   });
 });
 
+describe('resuming from an id', () => {
+  it('unsubscribing a quiet stream detaches its live subscriber at once and lets the socket close', async () => {
+    const upstream = await service();
+    const gw = await gateway(upstream.url);
+    const id = await createConversation(upstream.url);
+    await eventually(async () => (await storedIds(upstream.url, id)).length >= 2);
+    const ws = client(gw.url);
+    const iterator = ws.iterate({ query: EVENTS, variables: { id, after: 0 } });
+    const first = await iterator.next();
+    expect((first.value as Result).data?.conversationEvents.eventId).toBe(1);
+    await eventually(() => gw.gateway.eventBridge.stats().subscribers === 1);
+    await iterator.return?.();
+    await eventually(() => gw.gateway.eventBridge.stats().subscribers === 0);
+    await eventually(() => gw.gateway.eventBridge.stats().upstreamSockets === 0);
+  });
+});
+
 describe('streams of deleted and stopped conversations', () => {
   it('deleteConversation ends every subscriber with CONVERSATION_DELETED and nothing re-creates it', async () => {
     const upstream = await service();
