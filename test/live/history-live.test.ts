@@ -317,12 +317,17 @@ describe('sendMessage routes', () => {
     expect(after.body.events.some((event) => event.args?.content === 'intruder')).toBe(false);
   });
 
-  it("a subscriber of another tenant's conversation gets CONVERSATION_NOT_FOUND", async () => {
+  it("a subscriber of another tenant's conversation gets CONVERSATION_NOT_FOUND, resuming from an id or not", async () => {
     const upstream = await service({ sessionApiKeys: ['key-a', 'key-b'] });
     const gw = await gateway(upstream.url);
     const id = await createConversation(upstream.url, 'key-a');
-    const stream = subscribe(client(gw.url, { 'X-Session-API-Key': 'key-b' }), { id, after: -1 });
-    await stream.finished();
-    expect(codeOf(stream.items[0])).toBe('CONVERSATION_NOT_FOUND');
+    for (const after of [-1, 0, 5]) {
+      const stream = subscribe(client(gw.url, { 'X-Session-API-Key': 'key-b' }), { id, after });
+      await stream.finished();
+      expect(stream.items).toHaveLength(1);
+      expect(codeOf(stream.items[0])).toBe('CONVERSATION_NOT_FOUND');
+    }
+    // Refused by the REST check: no socket was ever opened for the other tenant.
+    expect(gw.gateway.eventBridge.stats().connectionsOpened).toBe(0);
   });
 });
