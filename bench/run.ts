@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only list,lookups,create,fanout,cold-start,fairness] [-- --cpu-prof]`
+ * `npm run bench [-- --quick] [-- --only list,lookups,create,history,fanout,cold-start,fairness] [-- --cpu-prof]`
  *
  * Starts the local conversation service and the gateway in separate processes (temp data dir, port 0,
  * seeded with conversations), drives load from this third process, alternating gateway and direct
@@ -19,11 +19,21 @@ import { runColdStart } from './scenarios/cold-start.ts';
 import { runCreate } from './scenarios/create.ts';
 import { runFairness } from './scenarios/fairness.ts';
 import { runFanout } from './scenarios/fanout.ts';
+import { runHistory } from './scenarios/history.ts';
 import { runList } from './scenarios/list.ts';
 import { runLookups } from './scenarios/lookups.ts';
 import { runSoak } from './scenarios/soak.ts';
 
-const SCENARIOS = ['list', 'lookups', 'create', 'fanout', 'cold-start', 'soak', 'fairness'] as const;
+const SCENARIOS = [
+  'list',
+  'lookups',
+  'create',
+  'history',
+  'fanout',
+  'cold-start',
+  'soak',
+  'fairness',
+] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 
 const { values } = parseArgs({
@@ -109,6 +119,7 @@ try {
     list: () => runList(context),
     lookups: () => runLookups(context),
     create: () => runCreate(context),
+    history: () => runHistory(context),
     fanout: () => runFanout(context, subscriberCounts),
     'cold-start': () => runColdStart(context),
     soak: () => runSoak(context),

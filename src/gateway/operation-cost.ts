@@ -60,8 +60,13 @@ const UPSTREAM_CALLS: Record<string, CallsOf> = {
   'Query.conversation': () => 1,
   'Query.node': () => 1,
   'Query.nodes': (args) => (Array.isArray(args.ids) ? args.ids.length : 0),
-  // Loaded only when selected: one read after the create.
+  // The events page walker's bound, plus one read of the cursor's own event for an exact pageInfo.
+  'Conversation.events': (_args, callsPerConnection) => callsPerConnection + 1,
+  // The conversation after a create, rename, start or stop: one read each.
   'CreateConversationPayload.conversation': () => 1,
+  'RenameConversationPayload.conversation': () => 1,
+  'StartConversationPayload.conversation': () => 1,
+  'StopConversationPayload.conversation': () => 1,
 };
 
 const NO_ARGS: Record<string, unknown> = Object.freeze({});

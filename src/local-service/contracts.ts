@@ -13,78 +13,22 @@ import type {
   ConversationStatusValue,
   CreateConversationRequestRecord,
   GitProviderValue,
-  UserActionRecord,
 } from '../upstream/records.ts';
 
-// ---------------------------------------------------------------------------------------------
-// Wire shapes of the history and lifecycle routes (shared/reference/upstream-api.md, "Other routes of
-// the real server"). Kept here rather than in src/upstream/records.ts so this branch does not collide
-// with other edits there; they are pure types and can move to records.ts when the gateway reads them.
-
-/** 200 answer of GET /api/conversations/{id}/events. */
-export interface ConversationEventsPageRecord {
-  /** The stored events, as the socket sends them (actions and observations with numeric ids). */
-  events: ConversationEventRecord[];
-  /** Whether more events exist beyond this page in the direction read, within start_id..end_id. */
-  has_more: boolean;
-}
-
-/** Body of POST /api/conversations/{id}/events: an `oh_user_action` payload. */
-export type AddEventRequestRecord = UserActionRecord;
-
-/** 200 answer of POST /api/conversations/{id}/events. */
-export interface AddEventResponseRecord {
-  success: true;
-}
-
-/** `{"detail": "..."}`: 404 of the events routes, 400 `Invalid limit`. */
-export interface DetailErrorRecord {
-  detail: string;
-}
-
-/** Body of PATCH /api/conversations/{id}. Other keys are 422 extra_forbidden. */
-export interface UpdateConversationRequestRecord {
-  /** 1..200 characters once surrounding whitespace is stripped; stored stripped. */
-  title: string;
-}
-
-/** 404 / 403 bodies of PATCH /api/conversations/{id}. */
-export interface UpdateConversationErrorRecord {
-  status: 'error';
-  message: 'Conversation not found' | 'Permission denied: You can only update your own conversations';
-  msg_id: 'CONVERSATION$NOT_FOUND' | 'AUTHORIZATION$PERMISSION_DENIED';
-}
-
-/** Body of POST /api/conversations/{id}/start (`{}` is valid). */
-export interface StartConversationRequestRecord {
-  providers_set?: GitProviderValue[] | null;
-}
-
-/** 200 answer of POST /api/conversations/{id}/start. */
-export interface StartConversationResponseRecord {
-  status: 'ok';
-  conversation_id: string;
-  /** The real server's response model also has `message` (null here); readers must tolerate it either way. */
-  message?: string | null;
-  conversation_status: 'STARTING' | 'RUNNING';
-}
-
-/** 404 answer of POST /api/conversations/{id}/start. */
-export interface StartConversationNotFoundRecord {
-  status: 'error';
-  conversation_id: string;
-}
-
-/** 200 answer of POST /api/conversations/{id}/stop. */
-export interface StopConversationResponseRecord {
-  status: 'ok';
-  conversation_id: string;
-  message: 'Conversation stopped successfully' | 'Conversation was not running';
-  /** The status before stopping: STARTING or RUNNING when it was running, else STOPPED. */
-  conversation_status: string;
-}
-
-// ---------------------------------------------------------------------------------------------
+// The wire shapes of the history and lifecycle routes live in src/upstream/history-records.ts (the
+// gateway reads them too); re-exported so the service's modules keep importing their seams from here.
+export type {
+  AddEventRequestRecord,
+  AddEventResponseRecord,
+  ConversationEventsPageRecord,
+  DetailErrorRecord,
+  StartConversationNotFoundRecord,
+  StartConversationRequestRecord,
+  StartConversationResponseRecord,
+  StopConversationResponseRecord,
+  UpdateConversationErrorRecord,
+  UpdateConversationRequestRecord,
+} from '../upstream/history-records.ts';
 
 /**
  * Opaque tenant id. Each configured session API key is its own tenant; with no key configured every

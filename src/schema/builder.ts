@@ -47,7 +47,10 @@ export const builder = new SchemaBuilder<{
     },
     idFieldOptions: { description: 'Global id (opaque), usable with `node(id:)`.' },
     hasNextPageFieldOptions: { description: 'Whether more items may follow `endCursor`.' },
-    hasPreviousPageFieldOptions: { description: 'Whether this page was reached with an `after` cursor.' },
+    hasPreviousPageFieldOptions: {
+      description:
+        'Whether items precede `startCursor` (`conversations`, which pages forward only: whether this page was reached with an `after` cursor).',
+    },
     startCursorFieldOptions: { description: 'Cursor of the first edge of the page.' },
     endCursorFieldOptions: { description: 'Cursor to pass as `after` to continue after this page.' },
     cursorFieldOptions: { description: 'Opaque cursor: pass as `after` to resume right after this edge.' },
@@ -57,10 +60,12 @@ export const builder = new SchemaBuilder<{
     firstArgOptions: { description: 'Page size (default 20, at most 100).' },
     afterArgOptions: { description: 'Resume after the edge with this cursor.' },
     beforeArgOptions: {
-      description: 'Not supported: the upstream cannot page backwards (BAD_USER_INPUT when given).',
+      description:
+        'Resume before the edge with this cursor (backward paging; `conversations` refuses it with BAD_USER_INPUT: the upstream pages its search forward only).',
     },
     lastArgOptions: {
-      description: 'Not supported: the upstream cannot page backwards (BAD_USER_INPUT when given).',
+      description:
+        'Backward page size (the newest items; `conversations` refuses it with BAD_USER_INPUT: the upstream pages its search forward only).',
     },
   },
 });

@@ -6,6 +6,7 @@
 import { GraphQLError } from 'graphql';
 import type { GatewayContext } from '../gateway/context.ts';
 import type { ConversationEvent, ConversationEventKind } from '../upstream/events.ts';
+import { ConversationNotFoundError, postUserAction } from '../upstream/history.ts';
 import {
   AGENT_STATES,
   REQUESTABLE_AGENT_STATES,
@@ -16,6 +17,7 @@ import { builder } from './builder.ts';
 import { KNOWN_RUNTIME_STATUSES, knownOrUnknown, RuntimeStatusEnum, UNKNOWN_VALUE } from './enums.ts';
 import { DomainError, ErrorInterface } from './errors.ts';
 import { tryDecodeGlobalId } from './global-id.ts';
+import { selectsField } from './selection.ts';
 
 type EventOf<K extends ConversationEventKind> = Extract<ConversationEvent, { kind: K }>;
 
@@ -299,7 +301,7 @@ const RAW_CONVERSATION_ID = /^[A-Za-z0-9_-]{1,128}$/;
  * Accepts a `Conversation.id` global id or a raw upstream id.
  * @throws GraphQLError BAD_USER_INPUT for anything else
  */
-function conversationIdArg(value: string, argument: string): string {
+export function conversationIdArg(value: string, argument: string): string {
   const global = tryDecodeGlobalId(value);
   if (global?.typename === 'Conversation') return global.id;
   if (global === null && RAW_CONVERSATION_ID.test(value)) return value;
@@ -316,7 +318,7 @@ builder.subscriptionField('conversationEvents', (t) =>
   t.field({
     type: ConversationEventInterface,
     description:
-      "A conversation's events as they happen, over graphql-ws (`ws://HOST/graphql`) or SSE. Which events: every event the upstream stores (each agent-state change included; kinds without a type of their own as OtherEvent) except `null` actions and `null` observations, the upstream's empty placeholders that its own clients never see; plus the live-only ones without an id (status updates, errors). Order: stored events (those with an `eventId`) arrive in strictly increasing `eventId` order, each once, across the catch-up, live events and upstream reconnects, whatever order the upstream sends them in; events without an id come right after the stored event that preceded them. With `afterEventId`, every such stored event after that id comes first, read from the upstream's stored events route, then live ones, with no gap and no duplicate, whichever gateway instance serves the subscription and whether or not it still holds the conversation's socket. To resume after a disconnect, subscribe again with the last `eventId` you received. (Against an older upstream without the stored events route the catch-up comes from its socket replay, which leaves out agent-state changes but the last; see the README.) A stored event the upstream sends late, after a higher id was already delivered, is left out (it stays in the upstream's history). Ends with an error coded UNAUTHENTICATED, CONVERSATION_NOT_FOUND, CONVERSATION_UNREACHABLE (the upstream stayed unreachable after reconnect attempts, or its stored events could not be read), UPSTREAM_TIMEOUT (the stored events did not arrive in time) or SUBSCRIBER_TOO_SLOW (this subscriber fell too far behind).",
+      "A conversation's events as they happen, over graphql-ws (`ws://HOST/graphql`) or SSE. Which events: every event the upstream stores (each agent-state change included; kinds without a type of their own as OtherEvent) except `null` actions and `null` observations, the upstream's empty placeholders that its own clients never see; plus the live-only ones without an id (status updates, errors). Order: stored events (those with an `eventId`) arrive in strictly increasing `eventId` order, each once, across the catch-up, live events and upstream reconnects, whatever order the upstream sends them in; events without an id come right after the stored event that preceded them. With `afterEventId`, every such stored event after that id comes first, read from the upstream's stored events route, then live ones, with no gap and no duplicate, whichever gateway instance serves the subscription and whether or not it still holds the conversation's socket. To resume after a disconnect, subscribe again with the last `eventId` you received; to continue a transcript read with `Conversation.events`, pass its newest `eventId`. (Against an older upstream without the stored events route the catch-up comes from its socket replay, which leaves out agent-state changes but the last; see the README.) A stored event the upstream sends late, after a higher id was already delivered, is left out (it stays in the upstream's history). Ends with an error coded UNAUTHENTICATED, CONVERSATION_NOT_FOUND, CONVERSATION_UNREACHABLE (the upstream stayed unreachable after reconnect attempts, or its stored events could not be read), UPSTREAM_TIMEOUT (the stored events did not arrive in time), CONVERSATION_DELETED, CONVERSATION_STOPPED (subscribe again to resume) or SUBSCRIBER_TOO_SLOW (this subscriber fell too far behind).",
     args: {
       conversationId: t.arg.id({
         required: true,
@@ -397,6 +399,22 @@ async function deliver(
   }
 }
 
+/** Sends over the REST events route; not found becomes the same error member as on the socket path. */
+async function postMessage(
+  context: GatewayContext,
+  conversationId: string,
+  action: Parameters<typeof postUserAction>[2],
+): Promise<void> {
+  try {
+    await postUserAction(context.upstream, conversationId, action);
+  } catch (error) {
+    if (error instanceof ConversationNotFoundError) {
+      throw new ConversationUnavailableError('No conversation with this id.', 'NOT_FOUND');
+    }
+    throw error;
+  }
+}
+
 const MAX_MESSAGE_LENGTH = 100_000;
 const MAX_IMAGE_URLS = 20;
 
@@ -414,15 +432,35 @@ const SendMessageInput = builder.inputType('SendMessageInput', {
   }),
 });
 
+const MessageDeliveryEnum = builder.enumType('MessageDelivery', {
+  description: 'Which upstream route carried a message (see `sendMessage`).',
+  values: {
+    SOCKET: {
+      description:
+        "The conversation socket (`oh_user_action`); the upstream's echo is the payload's `event`.",
+    },
+    REST: {
+      description: '`POST /api/conversations/{id}/events`: no socket was open and `event` was not selected.',
+    },
+  },
+});
+
 const SendMessagePayload = builder
-  .objectRef<{ event: EventOf<'USER_MESSAGE'> }>('SendMessagePayload')
+  .objectRef<{ event: EventOf<'USER_MESSAGE'> | null; delivery: 'SOCKET' | 'REST' }>('SendMessagePayload')
   .implement({
     description: 'The upstream accepted the message.',
     fields: (t) => ({
       event: t.field({
         type: UserMessageEventType,
-        description: 'The accepted message as the upstream stored it (with its new `eventId`).',
-        resolve: (payload) => payload.event,
+        description:
+          'The accepted message as the upstream stored it (with its new `eventId`). Selecting it makes the message go over the socket (the REST route answers no event).',
+        // Never null when selected: the REST path is taken only when this field is not selected.
+        resolve: (payload) => payload.event as EventOf<'USER_MESSAGE'>,
+      }),
+      delivery: t.field({
+        type: MessageDeliveryEnum,
+        description: 'Which upstream route carried the message.',
+        resolve: (payload) => payload.delivery,
       }),
     }),
   });
@@ -431,14 +469,14 @@ builder.mutationField('sendMessage', (t) =>
   t.field({
     type: SendMessagePayload,
     description:
-      'Sends a user message over the conversation socket (`oh_user_action`) and answers the accepted event. The agent answers on `conversationEvents`.',
+      "Sends a user message; the agent answers on `conversationEvents`. Over the conversation socket (`oh_user_action`, answering the upstream's echo as `event`) when `event` is selected or this gateway already has the conversation's socket open for the caller; otherwise over `POST /api/conversations/{id}/events`, which needs no socket (no connect, no history replay).",
     args: { input: t.arg({ type: SendMessageInput, required: true, description: 'The message.' }) },
     errors: {
       types: [ConversationUnavailableError],
       directResult: true,
       union: { name: 'SendMessageResult', description: 'The payload, or why the message was not delivered.' },
     },
-    resolve: async (_root, { input }, context) => {
+    resolve: async (_root, { input }, context, info) => {
       const conversationId = conversationIdArg(String(input.conversationId), 'input.conversationId');
       if (input.content.length === 0 || input.content.length > MAX_MESSAGE_LENGTH) {
         throw badInput(`input.content must have 1 to ${MAX_MESSAGE_LENGTH} characters.`);
@@ -449,16 +487,24 @@ builder.mutationField('sendMessage', (t) =>
       if (imageUrls.some((url) => !/^(https?:\/\/|data:image\/)/i.test(url))) {
         throw badInput('input.imageUrls: only http(s) and data:image URLs are accepted.');
       }
-      const event = await deliver(context, conversationId, {
-        action: 'message',
+      const action = {
+        action: 'message' as const,
         args: {
           content: input.content,
           image_urls: imageUrls,
           file_urls: [],
           timestamp: new Date().toISOString(),
         },
-      });
-      return { event: event as EventOf<'USER_MESSAGE'> };
+      };
+      if (
+        !selectsField(info, 'event') &&
+        !context.eventBridge.isConnected(conversationId, context.upstream.credentials)
+      ) {
+        await postMessage(context, conversationId, action);
+        return { event: null, delivery: 'REST' as const };
+      }
+      const event = await deliver(context, conversationId, action);
+      return { event: event as EventOf<'USER_MESSAGE'>, delivery: 'SOCKET' as const };
     },
   }),
 );

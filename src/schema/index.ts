@@ -3,6 +3,7 @@ import { builder } from './builder.ts';
 import './errors.ts';
 import './conversation.ts';
 import './events.ts';
+import './history.ts';
 
 /** The gateway's schema (sorted when printed; see scripts/print-schema.ts). */
 export const schema = builder.toSchema({ sortSchema: true });

@@ -54,6 +54,8 @@ export type BridgeErrorCode =
   | 'UNAUTHENTICATED'
   | 'CONVERSATION_NOT_FOUND'
   | 'CONVERSATION_UNREACHABLE'
+  | 'CONVERSATION_DELETED'
+  | 'CONVERSATION_STOPPED'
   | 'SUBSCRIBER_TOO_SLOW'
   | 'UPSTREAM_TIMEOUT'
   | 'UPSTREAM_ERROR'
@@ -221,6 +223,38 @@ export class EventBridge {
     if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN', 'The gateway is shutting down.');
     const entry = this.#entryFor(request.conversationId, request.credentials);
     return entry.send(request.action, signal);
+  }
+
+  /** The IANA zone events are read in (REST history pages use the same mapping). */
+  get timeZone(): string {
+    return this.#options.timeZone;
+  }
+
+  /** Whether an upstream socket for this conversation and credential is open now (sendMessage's path choice). */
+  isConnected(conversationId: string, credentials: UpstreamCredentials): boolean {
+    return this.#entries.get(entryKey(conversationId, credentials))?.isOpen() ?? false;
+  }
+
+  /**
+   * Resolves once the upstream socket of this conversation and credential is open (its history replay
+   * is over and live events flow); rejects with the bridge's error when it ends first. Needs a subscriber
+   * or action holding the entry open.
+   */
+  whenOpen(conversationId: string, credentials: UpstreamCredentials): Promise<void> {
+    const entry = this.#entries.get(entryKey(conversationId, credentials));
+    if (!entry)
+      return Promise.reject(new BridgeError('CONVERSATION_UNREACHABLE', 'The conversation socket closed.'));
+    return entry.ready();
+  }
+
+  /**
+   * Ends every stream of a conversation (whatever the credential) with `error` and closes its sockets:
+   * the gateway itself deleted or stopped it, so nobody should wait for a reconnect.
+   */
+  endConversation(conversationId: string, error: BridgeError): void {
+    for (const entry of [...this.#entries.values()]) {
+      if (entry.conversationId === conversationId) entry.endWith(error);
+    }
   }
 
   /** Current counters. */
@@ -458,6 +492,26 @@ class UpstreamConversation {
     }
   }
 
+  get conversationId(): string {
+    return this.#conversationId;
+  }
+
+  isOpen(): boolean {
+    return this.#state === 'open';
+  }
+
+  ready(): Promise<void> {
+    if (this.#isClosed()) {
+      return Promise.reject(new BridgeError('CONVERSATION_UNREACHABLE', 'The conversation socket closed.'));
+    }
+    return this.#ready();
+  }
+
+  /** Ends subscribers and pending actions with `error` (a deleted or stopped conversation). */
+  endWith(error: BridgeError): void {
+    this.#end(error);
+  }
+
   /** Bridge shutdown: streams complete normally, actions fail, everything closes now. */
   shutdown(): void {
     this.#end(null, new BridgeError('GATEWAY_SHUTTING_DOWN', 'The gateway is shutting down.'));
@@ -487,7 +541,13 @@ class UpstreamConversation {
     } catch (error) {
       if (this.#isClosed()) return;
       if (error instanceof ConversationNotFound) {
-        this.#end(new BridgeError('CONVERSATION_NOT_FOUND', 'No conversation with this id.'));
+        // Checked over REST before every (re)connect, because the handshake would re-create it. Gone
+        // after having been open (the upstream's `io server disconnect` on delete) means deleted.
+        this.#end(
+          this.#everConnected
+            ? new BridgeError('CONVERSATION_DELETED', 'The conversation was deleted.')
+            : new BridgeError('CONVERSATION_NOT_FOUND', 'No conversation with this id.'),
+        );
       } else if (error instanceof GraphQLError && error.extensions.code === 'UNAUTHENTICATED') {
         this.#end(new BridgeError('UNAUTHENTICATED', 'The conversation service refused the credentials.'));
       } else {
@@ -683,6 +743,30 @@ class UpstreamConversation {
       }
     }
     for (const subscriber of this.#subscribers) subscriber.offer(event);
+    if (isSessionClose(event)) void this.#endAfterSessionClose();
+  }
+
+  /**
+   * The upstream's session close (the agent stopped, also on the way to a delete): the stream ends
+   * here with a code instead of idling on a socket whose agent is gone. One REST read tells a delete
+   * from a stop; a client subscribes again with afterEventId to resume a stopped one.
+   */
+  async #endAfterSessionClose(): Promise<void> {
+    let deleted = false;
+    try {
+      await this.#options.resolveTarget(
+        this.#conversationId,
+        this.#credentials,
+        AbortSignal.timeout(this.#options.connectTimeoutMs),
+      );
+    } catch (error) {
+      deleted = error instanceof ConversationNotFound;
+    }
+    this.#end(
+      deleted
+        ? new BridgeError('CONVERSATION_DELETED', 'The conversation was deleted.')
+        : new BridgeError('CONVERSATION_STOPPED', 'The conversation was stopped.'),
+    );
   }
 
   /**
@@ -771,8 +855,11 @@ class UpstreamConversation {
     for (const pending of this.#pending) pending.reject(failure);
     this.#bridge.counters.pendingActions -= this.#pending.length;
     this.#pending = [];
+    // A deleted or stopped conversation is a clean end: what was already queued is still delivered.
+    const clean = error?.code === 'CONVERSATION_DELETED' || error?.code === 'CONVERSATION_STOPPED';
     for (const subscriber of [...this.#subscribers]) {
-      if (error) subscriber.fail(error);
+      if (error && clean) subscriber.endAfterQueued(error);
+      else if (error) subscriber.fail(error);
       else subscriber.complete();
     }
   }
@@ -788,6 +875,11 @@ function storedEventsError(error: unknown): BridgeError {
     return new BridgeError('UPSTREAM_TIMEOUT', "The conversation's stored events did not arrive in time.");
   }
   return new BridgeError('CONVERSATION_UNREACHABLE', "The conversation's stored events cannot be read.");
+}
+
+/** The id-less agent_state_changed `stopped` the upstream sends when a conversation's session closes. */
+function isSessionClose(event: ConversationEvent): boolean {
+  return event.eventId === null && event.kind === 'AGENT_STATE_CHANGED' && event.stateRaw === 'stopped';
 }
 
 /** Opens one conversation socket the way the upstream web client does (websocket only, no auth payload). */
@@ -935,6 +1027,13 @@ class Subscriber implements AsyncIterableIterator<ConversationEvent | BridgeErro
   abortOnEnd(): AbortController {
     this.#endAbort ??= new AbortController();
     return this.#endAbort;
+  }
+
+  /** Ends with `error` after the events already queued (nothing received is dropped). */
+  endAfterQueued(error: BridgeError): void {
+    if (this.#done) return;
+    this.#error = error;
+    this.#finish();
   }
 
   #finish(): void {

@@ -1,0 +1,298 @@
+/**
+ * Typed REST calls of a conversation's history and lifecycle: read a page of stored events, add a
+ * user action, delete, rename, start and stop. Wire bodies (src/upstream/history-records.ts) stop here;
+ * callers get camelCase values, mapped events (the same mapper as the socket's) and outcome classes
+ * they can branch on. Every call goes through the shared UpstreamClient, so errors, timeouts, the
+ * circuit breaker and retries (reads only) are the same as for every other route.
+ */
+import {
+  type CallScope,
+  DomainError,
+  UpstreamValidationError,
+  type ValidationIssue,
+} from './conversations.ts';
+import { type ConversationEvent, mapUpstreamEvent } from './events.ts';
+import type {
+  AddEventRequestRecord,
+  AddEventResponseRecord,
+  ConversationEventsPageRecord,
+  StartConversationRequestRecord,
+  StartConversationResponseRecord,
+  StopConversationResponseRecord,
+  UpdateConversationRequestRecord,
+} from './history-records.ts';
+import { UpstreamError, UpstreamRejection } from './http.ts';
+import type { GitProviderValue, ValidationIssueRecord } from './records.ts';
+
+/** The upstream's largest `limit` of the events route (more is 400 `Invalid limit`). */
+export const UPSTREAM_MAX_EVENTS_LIMIT = 100;
+
+/** The conversation does not exist for this caller (unknown, deleted, or another tenant's). */
+export class ConversationNotFoundError extends DomainError {
+  constructor(readonly conversationId: string) {
+    super('No conversation with this id.', 'CONVERSATION_NOT_FOUND');
+    this.name = 'ConversationNotFoundError';
+  }
+}
+
+/** The conversation exists but belongs to someone else, and the upstream says so (rename's 403). */
+export class PermissionDeniedError extends DomainError {
+  constructor(
+    readonly conversationId: string,
+    readonly msgId: string,
+  ) {
+    super('You can only change your own conversations.', 'PERMISSION_DENIED');
+    this.name = 'PermissionDeniedError';
+  }
+}
+
+/** One bounded read of stored events (inclusive ids, as the upstream takes them). */
+export interface EventsQuery {
+  /** First id read forward / lowest id read backward. @default 0 */
+  startId?: number;
+  /** Last id read forward / first id read backward; null = the newest. */
+  endId?: number | null;
+  /** Newest first. */
+  reverse: boolean;
+  /** 0..100; 0 only asks `hasMore` (whether any event lies within the bounds). */
+  limit: number;
+}
+
+/** One page as the upstream cut it, events mapped; `rawIds` keeps each raw event's id (null when it had none). */
+export interface EventsPage {
+  events: ConversationEvent[];
+  /** Id of every raw event in upstream order, also of ones that did not map (for walking on). */
+  rawIds: Array<number | null>;
+  hasMore: boolean;
+}
+
+/** The answer of start: the status the upstream reports right after starting. */
+export interface StartedConversation {
+  conversationStatus: string;
+}
+
+/** The answer of stop: whether it was running, and its status before stopping. */
+export interface StoppedConversation {
+  wasRunning: boolean;
+  statusBefore: string;
+}
+
+const path = (conversationId: string, suffix = '') =>
+  `/api/conversations/${encodeURIComponent(conversationId)}${suffix}`;
+
+/**
+ * GET /api/conversations/{id}/events. Events are mapped with the socket's mapper, so REST and live
+ * events are the same objects; raw payloads that are not objects are dropped, like the socket drops them.
+ * @throws ConversationNotFoundError for the route's 404
+ */
+export async function fetchEventsPage(
+  scope: CallScope,
+  conversationId: string,
+  query: EventsQuery,
+  timeZone: string,
+): Promise<EventsPage> {
+  const params = new URLSearchParams({
+    start_id: String(query.startId ?? 0),
+    reverse: query.reverse ? 'true' : 'false',
+    limit: String(query.limit),
+  });
+  // An empty `end_id=` is a 422 upstream: leave it out for "the newest".
+  if (query.endId != null) params.set('end_id', String(query.endId));
+  const body = await notFoundAs404(conversationId, () =>
+    scope.client.request<ConversationEventsPageRecord>({
+      method: 'GET',
+      path: `${path(conversationId, '/events')}?${params}`,
+      credentials: scope.credentials,
+      signal: scope.signal,
+      passThroughStatuses: [404],
+    }),
+  );
+  if (!body || !Array.isArray(body.events) || typeof body.has_more !== 'boolean') throw malformed();
+  const events: ConversationEvent[] = [];
+  const rawIds: Array<number | null> = [];
+  for (const raw of body.events as unknown[]) {
+    const id = (raw as { id?: unknown } | null)?.id;
+    rawIds.push(typeof id === 'number' && Number.isInteger(id) ? id : null);
+    const event = mapUpstreamEvent(raw, timeZone);
+    if (event) events.push(event);
+  }
+  return { events, rawIds, hasMore: body.has_more };
+}
+
+/**
+ * POST /api/conversations/{id}/events: adds a user action the way the socket's `oh_user_action` does.
+ * The upstream answers only `{success:true}`; the stored event arrives on the socket and the events route.
+ * @throws ConversationNotFoundError (404), UpstreamValidationError (422)
+ */
+export async function postUserAction(
+  scope: CallScope,
+  conversationId: string,
+  action: AddEventRequestRecord,
+): Promise<void> {
+  const body = await notFoundAs404(conversationId, () =>
+    withValidation(() =>
+      scope.client.request<AddEventResponseRecord>({
+        method: 'POST',
+        path: path(conversationId, '/events'),
+        credentials: scope.credentials,
+        body: action,
+        signal: scope.signal,
+        passThroughStatuses: [404, 422],
+      }),
+    ),
+  );
+  if (body?.success !== true) throw malformed();
+}
+
+/**
+ * DELETE /api/conversations/{id}: stops, disconnects and deletes it with its events.
+ * @throws ConversationNotFoundError when the upstream answers `false` (unknown or not the caller's)
+ */
+export async function deleteConversation(scope: CallScope, conversationId: string): Promise<void> {
+  const body = await scope.client.request<unknown>({
+    method: 'DELETE',
+    path: path(conversationId),
+    credentials: scope.credentials,
+    signal: scope.signal,
+  });
+  if (body === false) throw new ConversationNotFoundError(conversationId);
+  if (body !== true) throw malformed();
+}
+
+/**
+ * PATCH /api/conversations/{id} `{title}`.
+ * @throws UpstreamValidationError (422), ConversationNotFoundError (404), PermissionDeniedError (403)
+ */
+export async function renameConversation(
+  scope: CallScope,
+  conversationId: string,
+  title: string,
+): Promise<void> {
+  const request: UpdateConversationRequestRecord = { title };
+  const body = await withOwnership(conversationId, () =>
+    withValidation(() =>
+      scope.client.request<unknown>({
+        method: 'PATCH',
+        path: path(conversationId),
+        credentials: scope.credentials,
+        body: request,
+        signal: scope.signal,
+        passThroughStatuses: [403, 404, 422],
+      }),
+    ),
+  );
+  if (body !== true) throw malformed();
+}
+
+/**
+ * POST /api/conversations/{id}/start `{providers_set}`.
+ * @throws UpstreamValidationError (422), ConversationNotFoundError (404)
+ */
+export async function startConversation(
+  scope: CallScope,
+  conversationId: string,
+  providers: GitProviderValue[] | null,
+): Promise<StartedConversation> {
+  const request: StartConversationRequestRecord = { providers_set: providers };
+  const body = await notFoundAs404(conversationId, () =>
+    withValidation(() =>
+      scope.client.request<StartConversationResponseRecord>({
+        method: 'POST',
+        path: path(conversationId, '/start'),
+        credentials: scope.credentials,
+        body: request,
+        signal: scope.signal,
+        passThroughStatuses: [404, 422],
+      }),
+    ),
+  );
+  if (!body || typeof body.conversation_status !== 'string') throw malformed();
+  return { conversationStatus: body.conversation_status };
+}
+
+/**
+ * POST /api/conversations/{id}/stop. The upstream answers "not running" (200) also for an unknown id,
+ * so the caller checks existence itself.
+ */
+export async function stopConversation(
+  scope: CallScope,
+  conversationId: string,
+): Promise<StoppedConversation> {
+  const body = await scope.client.request<StopConversationResponseRecord>({
+    method: 'POST',
+    path: path(conversationId, '/stop'),
+    credentials: scope.credentials,
+    signal: scope.signal,
+  });
+  if (!body || typeof body.conversation_status !== 'string') throw malformed();
+  return {
+    wasRunning: body.message === 'Conversation stopped successfully',
+    statusBefore: body.conversation_status,
+  };
+}
+
+/** 404 -> ConversationNotFoundError; other pass-through rejections are re-thrown as they are. */
+async function notFoundAs404<T>(conversationId: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof UpstreamRejection && error.status === 404) {
+      throw new ConversationNotFoundError(conversationId);
+    }
+    throw unexpectedRejection(error);
+  }
+}
+
+/** 404 / 403 of PATCH -> not found / permission denied (the 403 body carries the upstream's msg_id). */
+async function withOwnership<T>(conversationId: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof UpstreamRejection && error.status === 404) {
+      throw new ConversationNotFoundError(conversationId);
+    }
+    if (error instanceof UpstreamRejection && error.status === 403) {
+      const msgId = (error.body as { msg_id?: unknown } | null)?.msg_id;
+      throw new PermissionDeniedError(
+        conversationId,
+        typeof msgId === 'string' ? msgId : 'AUTHORIZATION$PERMISSION_DENIED',
+      );
+    }
+    throw unexpectedRejection(error);
+  }
+}
+
+/** 422 with a FastAPI detail list -> UpstreamValidationError (offending inputs are dropped). */
+async function withValidation<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof UpstreamRejection && error.status === 422) {
+      const detail = (error.body as { detail?: unknown } | null)?.detail;
+      if (Array.isArray(detail)) throw new UpstreamValidationError(detail.map(toValidationIssue));
+    }
+    throw error;
+  }
+}
+
+/** A pass-through status nobody above interpreted: an upstream error, never its body. */
+function unexpectedRejection(error: unknown): unknown {
+  if (!(error instanceof UpstreamRejection)) return error;
+  return new UpstreamError('UPSTREAM_ERROR', `The conversation service failed (HTTP ${error.status}).`, {
+    status: error.status,
+  });
+}
+
+function toValidationIssue(raw: unknown): ValidationIssue {
+  // `input` is dropped on purpose: FastAPI echoes the offending value.
+  const issue = (raw ?? {}) as Partial<ValidationIssueRecord>;
+  return {
+    loc: Array.isArray(issue.loc) ? issue.loc.map(String) : [],
+    msg: typeof issue.msg === 'string' ? issue.msg : 'invalid',
+    type: typeof issue.type === 'string' ? issue.type : 'unknown',
+  };
+}
+
+function malformed(): UpstreamError {
+  return new UpstreamError('UPSTREAM_ERROR', 'The conversation service sent an unexpected answer.');
+}

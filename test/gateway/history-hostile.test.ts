@@ -1,0 +1,168 @@
+/**
+ * `Conversation.events` and the lifecycle mutations against an upstream that misbehaves in ways the
+ * local service never does: pages that never end, events without ids or of unknown kinds, 500s with a
+ * secret in the body, answers of the wrong shape. A scripted double over real HTTP.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { type MisbehavingUpstream, sendJson, startMisbehavingUpstream } from './misbehaving-upstream.ts';
+
+const ID = 'a'.repeat(32);
+const SECRET = 'sk-super-secret-value';
+
+const record = {
+  conversation_id: ID,
+  title: 'T',
+  last_updated_at: null,
+  status: 'RUNNING',
+  runtime_status: null,
+  selected_repository: null,
+  selected_branch: null,
+  git_provider: null,
+  trigger: 'gui',
+  num_connections: 0,
+  url: null,
+  session_api_key: null,
+  created_at: '2026-01-01T00:00:00Z',
+  pr_number: [],
+};
+
+const opened: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  while (opened.length > 0) await opened.pop()?.close();
+});
+
+/** A double that serves the record and answers the events route with `events(url)`. */
+async function double(
+  events: (url: URL) => { status: number; body: unknown },
+  other: (method: string) => { status: number; body: unknown } = () => ({ status: 404, body: {} }),
+): Promise<{ upstream: MisbehavingUpstream; gateway: TestGateway }> {
+  const upstream = await startMisbehavingUpstream((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (req.method === 'GET' && url.pathname === `/api/conversations/${ID}`)
+      return sendJson(res, 200, record);
+    if (req.method === 'GET' && url.pathname === `/api/conversations/${ID}/events`) {
+      const answer = events(url);
+      return sendJson(res, answer.status, answer.body);
+    }
+    const answer = other(req.method ?? '');
+    return sendJson(res, answer.status, answer.body);
+  });
+  opened.push(upstream);
+  const gateway = await startTestGateway({ upstreamUrl: upstream.url });
+  opened.push(gateway);
+  return { upstream, gateway };
+}
+
+async function query(gateway: TestGateway, text: string, variables: Record<string, unknown> = {}) {
+  const response = await fetch(gateway.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: text, variables }),
+  });
+  return {
+    text: await response.clone().text(),
+    body: (await response.json()) as {
+      data?: Record<string, unknown> | null;
+      errors?: Array<{ message: string; extensions?: { code?: string } }>;
+    },
+  };
+}
+
+const EVENTS = `query($first: Int) { conversation(id: "${ID}") { title events(first: $first) {
+  edges { cursor node { __typename eventId upstreamKind } } pageInfo { hasNextPage endCursor } } } }`;
+
+describe('Conversation.events against a hostile upstream', () => {
+  it('stops after 5 reads when pages of id-less events never end, and answers what it has', async () => {
+    const { upstream, gateway } = await double(() => ({
+      status: 200,
+      body: {
+        events: [{ status_update: true, type: 'info', message: 'x' }, 'not an object'],
+        has_more: true,
+      },
+    }));
+    const { body } = await query(gateway, EVENTS, { first: 10 });
+    expect(body.errors).toBeUndefined();
+    expect(body.data?.conversation).toEqual({
+      title: 'T',
+      events: { edges: [], pageInfo: { hasNextPage: true, endCursor: null } },
+    });
+    // A page without ids cannot move the walk on: one read, not a loop.
+    expect(upstream.requests.filter((r) => r.path.includes('/events')).length).toBe(1);
+  });
+
+  it('bounds the reads per field when every page is short, and maps unknown kinds to OtherEvent', async () => {
+    const { upstream, gateway } = await double((url) => {
+      const start = Number(url.searchParams.get('start_id'));
+      // One event per page however many are asked for, and always "more".
+      return {
+        status: 200,
+        body: {
+          events: [{ id: start, source: 'agent', message: '', action: 'teleport', args: {} }],
+          has_more: true,
+        },
+      };
+    });
+    const { body } = await query(gateway, EVENTS, { first: 10 });
+    const events = (
+      body.data?.conversation as { events?: { edges: unknown[]; pageInfo: unknown } } | undefined
+    )?.events;
+    expect(events?.edges).toEqual(
+      [0, 1, 2, 3, 4].map((id) => ({
+        cursor: String(id),
+        node: { __typename: 'OtherEvent', eventId: id, upstreamKind: 'teleport' },
+      })),
+    );
+    expect(events?.pageInfo).toEqual({ hasNextPage: true, endCursor: '4' });
+    expect(upstream.requests.filter((r) => r.path.includes('/events')).length).toBe(5);
+  });
+
+  it('a 500 with a secret in its body nulls only the field, with UPSTREAM_ERROR and no body echoed', async () => {
+    const { gateway } = await double(() => ({
+      status: 500,
+      body: { status: 'error', message: `Failed: token ${SECRET}` },
+    }));
+    const { body, text } = await query(gateway, EVENTS, { first: 3 });
+    expect(body.data?.conversation).toEqual({ title: 'T', events: null });
+    expect(body.errors?.[0]?.extensions?.code).toBe('UPSTREAM_ERROR');
+    expect(text).not.toContain(SECRET);
+    expect(gateway.logs().join('\n')).not.toContain(SECRET);
+  });
+
+  it('an answer of the wrong shape is UPSTREAM_ERROR', async () => {
+    const { gateway } = await double(() => ({ status: 200, body: { items: [] } }));
+    const { body } = await query(gateway, EVENTS, { first: 3 });
+    expect(body.data?.conversation).toEqual({ title: 'T', events: null });
+    expect(body.errors?.[0]?.extensions?.code).toBe('UPSTREAM_ERROR');
+  });
+});
+
+describe('lifecycle mutations against a hostile upstream', () => {
+  it('odd answers and 5xx become coded errors, never a crash or an upstream body', async () => {
+    const { gateway } = await double(
+      () => ({ status: 200, body: { events: [], has_more: false } }),
+      (method) =>
+        method === 'DELETE'
+          ? { status: 200, body: 'yes' }
+          : method === 'PATCH'
+            ? { status: 500, body: { message: SECRET } }
+            : { status: 503, body: {} },
+    );
+    const deleted = await query(
+      gateway,
+      `mutation { deleteConversation(input: { conversationId: "${ID}" }) { __typename } }`,
+    );
+    expect(deleted.body.errors?.[0]?.extensions?.code).toBe('UPSTREAM_ERROR');
+    const renamed = await query(
+      gateway,
+      `mutation { renameConversation(input: { conversationId: "${ID}", title: "x" }) { __typename } }`,
+    );
+    expect(renamed.body.errors?.[0]?.extensions?.code).toBe('UPSTREAM_ERROR');
+    expect(renamed.text).not.toContain(SECRET);
+    const stopped = await query(
+      gateway,
+      `mutation { stopConversation(input: { conversationId: "${ID}" }) { __typename } }`,
+    );
+    expect(stopped.body.errors?.[0]?.extensions?.code).toBe('UPSTREAM_UNAVAILABLE');
+  });
+});
