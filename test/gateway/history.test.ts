@@ -239,10 +239,13 @@ describe('Conversation.events', () => {
 
   it('refuses bad arguments with BAD_USER_INPUT and calls nothing upstream', async () => {
     const before = gateway.countCalls('GET', `/api/conversations/${c1000}/events`);
+    // Page sizes outside 1..100 are refused for the whole operation before it runs (operation-cost.ts).
+    for (const args of [{ first: 0 }, { first: 101 }, { last: 101 }]) {
+      const result = await post(EVENTS, { id: c1000, ...args });
+      expect(result.errors?.[0]?.extensions?.code, JSON.stringify(args)).toBe('BAD_USER_INPUT');
+      expect(result.data).toBeUndefined();
+    }
     for (const args of [
-      { first: 0 },
-      { first: 101 },
-      { last: 101 },
       { first: 5, last: 5 },
       { first: 5, before: '3' },
       { after: 'abc' },
