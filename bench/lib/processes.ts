@@ -110,7 +110,11 @@ export function withRaisedFdLimit(command: string): { command: string; args: str
 }
 
 /** Starts the bundled local service on port 0 with a temp data dir and one session key. */
-export function spawnLocalService(dataDir: string, sessionApiKey: string): Promise<BenchProcess> {
+export function spawnLocalService(
+  dataDir: string,
+  sessionApiKey: string,
+  extraArgs: string[] = [],
+): Promise<BenchProcess> {
   return spawnAnnounced({
     command: process.execPath,
     args: [
@@ -124,6 +128,7 @@ export function spawnLocalService(dataDir: string, sessionApiKey: string): Promi
       sessionApiKey,
       '--log-level',
       'warn',
+      ...extraArgs,
     ],
     announce: /listening on (http:\/\/\S+)/,
     // The service writes event timestamps in local time; the gateway reads them as UTC by default.
