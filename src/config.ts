@@ -33,7 +33,7 @@ export interface Config {
   upstreamTimeZone: string;
   /** Gateway processes on the one port (node:cluster); `auto` = cores. `--workers` / `WORKERS`. @default 1 */
   workers: number;
-  /** Crashed workers replaced per minute before the primary gives up (exit 1). `--worker-restarts-per-minute` / `WORKER_RESTARTS_PER_MINUTE`. @default 10 */
+  /** Crashed workers replaced per minute before the primary gives up (exit 1). `--worker-restarts` / `WORKER_RESTARTS_PER_MINUTE`. @default 10 */
   workerRestartsPerMinute: number;
   /** Limits, rate limit, resilience, shutdown and observability settings (README, Hardening and operations). */
   hardening: HardeningConfig;
@@ -178,7 +178,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
         'sse-stall-timeout-ms': { type: 'string' },
         'streams-per-credential': { type: 'string' },
         workers: { type: 'string' },
-        'worker-restarts-per-minute': { type: 'string' },
+        'worker-restarts': { type: 'string' },
       },
       strict: true,
       allowPositionals: false,
@@ -310,13 +310,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     logLevel: logLevel ? logLevel[1] : 'info',
     upstreamTimeZone: timeZone ? timeZone[1] : 'UTC',
     workers: workersSetting(pick('workers', 'WORKERS')),
-    workerRestartsPerMinute: intSetting(
-      'worker-restarts-per-minute',
-      'WORKER_RESTARTS_PER_MINUTE',
-      10,
-      0,
-      1000,
-    ),
+    workerRestartsPerMinute: intSetting('worker-restarts', 'WORKER_RESTARTS_PER_MINUTE', 10, 0, 1000),
   };
 }
 
