@@ -9,7 +9,15 @@ import WebSocket from 'ws';
 
 /** Parent -> child. */
 export type FanoutCommand =
-  | { type: 'open'; url: string; key: string; conversationId: string; count: number }
+  | {
+      type: 'open';
+      url: string;
+      key: string;
+      conversationId: string;
+      count: number;
+      /** Many watched conversations: subscriber i watches `conversationIds[i % length]` instead. */
+      conversationIds?: string[];
+    }
   | { type: 'reset' }
   | { type: 'report' }
   | { type: 'close' };
@@ -88,7 +96,14 @@ async function open(command: Extract<FanoutCommand, { type: 'open' }>): Promise<
           clients.push(client);
           disposers.push(
             client.subscribe<{ conversationEvents: { eventId: number | null; timestamp: string | null } }>(
-              { query: SUBSCRIPTION, variables: { id: command.conversationId } },
+              {
+                query: SUBSCRIPTION,
+                variables: {
+                  id: command.conversationIds
+                    ? command.conversationIds[index % command.conversationIds.length]
+                    : command.conversationId,
+                },
+              },
               {
                 next: (result) => {
                   const receivedAt = performance.timeOrigin + performance.now();

@@ -1,5 +1,6 @@
 /**
- * `npm run bench [-- --quick] [-- --only list,lookups,create,history,fanout,cold-start,fairness] [-- --cpu-prof]`
+ * `npm run bench [-- --quick] [-- --only list,lookups,create,history,fanout,many-conversations,workers,cold-start,soak,fairness]
+ *   [-- --cpu-prof] [-- --subscribers 1000,5000] [-- --conversations 2000x2]`
  *
  * Starts the local conversation service and the gateway in separate processes (temp data dir, port 0,
  * seeded with conversations), drives load from this third process, alternating gateway and direct
@@ -22,7 +23,9 @@ import { runFanout } from './scenarios/fanout.ts';
 import { runHistory } from './scenarios/history.ts';
 import { runList } from './scenarios/list.ts';
 import { runLookups } from './scenarios/lookups.ts';
+import { runManyConversations } from './scenarios/many-conversations.ts';
 import { runSoak } from './scenarios/soak.ts';
+import { runWorkers } from './scenarios/workers.ts';
 
 const SCENARIOS = [
   'list',
@@ -30,6 +33,8 @@ const SCENARIOS = [
   'create',
   'history',
   'fanout',
+  'many-conversations',
+  'workers',
   'cold-start',
   'soak',
   'fairness',
@@ -42,6 +47,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
     subscribers: { type: 'string' },
+    conversations: { type: 'string' },
     out: { type: 'string' },
   },
 });
@@ -56,6 +62,11 @@ const subscriberCounts = values.subscribers
   : quick
     ? [1000]
     : [1000, 5000, 10000];
+// Many watched conversations: `--conversations 2000x2` (conversations x subscribers each).
+const [manyConversations, manySubscribers] = (values.conversations ?? (quick ? '200x2' : '2000x2'))
+  .split('x')
+  .map(Number) as [number, number];
+if (!(manyConversations > 0 && manySubscribers > 0)) throw new Error('--conversations is CxS, e.g. 2000x2');
 const SEED_CONVERSATIONS = 200;
 const KEY = 'bench-session-key';
 
@@ -121,6 +132,12 @@ try {
     create: () => runCreate(context),
     history: () => runHistory(context),
     fanout: () => runFanout(context, subscriberCounts),
+    'many-conversations': () =>
+      runManyConversations(context, {
+        conversations: manyConversations,
+        subscribersPerConversation: manySubscribers,
+      }),
+    workers: () => runWorkers(context),
     'cold-start': () => runColdStart(context),
     soak: () => runSoak(context),
     fairness: () => runFairness(context),
@@ -151,8 +168,21 @@ const output = {
     platform: `${os.platform()} ${os.release()}`,
   },
   rows,
+  // gateway / floor per scenario (the floors are bench/floors/; raw figures are under scenarios.*).
+  vsFloor: Object.fromEntries(results.flatMap((r) => floorRatios(r.name, r.details))),
   scenarios: Object.fromEntries(results.map((r) => [r.name, r.details])),
 };
+/** The `vsFloor` objects a scenario's details carry (one, or one per fan-out size). */
+function floorRatios(name: string, details: unknown): Array<[string, unknown]> {
+  if (Array.isArray(details)) {
+    return details.flatMap((d: { subscribers?: number; vsFloor?: unknown }) =>
+      d.vsFloor ? [[`${name} ${d.subscribers}`, d.vsFloor] as [string, unknown]] : [],
+    );
+  }
+  const vsFloor = (details as { vsFloor?: Record<string, unknown> } | null)?.vsFloor;
+  return vsFloor && Object.keys(vsFloor).length > 0 ? [[name, vsFloor]] : [];
+}
+
 const outPath = values.out ?? join(ROOT, 'bench', 'results', 'latest.json');
 mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
 writeFileSync(outPath, `${JSON.stringify(output, null, 2)}\n`);

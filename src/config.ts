@@ -2,6 +2,7 @@
  * Flags + environment -> one typed, validated Config. Flags win over env. A bad value stops start-up
  * with a message naming the setting (ConfigError); secrets are never echoed in those messages.
  */
+import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { isKnownTimeZone } from './upstream/timestamps.ts';
 
@@ -31,6 +32,10 @@ export interface Config {
    * `--upstream-timezone` / `UPSTREAM_TIMEZONE`. @default 'UTC'
    */
   upstreamTimeZone: string;
+  /** Gateway processes on the one port (node:cluster); `auto` = cores. `--workers` / `WORKERS`. @default 1 */
+  workers: number;
+  /** Crashed workers replaced per minute before the primary gives up (exit 1). `--worker-restarts` / `WORKER_RESTARTS_PER_MINUTE`. @default 10 */
+  workerRestartsPerMinute: number;
   /** Limits, rate limit, resilience, shutdown and observability settings (README, Hardening and operations). */
   hardening: HardeningConfig;
 }
@@ -188,6 +193,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
         'request-timeout-ms': { type: 'string' },
         'sse-stall-timeout-ms': { type: 'string' },
         'streams-per-credential': { type: 'string' },
+        workers: { type: 'string' },
+        'worker-restarts': { type: 'string' },
       },
       strict: true,
       allowPositionals: false,
@@ -325,5 +332,16 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     upstreamConnections: intSetting('upstream-connections', 'UPSTREAM_CONNECTIONS', 64, 1, 1024),
     logLevel: logLevel ? logLevel[1] : 'info',
     upstreamTimeZone: timeZone ? timeZone[1] : 'UTC',
+    workers: workersSetting(pick('workers', 'WORKERS')),
+    workerRestartsPerMinute: intSetting('worker-restarts', 'WORKER_RESTARTS_PER_MINUTE', 10, 0, 1000),
   };
+}
+
+/** `--workers` / `WORKERS`: a count, or `auto` for one per core the runtime may use. */
+function workersSetting(found: [string, string] | null): number {
+  if (!found) return 1;
+  if (found[1].trim().toLowerCase() === 'auto') return availableParallelism();
+  if (!/^\d+$/.test(found[1].trim()))
+    throw new ConfigError(found[0], `expected 1..256 or auto, got "${found[1]}"`);
+  return integer(found[0], found[1], 1, 256);
 }

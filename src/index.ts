@@ -2,7 +2,8 @@
  * Process entry: parse config, start the gateway (and, with no upstream configured, the bundled local
  * conversation service in-process), stop both on SIGINT/SIGTERM.
  */
-import { ConfigError, type HardeningConfig, loadConfig } from './config.ts';
+import { announceWorker, gatewayWorkerId, isGatewayWorker, startPrimary } from './cluster.ts';
+import { type Config, ConfigError, type HardeningConfig, loadConfig } from './config.ts';
 import type { HardeningOptions } from './gateway/hardening.ts';
 import { PersistedOperations } from './gateway/limits.ts';
 import { createLogger } from './gateway/logging.ts';
@@ -55,7 +56,13 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = createLogger({ level: config.logLevel });
+  const workerId = gatewayWorkerId();
+  const baseLogger = createLogger({ level: config.logLevel });
+  const logger = workerId === null ? baseLogger : baseLogger.child({ worker: workerId });
+  if (config.workers > 1 && !isGatewayWorker()) {
+    await runPrimary(config, logger);
+    return;
+  }
   const tracing =
     config.hardening.tracing === 'off' ? null : await startTracing({ exporter: config.hardening.tracing });
   let hardening: HardeningOptions;
@@ -67,21 +74,9 @@ async function main(): Promise<void> {
     process.exit(2);
   }
 
-  let upstreamUrl = config.upstreamUrl;
-  let stopLocalService: (() => Promise<void>) | null = null;
-  if (upstreamUrl === null) {
-    // Imported lazily: fronting a real deployment should not load SQLite at all.
-    const { startLocalService } = await import('./local-service/index.ts');
-    const local = await startLocalService({
-      port: config.localServicePort,
-      host: '127.0.0.1',
-      dataDir: config.dataDir,
-      logger: logger.child({ name: 'local-service' }),
-    });
-    upstreamUrl = local.url;
-    stopLocalService = () => local.close();
-    console.log(`local conversation service: ${local.url} (data in ${config.dataDir})`);
-  }
+  const local = config.upstreamUrl === null ? await startEmbeddedService(config, logger) : null;
+  const upstreamUrl = local?.url ?? (config.upstreamUrl as string);
+  const stopLocalService = local ? () => local.close() : null;
 
   const running = await startGateway({
     port: config.port,
@@ -115,9 +110,11 @@ async function main(): Promise<void> {
             },
     },
   });
-  console.log(
-    `gateway: ${running.url} (GraphiQL in a browser, graphql-ws on the same path) -> ${upstreamUrl}`,
-  );
+  if (isGatewayWorker()) announceWorker(running);
+  else
+    console.log(
+      `gateway: ${running.url} (GraphiQL in a browser, graphql-ws on the same path) -> ${upstreamUrl}`,
+    );
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -137,6 +134,48 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
+}
+
+/** The bundled local conversation service, in this process (with no UPSTREAM_URL). */
+async function startEmbeddedService(config: Config, logger: ReturnType<typeof createLogger>) {
+  // Imported lazily: fronting a real deployment should not load SQLite at all.
+  const { startLocalService } = await import('./local-service/index.ts');
+  const local = await startLocalService({
+    port: config.localServicePort,
+    host: '127.0.0.1',
+    dataDir: config.dataDir,
+    logger: logger.child({ name: 'local-service' }),
+  });
+  console.log(`local conversation service: ${local.url} (data in ${config.dataDir})`);
+  return local;
+}
+
+/** `--workers N` (N > 1): this process forks the gateways and starts the embedded service once (cluster.ts). */
+async function runPrimary(config: Config, logger: ReturnType<typeof createLogger>): Promise<void> {
+  // Settings the workers would refuse (an unreadable allow-list) stop start-up here, once, with code 2.
+  try {
+    await hardeningFrom(config.hardening, null);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`conversation-gateway: ${error.message}`);
+    process.exit(2);
+  }
+  const local = config.upstreamUrl === null ? await startEmbeddedService(config, logger) : null;
+  const upstreamUrl = local?.url ?? (config.upstreamUrl as string);
+  const url = await startPrimary({
+    workers: config.workers,
+    restartsPerMinute: config.workerRestartsPerMinute,
+    shutdownGraceMs: config.hardening.shutdownGraceMs,
+    workerEnv: { UPSTREAM_URL: upstreamUrl },
+    logger,
+    onStopped: async () => {
+      // After the workers: their last operations may still have needed the local service.
+      await local?.close();
+    },
+  });
+  console.log(
+    `gateway: ${url} (${config.workers} workers; GraphiQL in a browser, graphql-ws on the same path) -> ${upstreamUrl}`,
+  );
 }
 
 main().catch((error: unknown) => {

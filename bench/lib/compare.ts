@@ -36,6 +36,28 @@ export async function alternate<F extends { [K in keyof F]: number }>(
   return { gateway: summarize(gateway), direct: summarize(direct) };
 }
 
+/**
+ * Like {@link alternate} for any number of sides (gateway, direct and the floors): each round runs
+ * every side once, the starting side rotating from round to round.
+ */
+export async function alternateSides<S extends string, F extends { [K in keyof F]: number }>(
+  rounds: number,
+  sides: readonly S[],
+  measure: (side: S) => Promise<F>,
+): Promise<Record<S, SideSummary<F>>> {
+  const figures = new Map<S, F[]>(sides.map((side) => [side, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < sides.length; i++) {
+      const side = sides[(r + i) % sides.length] as S;
+      figures.get(side)?.push(await measure(side));
+    }
+  }
+  return Object.fromEntries(sides.map((side) => [side, summarize(figures.get(side) ?? [])])) as Record<
+    S,
+    SideSummary<F>
+  >;
+}
+
 function summarize<F extends { [K in keyof F]: number }>(rounds: F[]): SideSummary<F> {
   const first = rounds[0];
   if (!first) throw new Error('no rounds measured');

@@ -3,10 +3,18 @@
  * directly against the service, at one connection (added latency) and at saturation (throughput
  * ratio), alternating sides round after round; answers are checked before and after the load.
  */
-import { alternate } from './compare.ts';
+import { alternate, alternateSides, type SideSummary } from './compare.ts';
 import type { BenchContext } from './context.ts';
-import { type HttpTarget, type LoadFigures, saturate, sequential, verify, withCpu } from './http-load.ts';
-import { fmt, type ScenarioResult } from './report.ts';
+import {
+  type HttpTarget,
+  type LoadFigures,
+  type LoadWithCpu,
+  saturate,
+  sequential,
+  verify,
+  withCpu,
+} from './http-load.ts';
+import { fmt, ratio, type ScenarioResult } from './report.ts';
 import { round } from './stats.ts';
 
 /** Targets of the issue, where a scenario has them. */
@@ -17,26 +25,53 @@ export interface HttpComparisonGoals {
   minThroughputRatio?: number;
 }
 
+/** A floor program (bench/floors/) serving the same request, with the pid whose CPU is its cost. */
+export interface HttpFloor {
+  name: string;
+  target: HttpTarget;
+  pid: number;
+}
+
 /** Measures `targets` side by side and reports them as the rows of scenario `name`. */
 export async function compareGatewayWithDirect(
   context: BenchContext,
   name: string,
   targets: { gateway: HttpTarget; direct: HttpTarget },
   goals: HttpComparisonGoals = {},
+  floors: readonly HttpFloor[] = [],
 ): Promise<ScenarioResult> {
   await verify(targets.gateway);
   await verify(targets.direct);
+  for (const floor of floors) await verify(floor.target);
   const single = await alternate<LoadFigures>(context.rounds, (side) =>
     sequential(targets[side], context.seconds),
   );
-  const saturated = await alternate(context.rounds, (side) =>
-    withCpu(context, () => saturate(targets[side], context.connections, context.seconds)),
-  );
+  // Saturation runs of the floors alternate with the gateway's and direct's, in the same rounds.
+  const floorByName = new Map(floors.map((floor) => [floor.name, floor]));
+  const all = await alternateSides(context.rounds, ['gateway', 'direct', ...floorByName.keys()], (side) => {
+    const floor = floorByName.get(side);
+    const target = floor ? floor.target : targets[side as 'gateway' | 'direct'];
+    return withCpu(context, () => saturate(target, context.connections, context.seconds), floor?.pid);
+  });
+  const sideOf = (name: string) => all[name] as SideSummary<LoadWithCpu>;
+  const saturated = { gateway: sideOf('gateway'), direct: sideOf('direct') };
+  const floorFigures = floors.map((floor) => ({ name: floor.name, ...sideOf(floor.name) }));
+  const floorCell = (pick: (f: (typeof floorFigures)[number]['median']) => number, unit = '') =>
+    floorFigures.length === 0
+      ? {}
+      : {
+          floor: floorFigures.map((f) => `${f.name} ${fmt(pick(f.median), unit)}`).join(' / '),
+          vsFloor: floorFigures
+            .map((f) => `${ratio(pick(saturated.gateway.median), pick(f.median))}`)
+            .join(' / '),
+        };
   // Answers are checked again after load: a gateway that degraded into errors must not look fast.
   await verify(targets.gateway);
 
   const addedP50 = round(single.gateway.median.p50Ms - single.direct.median.p50Ms);
-  const ratio = round(saturated.gateway.median.requestsPerSecond / saturated.direct.median.requestsPerSecond);
+  const throughputRatio = round(
+    saturated.gateway.median.requestsPerSecond / saturated.direct.median.requestsPerSecond,
+  );
   const errors = saturated.gateway.median.errors + saturated.direct.median.errors;
   const { maxAddedP50Ms, minThroughputRatio } = goals;
   return {
@@ -64,10 +99,13 @@ export async function compareGatewayWithDirect(
         measure: `req/s @${context.connections} conns`,
         gateway: fmt(saturated.gateway.median.requestsPerSecond),
         direct: fmt(saturated.direct.median.requestsPerSecond),
-        derived: `ratio ${fmt(ratio)}`,
+        derived: `ratio ${fmt(throughputRatio)}`,
+        ...floorCell((f) => f.requestsPerSecond),
         ...(minThroughputRatio === undefined
           ? {}
-          : { target: { goal: `ratio >= ${minThroughputRatio}`, met: ratio >= minThroughputRatio } }),
+          : {
+              target: { goal: `ratio >= ${minThroughputRatio}`, met: throughputRatio >= minThroughputRatio },
+            }),
       },
       {
         scenario: name,
@@ -75,6 +113,7 @@ export async function compareGatewayWithDirect(
         gateway: `gw ${fmt(saturated.gateway.median.gatewayCpuMsPerRequest)} + svc ${fmt(saturated.gateway.median.serviceCpuMsPerRequest)}`,
         direct: `svc ${fmt(saturated.direct.median.serviceCpuMsPerRequest)}`,
         derived: 'from /proc, at saturation',
+        ...floorCell((f) => f.gatewayCpuMsPerRequest, 'ms'),
       },
       {
         scenario: name,
@@ -82,8 +121,38 @@ export async function compareGatewayWithDirect(
         gateway: `${fmt(saturated.gateway.median.p50Ms)}/${fmt(saturated.gateway.median.p99Ms)} ms`,
         direct: `${fmt(saturated.direct.median.p50Ms)}/${fmt(saturated.direct.median.p99Ms)} ms`,
         derived: `${errors} errors`,
+        ...(floorFigures.length === 0
+          ? {}
+          : {
+              floor: floorFigures
+                .map((f) => `${f.name} ${fmt(f.median.p50Ms)}/${fmt(f.median.p99Ms)} ms`)
+                .join(' / '),
+              vsFloor: `p99 ${floorFigures.map((f) => ratio(saturated.gateway.median.p99Ms, f.median.p99Ms)).join(' / ')}`,
+            }),
       },
     ],
-    details: { oneConnection: single, saturation: saturated, addedP50Ms: addedP50, throughputRatio: ratio },
+    details: {
+      oneConnection: single,
+      saturation: saturated,
+      addedP50Ms: addedP50,
+      throughputRatio,
+      // Floors at saturation (gatewayCpuMsPerRequest there is the floor process's own CPU).
+      floors: Object.fromEntries(floorFigures.map((f) => [f.name, { median: f.median, rounds: f.rounds }])),
+      vsFloor: Object.fromEntries(
+        floorFigures.map((f) => [
+          f.name,
+          {
+            cpuPerRequest: round(
+              saturated.gateway.median.gatewayCpuMsPerRequest / f.median.gatewayCpuMsPerRequest,
+            ),
+            throughput: round(saturated.gateway.median.requestsPerSecond / f.median.requestsPerSecond),
+            p99: round(saturated.gateway.median.p99Ms / f.median.p99Ms),
+            floorThroughputVsDirect: round(
+              f.median.requestsPerSecond / saturated.direct.median.requestsPerSecond,
+            ),
+          },
+        ]),
+      ),
+    },
   };
 }

@@ -6,7 +6,7 @@
 import autocannon from 'autocannon';
 import { Client } from 'undici';
 import type { BenchContext } from './context.ts';
-import { cpuMs } from './processes.ts';
+import { cpuMs, treeCpuMs } from './processes.ts';
 import { percentile, sorted } from './stats.ts';
 
 /** One HTTP request shape, sent many times. */
@@ -129,7 +129,10 @@ async function sendOnce(client: Client, url: URL, target: HttpTarget): Promise<b
 
 /** Load figures plus the CPU time each server process spent per request during the run. */
 export interface LoadWithCpu extends LoadFigures {
-  /** Gateway CPU (user + system, /proc) per request; the gateway is idle during direct runs. */
+  /**
+   * CPU (user + system, /proc) per request of the process between client and service: the gateway
+   * (with its workers), or the floor on a floor run; the gateway is idle during direct runs.
+   */
   gatewayCpuMsPerRequest: number;
   /** Local service CPU per request. */
   serviceCpuMsPerRequest: number;
@@ -140,14 +143,18 @@ export interface LoadWithCpu extends LoadFigures {
  * shared 2-core machine, CPU per request hardly moves with what else is running, so it is the figure
  * to compare across runs (10 ms clock ticks, so it needs a few thousand requests to be precise).
  */
-export async function withCpu(context: BenchContext, load: () => Promise<LoadFigures>): Promise<LoadWithCpu> {
-  const gatewayBefore = cpuMs(context.gatewayPid);
+export async function withCpu(
+  context: BenchContext,
+  load: () => Promise<LoadFigures>,
+  middlePid: number = context.gatewayPid,
+): Promise<LoadWithCpu> {
+  const gatewayBefore = treeCpuMs(middlePid);
   const serviceBefore = cpuMs(context.servicePid);
   const figures = await load();
   const requests = Math.max(1, figures.requests);
   return {
     ...figures,
-    gatewayCpuMsPerRequest: (cpuMs(context.gatewayPid) - gatewayBefore) / requests,
+    gatewayCpuMsPerRequest: (treeCpuMs(middlePid) - gatewayBefore) / requests,
     serviceCpuMsPerRequest: (cpuMs(context.servicePid) - serviceBefore) / requests,
   };
 }

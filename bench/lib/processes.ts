@@ -3,7 +3,7 @@
  * own process (as in production), so the load generator never shares an event loop with them.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** Repository root (bench/lib/ -> ../..). */
@@ -110,7 +110,11 @@ export function withRaisedFdLimit(command: string): { command: string; args: str
 }
 
 /** Starts the bundled local service on port 0 with a temp data dir and one session key. */
-export function spawnLocalService(dataDir: string, sessionApiKey: string): Promise<BenchProcess> {
+export function spawnLocalService(
+  dataDir: string,
+  sessionApiKey: string,
+  extraArgs: string[] = [],
+): Promise<BenchProcess> {
   return spawnAnnounced({
     command: process.execPath,
     args: [
@@ -124,6 +128,7 @@ export function spawnLocalService(dataDir: string, sessionApiKey: string): Promi
       sessionApiKey,
       '--log-level',
       'warn',
+      ...extraArgs,
     ],
     announce: /listening on (http:\/\/\S+)/,
     // The service writes event timestamps in local time; the gateway reads them as UTC by default.
@@ -157,6 +162,80 @@ export function spawnGateway(upstreamUrl: string, how: GatewaySpawn = {}): Promi
     announce: /gateway: (http:\/\/\S+\/graphql)/,
     ...(how.env ? { env: how.env } : {}),
   });
+}
+
+/** Which floor program (bench/floors/) to start. */
+export type FloorKind = 'proxy' | 'reshape' | 'fanout';
+
+/**
+ * Starts a floor in front of `upstreamUrl`, in its own process like the gateway (raised descriptor
+ * limit, port 0), announcing `floor: http://.../graphql`. TypeScript is loaded through tsx in the same
+ * process, which costs start-up only, not per request.
+ */
+export function spawnFloor(
+  kind: FloorKind,
+  upstreamUrl: string,
+  nodeFlags: string[] = [],
+): Promise<BenchProcess> {
+  const shell = withRaisedFdLimit(process.execPath);
+  const program =
+    kind === 'fanout'
+      ? ['bench/floors/fanout-floor.ts', '--upstream', upstreamUrl]
+      : ['bench/floors/http-floor.ts', '--upstream', upstreamUrl, '--mode', kind];
+  return spawnAnnounced({
+    command: shell.command,
+    args: [...shell.args, ...nodeFlags, ...TSX_NODE_ARGS, ...program],
+    announce: /floor: (http:\/\/\S+\/graphql)/,
+  });
+}
+
+/** Pids of a process and all its descendants (Linux /proc/<pid>/task/<tid>/children). */
+export function processTree(pid: number): number[] {
+  const pids = [pid];
+  for (let i = 0; i < pids.length; i++) {
+    const current = pids[i] as number;
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${current}/task`);
+    } catch {
+      continue;
+    }
+    for (const task of tasks) {
+      try {
+        const children = readFileSync(`/proc/${current}/task/${task}/children`, 'utf8').trim();
+        if (children) pids.push(...children.split(/\s+/).map(Number));
+      } catch {
+        // The task ended between the listing and the read.
+      }
+    }
+  }
+  return pids;
+}
+
+/** CPU ms of a process and its descendants (a `--workers` gateway: the primary and its workers). */
+export function treeCpuMs(pid: number): number {
+  let total = 0;
+  for (const member of processTree(pid)) {
+    try {
+      total += cpuMs(member);
+    } catch {
+      // Exited since the listing; its time is gone with it.
+    }
+  }
+  return total;
+}
+
+/** RSS of a process and its descendants, in bytes. */
+export function treeRssBytes(pid: number): number {
+  let total = 0;
+  for (const member of processTree(pid)) {
+    try {
+      total += rssBytes(member);
+    } catch {
+      // Exited since the listing.
+    }
+  }
+  return total;
 }
 
 /** Resident set size of a process in bytes (Linux /proc). */

@@ -17,6 +17,10 @@ export interface Row {
   direct: string;
   /** Ratio, difference or other derived figure. */
   derived: string;
+  /** The same measure for the floor(s) of bench/floors/, where the scenario has one. */
+  floor?: string;
+  /** gateway / floor for that measure (e.g. "3.4x"; for throughput below 1 means slower). */
+  vsFloor?: string;
   target?: TargetCheck;
 }
 
@@ -35,14 +39,31 @@ export function fmt(value: number, unit = ''): string {
   return unit ? `${text} ${unit}` : text;
 }
 
+/** `gateway / floor` as printed: "3.40x", or n/a when either is missing. */
+export function ratio(gateway: number, floor: number): string {
+  if (!Number.isFinite(gateway) || !Number.isFinite(floor) || floor === 0) return 'n/a';
+  return `${(gateway / floor).toFixed(2)}x`;
+}
+
 /** Prints rows as an aligned text table. */
 export function printTable(rows: readonly Row[]): void {
-  const header = ['scenario', 'measure', 'gateway', 'direct REST', 'derived', 'target'];
+  const header = [
+    'scenario',
+    'measure',
+    'gateway',
+    'direct REST',
+    'floor',
+    'gateway / floor',
+    'derived',
+    'target',
+  ];
   const lines = rows.map((r) => [
     r.scenario,
     r.measure,
     r.gateway,
     r.direct,
+    r.floor ?? '',
+    r.vsFloor ?? '',
     r.derived,
     r.target ? `${r.target.met ? 'MET' : 'MISSED'} (${r.target.goal})` : '',
   ]);

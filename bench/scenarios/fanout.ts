@@ -10,17 +10,26 @@ import { join } from 'node:path';
 import { io, type Socket } from 'socket.io-client';
 import type { FanoutCommand, FanoutReply } from '../fanout-client.ts';
 import type { BenchContext } from '../lib/context.ts';
-import { cpuMs, ROOT, rssBytes, spawnGateway, TSX_NODE_ARGS, withRaisedFdLimit } from '../lib/processes.ts';
-import { fmt, type Row, type ScenarioResult } from '../lib/report.ts';
+import {
+  type BenchProcess,
+  cpuMs,
+  ROOT,
+  rssBytes,
+  spawnFloor,
+  spawnGateway,
+  TSX_NODE_ARGS,
+  withRaisedFdLimit,
+} from '../lib/processes.ts';
+import { fmt, type Row, ratio, type ScenarioResult } from '../lib/report.ts';
 import { percentile, round, sorted } from '../lib/stats.ts';
 
 /** Subscriber processes: the receiving side must not be the bottleneck of the figure on 2 cores. */
-const CLIENT_PROCESSES = 2;
+export const CLIENT_PROCESSES = 2;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A forked subscriber process with request/reply over IPC. */
-class SubscriberProcess {
+export class SubscriberProcess {
   readonly child: ChildProcess;
   constructor() {
     const shell = withRaisedFdLimit(process.execPath);
@@ -57,7 +66,7 @@ class SubscriberProcess {
   }
 }
 
-async function createConversation(context: BenchContext): Promise<string> {
+export async function createConversation(context: Pick<BenchContext, 'serviceUrl' | 'key'>): Promise<string> {
   const response = await fetch(`${context.serviceUrl}/api/conversations`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-session-api-key': context.key },
@@ -97,7 +106,7 @@ function say(driver: Socket, content: string): void {
   });
 }
 
-async function collect(clients: SubscriberProcess[]) {
+export async function collect(clients: SubscriberProcess[]) {
   const reports = await Promise.all(clients.map((c) => c.request({ type: 'report' }, 'report')));
   return {
     reached: reports.reduce((n, r) => n + r.reached, 0),
@@ -128,9 +137,27 @@ interface FanoutFigures {
   errors: string[];
 }
 
-async function runOne(context: BenchContext, subscribers: number): Promise<FanoutFigures> {
+/** What serves the subscribers: the gateway, or the bare fan-out floor (bench/floors/fanout-floor.ts). */
+export type FanoutServer = 'gateway' | 'floor';
+
+/** Starts the gateway or the floor in front of `serviceUrl`, fresh for each run (clean RSS baseline). */
+export function spawnFanoutServer(
+  server: FanoutServer,
+  serviceUrl: string,
+  gatewayNodeFlags: string[],
+): Promise<BenchProcess> {
+  return server === 'gateway'
+    ? spawnGateway(serviceUrl, { nodeFlags: gatewayNodeFlags })
+    : spawnFloor('fanout', serviceUrl);
+}
+
+async function runOne(
+  context: BenchContext,
+  subscribers: number,
+  server: FanoutServer,
+): Promise<FanoutFigures> {
   const conversationId = await createConversation(context);
-  const gateway = await spawnGateway(context.serviceUrl, { nodeFlags: context.gatewayNodeFlags });
+  const gateway = await spawnFanoutServer(server, context.serviceUrl, context.gatewayNodeFlags);
   const driver = await connectDriver(context, conversationId);
   const clients: SubscriberProcess[] = [];
   try {
@@ -238,11 +265,16 @@ async function runOne(context: BenchContext, subscribers: number): Promise<Fanou
   }
 }
 
-/** Runs the fan-out scenario for each subscriber count. */
+/** Runs the fan-out scenario for each subscriber count, gateway and floor alternating which goes first. */
 export async function runFanout(context: BenchContext, counts: number[]): Promise<ScenarioResult> {
-  const figures: FanoutFigures[] = [];
-  for (const count of counts) figures.push(await runOne(context, count));
-  const rows: Row[] = figures.flatMap((f) => {
+  const runs: Array<{ gateway: FanoutFigures; floor: FanoutFigures }> = [];
+  for (const [index, count] of counts.entries()) {
+    const order: FanoutServer[] = index % 2 === 0 ? ['gateway', 'floor'] : ['floor', 'gateway'];
+    const pair: Partial<Record<FanoutServer, FanoutFigures>> = {};
+    for (const server of order) pair[server] = await runOne(context, count, server);
+    runs.push(pair as { gateway: FanoutFigures; floor: FanoutFigures });
+  }
+  const rows: Row[] = runs.flatMap(({ gateway: f, floor }) => {
     const name = `fan-out ${f.subscribers}`;
     return [
       {
@@ -250,7 +282,9 @@ export async function runFanout(context: BenchContext, counts: number[]): Promis
         measure: 'delivery p50/p99',
         gateway: `${fmt(f.p50Ms)}/${fmt(f.p99Ms)} ms`,
         direct: '',
-        derived: `${f.deliveries}/${f.expectedDeliveries} delivered, ${f.opened}/${f.subscribers} subscribed`,
+        floor: `${fmt(floor.p50Ms)}/${fmt(floor.p99Ms)} ms`,
+        vsFloor: `p99 ${ratio(f.p99Ms, floor.p99Ms)}`,
+        derived: `${f.deliveries}/${f.expectedDeliveries} delivered, ${f.opened}/${f.subscribers} subscribed; floor ${floor.deliveries}/${floor.expectedDeliveries}`,
         target: {
           goal: 'p99 < 100 ms',
           met: f.p99Ms < 100 && f.opened === f.subscribers && f.deliveries === f.expectedDeliveries,
@@ -258,17 +292,21 @@ export async function runFanout(context: BenchContext, counts: number[]): Promis
       },
       {
         scenario: name,
-        measure: 'gateway RSS per subscriber',
+        measure: 'RSS per subscriber',
         gateway: fmt(f.rssPerSubscriberKiB, 'KiB'),
         direct: '',
+        floor: fmt(floor.rssPerSubscriberKiB, 'KiB'),
+        vsFloor: ratio(f.rssPerSubscriberKiB, floor.rssPerSubscriberKiB),
         derived: `${fmt(f.rssBaselineMiB)} -> ${fmt(f.rssWithSubscribersMiB)} MiB`,
         target: { goal: '< 10 KB', met: f.rssPerSubscriberKiB * 1024 < 10_000 },
       },
       {
         scenario: name,
-        measure: 'gateway CPU per delivery',
+        measure: 'CPU per delivery',
         gateway: fmt(f.gatewayCpuUsPerDelivery, 'µs'),
         direct: '',
+        floor: fmt(floor.gatewayCpuUsPerDelivery, 'µs'),
+        vsFloor: ratio(f.gatewayCpuUsPerDelivery, floor.gatewayCpuUsPerDelivery),
         derived: 'from /proc, first message to last delivery',
       },
       {
@@ -276,10 +314,24 @@ export async function runFanout(context: BenchContext, counts: number[]): Promis
         measure: 'upstream sockets',
         gateway: String(f.upstreamSockets),
         direct: '',
-        derived: f.errors.length ? `errors: ${f.errors.join('; ')}` : '',
+        floor: String(floor.upstreamSockets),
+        derived: [...f.errors, ...floor.errors.map((e) => `floor: ${e}`)].join('; '),
         target: { goal: '1', met: f.upstreamSockets === 1 },
       },
     ];
   });
-  return { name: 'fanout', rows, details: figures };
+  // `details` keeps the gateway figures where they were (an array, one per count) and adds the floors.
+  return {
+    name: 'fanout',
+    rows,
+    details: runs.map(({ gateway, floor }) => ({
+      ...gateway,
+      floor,
+      vsFloor: {
+        cpuPerDelivery: round(gateway.gatewayCpuUsPerDelivery / floor.gatewayCpuUsPerDelivery),
+        p99: round(gateway.p99Ms / floor.p99Ms),
+        rssPerSubscriber: round(gateway.rssPerSubscriberKiB / floor.rssPerSubscriberKiB),
+      },
+    })),
+  };
 }

@@ -5,6 +5,7 @@
 import { type BenchContext, CONVERSATION_FIELDS, graphqlTarget, restTarget } from '../lib/context.ts';
 import { compareGatewayWithDirect } from '../lib/http-comparison.ts';
 import type { HttpTarget } from '../lib/http-load.ts';
+import { type BenchProcess, spawnFloor } from '../lib/processes.ts';
 import type { ScenarioResult } from '../lib/report.ts';
 
 const LIST_QUERY = `query BenchList {
@@ -28,10 +29,47 @@ export function listTargets(context: BenchContext): { gateway: HttpTarget; direc
   };
 }
 
-/** Runs the list scenario. */
-export function runList(context: BenchContext): Promise<ScenarioResult> {
-  return compareGatewayWithDirect(context, 'list', listTargets(context), {
-    maxAddedP50Ms: 1,
-    minThroughputRatio: 0.7,
-  });
+/**
+ * Runs the list scenario, with the two floors of bench/floors/http-floor.ts (one-hop proxy; parse +
+ * reshape) each in its own process, sent the gateway's own request and checked for 20 edges / results.
+ */
+export async function runList(context: BenchContext): Promise<ScenarioResult> {
+  const targets = listTargets(context);
+  const floors: BenchProcess[] = [];
+  try {
+    for (const kind of ['proxy', 'reshape'] as const) floors.push(await spawnFloor(kind, context.serviceUrl));
+    const [proxy, reshape] = floors as [BenchProcess, BenchProcess];
+    return await compareGatewayWithDirect(
+      context,
+      'list',
+      targets,
+      { maxAddedP50Ms: 1, minThroughputRatio: 0.7 },
+      [
+        { name: 'proxy', pid: proxy.pid, target: floorTarget(targets.gateway, proxy.url, 'results') },
+        { name: 'reshape', pid: reshape.pid, target: floorTarget(targets.gateway, reshape.url, 'edges') },
+      ],
+    );
+  } finally {
+    await Promise.all(floors.map((floor) => floor.stop()));
+  }
+}
+
+/** The gateway's request sent to a floor; its answer must hold 20 entries under `list`. */
+function floorTarget(gateway: HttpTarget, url: string, list: 'results' | 'edges'): HttpTarget {
+  const entries = (body: string): number => {
+    const parsed = JSON.parse(body) as {
+      results?: unknown[];
+      data?: { conversations?: { edges?: unknown[] } };
+    };
+    return (list === 'results' ? parsed.results : parsed.data?.conversations?.edges)?.length ?? -1;
+  };
+  return {
+    ...gateway,
+    url,
+    isOk: (status, body) => status === 200 && body.length > 100,
+    check(status, body) {
+      if (status !== 200 || entries(body) !== 20)
+        throw new Error(`floor answered ${status}: ${body.slice(0, 300)}`);
+    },
+  };
 }

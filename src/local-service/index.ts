@@ -29,6 +29,8 @@ export interface LocalServiceOptions {
   rateLimit?: boolean;
   /** Delays of the deterministic agent. @default DEFAULT_AGENT_TIMINGS (200 / 300 / 50 ms) */
   agentTimings?: Partial<AgentTimings>;
+  /** Agent loops running at once; starting one more stops the oldest. @default 50 (runtime.ts) */
+  maxRunningAgents?: number;
   /** Request bodies above this are answered 413. @default 5 MiB */
   maxBodyBytes?: number;
   /** @default pino at level info */
@@ -57,6 +59,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     timings: { ...DEFAULT_AGENT_TIMINGS, ...options.agentTimings },
     nestedRuntime,
     logger,
+    ...(options.maxRunningAgents !== undefined ? { maxRunningAgents: options.maxRunningAgents } : {}),
   });
   const resolveTenant = createTenantResolver(options.sessionApiKeys ?? []);
   const rateLimiter = options.rateLimit ? createRateLimiter() : null;

@@ -18,6 +18,7 @@ const USAGE = `Usage: npm run local-service -- [options]
   --session-api-key <key>  accepted key, repeatable or comma-separated; none = no auth (env SESSION_API_KEY)
   --nested-runtime         per-conversation urls and keys like nested runtimes (env NESTED_RUNTIME=1)
   --rate-limit             per-IP rate limit like the real server   (env RATE_LIMIT=1)
+  --max-running-agents <n> agent loops at once; one more stops the oldest (env MAX_RUNNING_AGENTS, default 50)
   --log-level <level>      pino level                               (env LOG_LEVEL, default info)
   --help`;
 
@@ -54,6 +55,7 @@ export function parseCliConfig(argv: string[], env: NodeJS.ProcessEnv): CliConfi
         'session-api-key': { type: 'string', multiple: true },
         'nested-runtime': { type: 'boolean' },
         'rate-limit': { type: 'boolean' },
+        'max-running-agents': { type: 'string' },
         'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -83,8 +85,14 @@ export function parseCliConfig(argv: string[], env: NodeJS.ProcessEnv): CliConfi
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new UsageError(`invalid log level "${logLevel}": expected one of ${LOG_LEVELS.join(', ')}`);
   }
+  const agentsText = values['max-running-agents'] ?? env.MAX_RUNNING_AGENTS;
+  const maxRunningAgents = agentsText === undefined ? undefined : parseIntStrict(agentsText);
+  if (agentsText !== undefined && (maxRunningAgents === undefined || maxRunningAgents < 1)) {
+    throw new UsageError(`invalid max running agents "${agentsText}": expected an integer of 1 or more`);
+  }
   return {
     options: {
+      ...(maxRunningAgents !== undefined ? { maxRunningAgents } : {}),
       port,
       host,
       dataDir,

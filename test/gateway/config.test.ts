@@ -15,6 +15,8 @@ describe('loadConfig', () => {
       upstreamConnections: 64,
       logLevel: 'info',
       upstreamTimeZone: 'UTC',
+      workers: 1,
+      workerRestartsPerMinute: 10,
       hardening: {
         maxDepth: 10,
         maxAliases: 15,
