@@ -7,6 +7,7 @@ import type { HardeningOptions } from './gateway/hardening.ts';
 import { PersistedOperations } from './gateway/limits.ts';
 import { createLogger } from './gateway/logging.ts';
 import { startGateway } from './gateway/server.ts';
+import { createSharedState, type SharedState } from './gateway/shared-state.ts';
 import { startTracing, type Tracing } from './gateway/tracing.ts';
 
 /** Config -> gateway hardening options (loads the allow-list file; starts tracing only when enabled). */
@@ -43,6 +44,15 @@ async function hardeningFrom(config: HardeningConfig, tracing: Tracing | null): 
   };
 }
 
+/** The shared parts as hardening options: the built limiter, the tiered APQ store, the health. */
+function sharedHardening(shared: SharedState): Partial<HardeningOptions> {
+  return {
+    rateLimit: shared.rateLimiter ?? false,
+    sharedState: shared.health,
+    ...(shared.apqStore ? { automaticPersistedQueries: { store: shared.apqStore } } : {}),
+  };
+}
+
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
   try {
@@ -55,11 +65,22 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = createLogger({ level: config.logLevel });
+  // Budgets and APQ documents shared through Redis (REDIS_URL), or kept in this process.
+  const shared = createSharedState({
+    ...config.shared,
+    dataDir: config.dataDir,
+    rateLimit: {
+      perSecond: config.hardening.rateLimitPerSecond,
+      ...(config.hardening.rateLimitBurst !== null ? { burst: config.hardening.rateLimitBurst } : {}),
+    },
+    apq: { maxEntries: config.hardening.apqMaxEntries, maxBytes: config.hardening.apqMaxBytes },
+    logger,
+  });
   const tracing =
     config.hardening.tracing === 'off' ? null : await startTracing({ exporter: config.hardening.tracing });
   let hardening: HardeningOptions;
   try {
-    hardening = await hardeningFrom(config.hardening, tracing);
+    hardening = { ...(await hardeningFrom(config.hardening, tracing)), ...sharedHardening(shared) };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(`conversation-gateway: ${error.message}`);
@@ -126,6 +147,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.hardening.shutdownGraceMs + 5_000).unref();
     await running.close();
+    await shared.close();
     // After the gateway: its last operations may still have needed the local service.
     await stopLocalService?.();
     await tracing?.shutdown();
