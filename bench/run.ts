@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only list,lookups,create,fanout,cold-start] [-- --cpu-prof]`
+ * `npm run bench [-- --quick] [-- --only list,lookups,create,fanout,cold-start,soak,replicas] [-- --cpu-prof]`
  *
  * Starts the local conversation service and the gateway in separate processes (temp data dir, port 0,
  * seeded with conversations), drives load from this third process, alternating gateway and direct
@@ -20,9 +20,10 @@ import { runCreate } from './scenarios/create.ts';
 import { runFanout } from './scenarios/fanout.ts';
 import { runList } from './scenarios/list.ts';
 import { runLookups } from './scenarios/lookups.ts';
+import { runReplicas } from './scenarios/replicas.ts';
 import { runSoak } from './scenarios/soak.ts';
 
-const SCENARIOS = ['list', 'lookups', 'create', 'fanout', 'cold-start', 'soak'] as const;
+const SCENARIOS = ['list', 'lookups', 'create', 'fanout', 'cold-start', 'soak', 'replicas'] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 
 const { values } = parseArgs({
@@ -111,6 +112,7 @@ try {
     fanout: () => runFanout(context, subscriberCounts),
     'cold-start': () => runColdStart(context),
     soak: () => runSoak(context),
+    replicas: () => runReplicas(context),
   };
   for (const name of only) {
     const began = performance.now();
