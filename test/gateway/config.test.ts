@@ -15,6 +15,13 @@ describe('loadConfig', () => {
       upstreamConnections: 64,
       logLevel: 'info',
       upstreamTimeZone: 'UTC',
+      shared: {
+        redisUrl: null,
+        redisTimeoutMs: 50,
+        redisReplicasHint: 1,
+        redisKeySalt: null,
+        apqRedisTtlSeconds: 86_400,
+      },
       hardening: {
         maxDepth: 10,
         maxAliases: 15,
