@@ -45,7 +45,11 @@ async function freePort(): Promise<number> {
 
 async function waitFor(check: () => Promise<boolean> | boolean, what: string): Promise<void> {
   const deadline = Date.now() + 15_000;
-  while (!(await Promise.resolve().then(check).catch(() => false))) {
+  while (
+    !(await Promise.resolve()
+      .then(check)
+      .catch(() => false))
+  ) {
     if (Date.now() > deadline) throw new Error(`${what} did not come up`);
     await new Promise((done) => setTimeout(done, 50));
   }

@@ -139,6 +139,22 @@ describe.skipIf('missing' in tools)('two replicas sharing Redis behind HAProxy',
     const unknown = { persistedQuery: { version: 1, sha256Hash: sha256(`${query} `) } };
     const missed = await post(two.url, { extensions: unknown }, credential);
     expect(missed.body.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+    // Whoever can write to Redis cannot make a replica run another document under a known hash.
+    const honest = `query Planted${Date.now()} { __typename }`;
+    await inspector.connect().catch(() => {});
+    await inspector.set(
+      `cg:apq:${sha256(honest)}`,
+      '{ conversations(first: 1) { edges { cursor } } }',
+      'EX',
+      60,
+    );
+    const planted = await post(
+      two.url,
+      { extensions: { persistedQuery: { version: 1, sha256Hash: sha256(honest) } } },
+      credential,
+    );
+    expect(planted.body.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');
+    await inspector.del(`cg:apq:${sha256(honest)}`);
   });
 
   it('no Redis key or value contains a credential; every key expires', async () => {
