@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only list,lookups,create,history,fanout,many-conversations,workers,cold-start,soak,fairness]
+ * `npm run bench [-- --quick] [-- --only list,lookups,create,history,fanout,many-conversations,workers,cold-start,soak,fairness,replicas]
  *   [-- --cpu-prof] [-- --subscribers 1000,5000] [-- --conversations 2000x2]`
  *
  * Starts the local conversation service and the gateway in separate processes (temp data dir, port 0,
@@ -24,6 +24,7 @@ import { runHistory } from './scenarios/history.ts';
 import { runList } from './scenarios/list.ts';
 import { runLookups } from './scenarios/lookups.ts';
 import { runManyConversations } from './scenarios/many-conversations.ts';
+import { runReplicas } from './scenarios/replicas.ts';
 import { runSoak } from './scenarios/soak.ts';
 import { runWorkers } from './scenarios/workers.ts';
 
@@ -38,6 +39,7 @@ const SCENARIOS = [
   'cold-start',
   'soak',
   'fairness',
+  'replicas',
 ] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -141,6 +143,7 @@ try {
     'cold-start': () => runColdStart(context),
     soak: () => runSoak(context),
     fairness: () => runFairness(context),
+    replicas: () => runReplicas(context),
   };
   for (const name of only) {
     const began = performance.now();

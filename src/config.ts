@@ -38,6 +38,22 @@ export interface Config {
   workerRestartsPerMinute: number;
   /** Limits, rate limit, resilience, shutdown and observability settings (README, Hardening and operations). */
   hardening: HardeningConfig;
+  /** State shared between replicas through Redis (README, Running several replicas). */
+  shared: SharedStateConfig;
+}
+
+/** Redis settings; each names its flag / env variable. */
+export interface SharedStateConfig {
+  /** Shares rate-limit budgets and APQ documents; null keeps both per process. `--redis` / `REDIS_URL`. @default null */
+  redisUrl: string | null;
+  /** Deadline of one Redis command in ms. `--redis-timeout-ms` / `REDIS_TIMEOUT_MS`. @default 50 */
+  redisTimeoutMs: number;
+  /** Replicas sharing the budget: while Redis is down each allows budget / this. `--redis-replicas-hint` / `REDIS_REPLICAS_HINT`. @default 1 */
+  redisReplicasHint: number;
+  /** Salt of the credential hashes in Redis; env only (`REDIS_KEY_SALT`). @default null: generated into DATA_DIR/redis-key-salt */
+  redisKeySalt: string | null;
+  /** Lifetime of an APQ document in Redis. `--apq-redis-ttl` / `APQ_REDIS_TTL_SECONDS`. @default 86400 */
+  apqRedisTtlSeconds: number;
 }
 
 /** Hardening settings; each names its flag / env variable. */
@@ -146,6 +162,20 @@ function httpUrl(setting: string, raw: string): string {
   return url.origin;
 }
 
+function redisUrl(setting: string, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    // Not echoed: a Redis URL usually carries its password.
+    throw new ConfigError(setting, 'not a URL');
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
+    throw new ConfigError(setting, 'must be a redis:// or rediss:// URL');
+  }
+  return raw;
+}
+
 /**
  * Parses command-line flags (without node and script) and environment.
  * @throws ConfigError naming the setting for bad values or unknown flags
@@ -195,6 +225,10 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
         'streams-per-credential': { type: 'string' },
         workers: { type: 'string' },
         'worker-restarts': { type: 'string' },
+        redis: { type: 'string' },
+        'redis-timeout-ms': { type: 'string' },
+        'redis-replicas-hint': { type: 'string' },
+        'apq-redis-ttl': { type: 'string' },
       },
       strict: true,
       allowPositionals: false,
@@ -320,8 +354,21 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
       1_000_000,
     ),
   };
+  const redis = pick('redis', 'REDIS_URL');
+  const keySalt = env.REDIS_KEY_SALT;
+  if (keySalt !== undefined && keySalt !== '' && keySalt.length < 16) {
+    throw new ConfigError('REDIS_KEY_SALT', 'must be at least 16 characters');
+  }
+  const shared: SharedStateConfig = {
+    redisUrl: redis ? redisUrl(redis[0], redis[1]) : null,
+    redisTimeoutMs: intSetting('redis-timeout-ms', 'REDIS_TIMEOUT_MS', 50, 1, 10_000),
+    redisReplicasHint: intSetting('redis-replicas-hint', 'REDIS_REPLICAS_HINT', 1, 1, 10_000),
+    redisKeySalt: keySalt ? keySalt : null,
+    apqRedisTtlSeconds: intSetting('apq-redis-ttl', 'APQ_REDIS_TTL_SECONDS', 86_400, 1, 30 * 86_400),
+  };
   return {
     hardening,
+    shared,
     port: intSetting('port', 'PORT', 4000, 0, 65535),
     host: host ? host[1] : '127.0.0.1',
     upstreamUrl: upstream ? httpUrl(upstream[0], upstream[1]) : null,

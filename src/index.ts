@@ -8,6 +8,8 @@ import type { HardeningOptions } from './gateway/hardening.ts';
 import { PersistedOperations } from './gateway/limits.ts';
 import { createLogger } from './gateway/logging.ts';
 import { startGateway } from './gateway/server.ts';
+import { startRateLimitPrimary } from './gateway/shared-rate-limit.ts';
+import { createSharedState, type SharedState } from './gateway/shared-state.ts';
 import { startTracing, type Tracing } from './gateway/tracing.ts';
 
 /** Config -> gateway hardening options (loads the allow-list file; starts tracing only when enabled). */
@@ -45,6 +47,15 @@ async function hardeningFrom(config: HardeningConfig, tracing: Tracing | null): 
   };
 }
 
+/** The shared parts as hardening options: the built limiter, the tiered APQ store, the health. */
+function sharedHardening(shared: SharedState): Partial<HardeningOptions> {
+  return {
+    rateLimit: shared.rateLimiter ?? false,
+    sharedState: shared.health,
+    ...(shared.apqStore ? { automaticPersistedQueries: { store: shared.apqStore } } : {}),
+  };
+}
+
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
   try {
@@ -63,11 +74,24 @@ async function main(): Promise<void> {
     await runPrimary(config, logger);
     return;
   }
+  // Budgets and APQ documents shared through Redis (REDIS_URL), or kept in this process.
+  const shared = createSharedState({
+    ...config.shared,
+    dataDir: config.dataDir,
+    rateLimit: {
+      perSecond: config.hardening.rateLimitPerSecond,
+      ...(config.hardening.rateLimitBurst !== null ? { burst: config.hardening.rateLimitBurst } : {}),
+    },
+    apq: { maxEntries: config.hardening.apqMaxEntries, maxBytes: config.hardening.apqMaxBytes },
+    logger,
+    // Without Redis the workers of one machine share one budget, kept by the primary (runPrimary).
+    clusterWorker: isGatewayWorker(),
+  });
   const tracing =
     config.hardening.tracing === 'off' ? null : await startTracing({ exporter: config.hardening.tracing });
   let hardening: HardeningOptions;
   try {
-    hardening = await hardeningFrom(config.hardening, tracing);
+    hardening = { ...(await hardeningFrom(config.hardening, tracing)), ...sharedHardening(shared) };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(`conversation-gateway: ${error.message}`);
@@ -127,6 +151,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.hardening.shutdownGraceMs + 5_000).unref();
     await running.close();
+    await shared.close();
     // After the gateway: its last operations may still have needed the local service.
     await stopLocalService?.();
     await tracing?.shutdown();
@@ -160,6 +185,8 @@ async function runPrimary(config: Config, logger: ReturnType<typeof createLogger
     console.error(`conversation-gateway: ${error.message}`);
     process.exit(2);
   }
+  // The workers' rate limiters consult the primary over IPC, so --workers never multiplies the budget.
+  startRateLimitPrimary();
   const local = config.upstreamUrl === null ? await startEmbeddedService(config, logger) : null;
   const upstreamUrl = local?.url ?? (config.upstreamUrl as string);
   const url = await startPrimary({

@@ -6,6 +6,7 @@
  * it); the log and metrics see refusals (rate limit, draining) because they are installed first.
  */
 import type { Plugin, YogaServerOptions } from 'graphql-yoga';
+import { Gauge } from 'prom-client';
 import type { UpstreamAttemptOutcome, UpstreamCallInfo } from '../upstream/http.ts';
 import {
   AutomaticPersistedQueries,
@@ -35,6 +36,7 @@ import {
   type RateLimitOptions,
   useRateLimit,
 } from './rate-limit.ts';
+import type { SharedStateHealth } from './shared-state.ts';
 import { ShutdownCoordinator } from './shutdown.ts';
 import { useSuggestionsHidden } from './suggestions.ts';
 import { type Tracing, tracingAttemptHook, useTracing } from './tracing.ts';
@@ -56,8 +58,13 @@ export interface HardeningOptions {
   persistedOperations?: PersistedOperations | null;
   /** Automatic persisted queries (Apollo's protocol); ignored with an allow-list. @default in-memory LRU, DEFAULT_APQ_MAX_ENTRIES */
   automaticPersistedQueries?: AutomaticPersistedQueriesOptions;
-  /** Per-credential rate limit; `false` or perSecond 0 turns it off. @default { perSecond: 20 } */
-  rateLimit?: RateLimitOptions | false;
+  /**
+   * Per-credential rate limit; `false` or perSecond 0 turns it off; a built limiter (shared-state.ts:
+   * Redis or cluster budgets) is used as is. @default { perSecond: 20 }
+   */
+  rateLimit?: RateLimitOptions | RateLimiter | false;
+  /** Health of the state shared through Redis (a gauge, /ready's header). @default null (no Redis) */
+  sharedState?: SharedStateHealth | null;
   /** Deadline of a query or mutation in ms; 0 turns it off. @default DEFAULT_OPERATION_TIMEOUT_MS */
   operationTimeoutMs?: number;
   /** Serve `GET /metrics`. @default true */
@@ -77,6 +84,8 @@ export interface Hardening {
   cors: YogaServerOptions<object, object>['cors'];
   metrics: GatewayMetrics | null;
   rateLimiter: RateLimiter | null;
+  /** Health of the Redis-shared state, or null without Redis. */
+  sharedState: SharedStateHealth | null;
   shutdown: ShutdownCoordinator;
   persistedOperations: PersistedOperations | null;
   /** APQ (HTTP plugin and graphql-ws resolver), or null when an allow-list is configured. */
@@ -103,7 +112,19 @@ export function createHardening(
   const tracing = options.tracing ?? null;
   const rate =
     options.rateLimit === undefined ? { perSecond: DEFAULT_RATE_LIMIT_PER_SECOND } : options.rateLimit;
-  const rateLimiter = rate && rate.perSecond > 0 ? new RateLimiter(rate) : null;
+  const rateLimiter =
+    rate instanceof RateLimiter ? rate : rate && rate.perSecond > 0 ? new RateLimiter(rate) : null;
+  const sharedState = options.sharedState ?? null;
+  if (metrics && sharedState) {
+    new Gauge({
+      name: 'gateway_redis_up',
+      help: '1 while Redis answers within REDIS_TIMEOUT_MS (budgets and APQ shared), 0 while degraded to local state.',
+      registers: [metrics.registry],
+      collect() {
+        this.set(sharedState.redisUp() ? 1 : 0);
+      },
+    });
+  }
   const shutdown = new ShutdownCoordinator();
   const persisted = options.persistedOperations ?? null;
   // With an allow-list nothing may register: the allow-list alone decides what runs.
@@ -157,6 +178,7 @@ export function createHardening(
     cors: corsOption(options.corsOrigins ?? []),
     metrics,
     rateLimiter,
+    sharedState,
     shutdown,
     persistedOperations: persisted,
     automaticPersistedQueries: apq,

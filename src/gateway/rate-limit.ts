@@ -1,61 +1,73 @@
 /**
  * Per-credential rate limiting at the gateway. The upstream limits per client address, and the
  * gateway is one address for everyone: without this, one busy caller would spend the budget of all.
- * A token bucket per caller, keyed by a salted hash of the credential (never the raw key, so the
- * limiter's memory holds nothing worth stealing), checked once per operation (HTTP and graphql-ws).
+ * A budget per caller, keyed by a salted hash of the credential (never the raw key, so the limiter's
+ * memory, or Redis, holds nothing worth stealing), checked once per operation (HTTP and graphql-ws).
+ *
+ * The counting is rate-limiter-flexible's: the same fixed window in memory (one process), in the
+ * primary process (`--workers`, through its cluster IPC) or in Redis (several replicas, one atomic
+ * Lua INCR per operation), so every deployment shape has the same arithmetic. shared-rate-limit.ts
+ * builds the shared backends; this file only decides and answers.
  */
 import { hash, randomBytes } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { UpstreamCredentials } from '../upstream/http.ts';
 import type { GatewayContext } from './context.ts';
+
+/** The part of a rate-limiter-flexible limiter used here (memory, cluster, Redis, insured). */
+export interface BudgetBackend {
+  consume(key: string, points?: number): Promise<RateLimiterRes>;
+}
 
 /** Options of {@link RateLimiter}. */
 export interface RateLimitOptions {
   /** Operations per second one credential may run on average; 0 turns limiting off. @default 20 */
   perSecond: number;
-  /** Operations one credential may run in a burst. @default 2 x perSecond */
+  /** Operations one credential may run at once (the window's budget, see {@link budgetWindow}). @default 2 x perSecond */
   burst?: number;
-  /** Buckets kept before idle (full) ones are dropped. @default 10000 */
-  maxCallers?: number;
-  /** Clock, injectable for unit tests. @default performance.now */
-  now?: () => number;
+  /**
+   * Where budgets are counted (shared-rate-limit.ts builds the Redis and cluster ones).
+   * @default a RateLimiterMemory over {@link budgetWindow}
+   */
+  backend?: BudgetBackend;
+  /**
+   * Salt of the key hash. Processes sharing a backend must share it. @default random per process
+   */
+  salt?: string;
 }
 
 /** The default: well above an interactive client, well below a loop hammering the gateway. */
 export const DEFAULT_RATE_LIMIT_PER_SECOND = 20;
 
-interface Bucket {
-  tokens: number;
-  updatedAt: number;
+/**
+ * The fixed window a (rate, burst) pair becomes: `burst` operations per window of
+ * ceil(burst / rate) whole seconds (Redis expiries are whole seconds). The sustained rate is
+ * burst / window <= rate: rounding never grants more than configured.
+ */
+export function budgetWindow(perSecond: number, burst?: number): { points: number; duration: number } {
+  const points = Math.max(1, Math.round(burst ?? perSecond * 2));
+  return { points, duration: Math.max(1, Math.ceil(points / perSecond)) };
 }
 
 /** What {@link RateLimiter.take} decided. */
 export type RateVerdict = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
-/** Token buckets by caller. */
+/** Budgets by caller. */
 export class RateLimiter {
-  readonly #rate: number;
-  readonly #burst: number;
-  readonly #maxCallers: number;
-  readonly #now: () => number;
-  readonly #buckets = new Map<string, Bucket>();
-  /** Per-process salt: hashes in memory cannot be matched against a list of known keys elsewhere. */
-  readonly #salt = randomBytes(16).toString('hex');
+  readonly #backend: BudgetBackend;
+  /** Per-process salt unless shared: hashes cannot be matched against a list of known keys elsewhere. */
+  readonly #salt: string;
+  /** Backend failures answered by letting the operation through (a shared store without insurance). */
+  failedOpen = 0;
 
   constructor(options: RateLimitOptions) {
-    this.#rate = options.perSecond;
-    this.#burst = Math.max(1, options.burst ?? options.perSecond * 2);
-    this.#maxCallers = options.maxCallers ?? 10_000;
-    this.#now = options.now ?? (() => performance.now());
+    this.#backend = options.backend ?? new RateLimiterMemory(budgetWindow(options.perSecond, options.burst));
+    this.#salt = options.salt ?? randomBytes(16).toString('hex');
   }
 
-  /** Callers currently tracked (tests, metrics). */
-  get size(): number {
-    return this.#buckets.size;
-  }
-
-  /** The bucket key of a credential: a salted sha256, never the secret itself. */
+  /** The budget key of a credential: a salted sha256, never the secret itself. */
   keyOf(credentials: UpstreamCredentials): string {
     const secret =
       credentials.kind === 'session-api-key'
@@ -67,34 +79,18 @@ export class RateLimiter {
     return hash('sha256', `${this.#salt}\0${credentials.kind}\0${secret}`, 'hex');
   }
 
-  /** Takes one token for a caller. */
-  take(key: string): RateVerdict {
-    const now = this.#now();
-    let bucket = this.#buckets.get(key);
-    if (!bucket) {
-      if (this.#buckets.size >= this.#maxCallers) this.#sweep(now);
-      bucket = { tokens: this.#burst, updatedAt: now };
-      this.#buckets.set(key, bucket);
-    } else {
-      bucket.tokens = Math.min(this.#burst, bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.#rate);
-      bucket.updatedAt = now;
-    }
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
+  /** Spends one operation of a caller's budget. */
+  async take(key: string): Promise<RateVerdict> {
+    try {
+      await this.#backend.consume(key, 1);
       return { allowed: true };
-    }
-    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.#rate)) };
-  }
-
-  /** Drops buckets that have refilled (their callers are idle); if none, the oldest. */
-  #sweep(now: number): void {
-    for (const [key, bucket] of this.#buckets) {
-      if (bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.#rate >= this.#burst)
-        this.#buckets.delete(key);
-    }
-    if (this.#buckets.size >= this.#maxCallers) {
-      const oldest = this.#buckets.keys().next();
-      if (!oldest.done) this.#buckets.delete(oldest.value);
+    } catch (refusal) {
+      if (refusal instanceof RateLimiterRes) {
+        return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(refusal.msBeforeNext / 1000)) };
+      }
+      // The store failed and had no fallback: the operation still gets its normal answer.
+      this.failedOpen++;
+      return { allowed: true };
     }
   }
 }
@@ -112,17 +108,17 @@ export function rateLimitedError(retryAfterSeconds: number): GraphQLError {
 
 /** Checks the limiter before every execute and subscribe. */
 export function useRateLimit(limiter: RateLimiter): Plugin<GatewayContext> {
-  const check = (context: GatewayContext): GraphQLError | null => {
-    const verdict = limiter.take(limiter.keyOf(context.upstream.credentials));
+  const check = async (context: GatewayContext): Promise<GraphQLError | null> => {
+    const verdict = await limiter.take(limiter.keyOf(context.upstream.credentials));
     return verdict.allowed ? null : rateLimitedError(verdict.retryAfterSeconds);
   };
   return {
-    onExecute({ args, setResultAndStopExecution }) {
-      const error = check(args.contextValue);
+    async onExecute({ args, setResultAndStopExecution }) {
+      const error = await check(args.contextValue);
       if (error) setResultAndStopExecution({ errors: [error] });
     },
-    onSubscribe({ args, setResultAndStopExecution }) {
-      const error = check(args.contextValue);
+    async onSubscribe({ args, setResultAndStopExecution }) {
+      const error = await check(args.contextValue);
       if (error) setResultAndStopExecution({ errors: [error] });
     },
   };

@@ -209,7 +209,8 @@ function isSubscription(args: ExecutionArgs): boolean {
 }
 
 /**
- * `/ready`: 200 when the upstream answers GET /alive and the gateway is not draining, else 503.
+ * `/ready`: 200 when the upstream answers GET /alive and the gateway is not draining, else 503. With
+ * REDIS_URL, header `x-shared-state: redis` or `local` (Redis unavailable: budgets and APQ per replica).
  * Matches like Yoga's `useReadinessCheck` (URL ending in the endpoint, or that exact path) minus its
  * URLPattern test, which a literal path makes redundant and which cost ~1% of the gateway's CPU per
  * GraphQL request (every request went through it).
@@ -220,7 +221,10 @@ function useReadinessCheckPlugin(upstream: UpstreamClient, hardening: Hardening)
       if (!request.url.endsWith(READINESS_ENDPOINT) && url.pathname !== READINESS_ENDPOINT) return;
       return (async () => {
         const ready = !hardening.shutdown.draining && (await upstream.isAlive(request.signal));
-        endResponse(new fetchAPI.Response(null, { status: ready ? 200 : 503 }));
+        // Redis down is degraded, not unready: every operation still answers from local state.
+        const shared = hardening.sharedState;
+        const headers = shared ? { 'x-shared-state': shared.redisUp() ? 'redis' : 'local' } : undefined;
+        endResponse(new fetchAPI.Response(null, { status: ready ? 200 : 503, headers }));
       })();
     },
   };

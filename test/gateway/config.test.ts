@@ -17,6 +17,13 @@ describe('loadConfig', () => {
       upstreamTimeZone: 'UTC',
       workers: 1,
       workerRestartsPerMinute: 10,
+      shared: {
+        redisUrl: null,
+        redisTimeoutMs: 50,
+        redisReplicasHint: 1,
+        redisKeySalt: null,
+        apqRedisTtlSeconds: 86_400,
+      },
       hardening: {
         maxDepth: 10,
         maxAliases: 15,

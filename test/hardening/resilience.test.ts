@@ -1,10 +1,10 @@
 /**
  * Per-credential rate limit, circuit breaker, bounded upstream concurrency and the operation
- * deadline: units with an injected clock, then the real gateway against a misbehaving upstream
+ * deadline: units (the breaker's with an injected clock), then the real gateway against a misbehaving upstream
  * (127.0.0.1, port 0) or the real local service.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { RateLimiter } from '../../src/gateway/rate-limit.ts';
+import { budgetWindow, RateLimiter } from '../../src/gateway/rate-limit.ts';
 import { CircuitBreaker, ConcurrencyGate, GateRefusal } from '../../src/upstream/circuit-breaker.ts';
 import { sendJson, startMisbehavingUpstream } from '../gateway/misbehaving-upstream.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
@@ -19,19 +19,26 @@ const LIST = 'query List { conversations(first: 2) { edges { node { id } } } }';
 const EMPTY_PAGE = { results: [], next_page_id: null };
 
 describe('RateLimiter', () => {
-  it('allows a burst, then refuses with the wait until the next token, and refills over time', () => {
-    let now = 0;
-    const limiter = new RateLimiter({ perSecond: 2, burst: 3, now: () => now });
-    const key = limiter.keyOf({ kind: 'session-api-key', key: 'secret-key-a' });
-    expect([1, 2, 3].map(() => limiter.take(key).allowed)).toEqual([true, true, true]);
-    expect(limiter.take(key)).toEqual({ allowed: false, retryAfterSeconds: 1 });
-    now += 500; // one token at 2/s
-    expect(limiter.take(key).allowed).toBe(true);
-    expect(limiter.take(key).allowed).toBe(false);
+  it('turns (rate, burst) into a window that never grants more than the rate', () => {
+    expect(budgetWindow(20)).toEqual({ points: 40, duration: 2 });
+    expect(budgetWindow(2, 3)).toEqual({ points: 3, duration: 2 });
+    expect(budgetWindow(0.2, 3)).toEqual({ points: 3, duration: 15 });
+    expect(budgetWindow(50, 50)).toEqual({ points: 50, duration: 1 });
   });
 
-  it('keys by a salted hash, never the credential, and bounds the number of callers', () => {
-    const limiter = new RateLimiter({ perSecond: 1, maxCallers: 2 });
+  it('allows the burst, then refuses with the wait until the window ends', async () => {
+    const limiter = new RateLimiter({ perSecond: 2, burst: 3 });
+    const key = limiter.keyOf({ kind: 'session-api-key', key: 'secret-key-a' });
+    const verdicts = [];
+    for (let i = 0; i < 4; i++) verdicts.push(await limiter.take(key));
+    expect(verdicts.map((verdict) => verdict.allowed)).toEqual([true, true, true, false]);
+    expect(verdicts[3]).toEqual({ allowed: false, retryAfterSeconds: 2 });
+    // Another caller has its own budget.
+    expect((await limiter.take(limiter.keyOf({ kind: 'bearer', token: 'other' }))).allowed).toBe(true);
+  });
+
+  it('keys by a salted hash, never the credential; a shared salt gives the same key in every process', () => {
+    const limiter = new RateLimiter({ perSecond: 1 });
     const a = limiter.keyOf({ kind: 'session-api-key', key: 'secret-key-a' });
     const bearer = limiter.keyOf({ kind: 'bearer', token: 'secret-key-a' });
     expect(a).toMatch(/^[0-9a-f]{64}$/);
@@ -40,8 +47,19 @@ describe('RateLimiter', () => {
     expect(
       new RateLimiter({ perSecond: 1 }).keyOf({ kind: 'session-api-key', key: 'secret-key-a' }),
     ).not.toBe(a);
-    for (const key of ['k1', 'k2', 'k3', 'k4']) limiter.take(key);
-    expect(limiter.size).toBeLessThanOrEqual(2);
+    const shared = (salt: string) =>
+      new RateLimiter({ perSecond: 1, salt }).keyOf({ kind: 'session-api-key', key: 'secret-key-a' });
+    expect(shared('s1')).toBe(shared('s1'));
+    expect(shared('s1')).not.toBe(shared('s2'));
+  });
+
+  it('lets the operation through when its store fails without a fallback', async () => {
+    const limiter = new RateLimiter({
+      perSecond: 1,
+      backend: { consume: () => Promise.reject(new Error('store down')) },
+    });
+    expect(await limiter.take('k')).toEqual({ allowed: true });
+    expect(limiter.failedOpen).toBe(1);
   });
 });
 

@@ -1,0 +1,37 @@
+/**
+ * `--workers N` without Redis: the workers' limiters count in the primary (rate-limiter-flexible's
+ * cluster mode over node:cluster IPC), so N workers share one budget. A real primary forking two real
+ * workers (cluster-budget-fixture.ts); the per-process mode is the control that shows the difference.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { killChildren } from '../helpers/processes.ts';
+import { ROOT } from '../helpers/replicas.ts';
+import { eventually } from '../live/helpers.ts';
+
+const children: ReturnType<typeof spawn>[] = [];
+afterEach(() => killChildren(children));
+
+async function run(mode: 'cluster' | 'memory'): Promise<number[]> {
+  const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['test/replicas/cluster-budget-fixture.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, BUDGET_MODE: mode },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += String(chunk);
+  });
+  await eventually(() => output.includes('\n'), 30_000);
+  return (JSON.parse(output) as { allowed: number[] }).allowed;
+}
+
+describe('one budget across node:cluster workers', () => {
+  it('two workers spending 150 each against a budget of 100: exactly 100 allowed in all (per-process: 200)', async () => {
+    const [clustered, separate] = await Promise.all([run('cluster'), run('memory')]);
+    expect(clustered.reduce((sum, n) => sum + n, 0)).toBe(100);
+    expect(separate).toEqual([100, 100]);
+  }, 40_000);
+});
