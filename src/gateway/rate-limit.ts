@@ -9,10 +9,11 @@
  * Lua INCR per operation), so every deployment shape has the same arithmetic. shared-rate-limit.ts
  * builds the shared backends; this file only decides and answers.
  */
-import { hash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { credentialKey } from '../upstream/credential-key.ts';
 import type { UpstreamCredentials } from '../upstream/http.ts';
 import type { GatewayContext } from './context.ts';
 
@@ -69,14 +70,7 @@ export class RateLimiter {
 
   /** The budget key of a credential: a salted sha256, never the secret itself. */
   keyOf(credentials: UpstreamCredentials): string {
-    const secret =
-      credentials.kind === 'session-api-key'
-        ? credentials.key
-        : credentials.kind === 'bearer'
-          ? credentials.token
-          : '';
-    // One-shot hash(): a third of createHash's cost, and this runs for every operation.
-    return hash('sha256', `${this.#salt}\0${credentials.kind}\0${secret}`, 'hex');
+    return credentialKey(credentials, this.#salt);
   }
 
   /** Spends one operation of a caller's budget. */

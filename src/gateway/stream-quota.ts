@@ -5,7 +5,8 @@
  * upstream event subscriptions. Counts are keyed by a salted sha256 of the credential, never the
  * secret itself, so this map holds nothing worth stealing and nothing here can log a key.
  */
-import { hash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { credentialKey } from '../upstream/credential-key.ts';
 import type { UpstreamCredentials } from '../upstream/http.ts';
 
 /** Default of `MAX_STREAMS_PER_CREDENTIAL`: far above one user's tabs and apps, far below a flood. */
@@ -68,12 +69,6 @@ export class StreamQuota {
   }
 
   #keyOf(credentials: UpstreamCredentials): string {
-    const secret =
-      credentials.kind === 'session-api-key'
-        ? credentials.key
-        : credentials.kind === 'bearer'
-          ? credentials.token
-          : '';
-    return hash('sha256', `${this.#salt}\0${credentials.kind}\0${secret}`, 'hex');
+    return credentialKey(credentials, this.#salt);
   }
 }

@@ -7,7 +7,8 @@
  *
  * Credentials are keyed by a salted SHA-256 (never the key itself: this map outlives operations).
  */
-import { hash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { credentialKey } from './credential-key.ts';
 import type { UpstreamCredentials } from './http.ts';
 
 /** Why a call was not run: its signal aborted while waiting, or its credential's queue is full. */
@@ -92,13 +93,7 @@ export class FairShare {
   #keyOf(credentials: UpstreamCredentials): string {
     let key = this.#keys.get(credentials);
     if (key === undefined) {
-      const secret =
-        credentials.kind === 'session-api-key'
-          ? `k:${credentials.key}`
-          : credentials.kind === 'bearer'
-            ? `b:${credentials.token}`
-            : 'none';
-      key = hash('sha256', `${this.#salt}:${secret}`);
+      key = credentialKey(credentials, this.#salt);
       this.#keys.set(credentials, key);
     }
     return key;
