@@ -158,8 +158,16 @@ describe('Relay 21 (relay-compiler + relay-runtime)', () => {
       'RelayConversationList_query',
       'RelayConversationRow_conversation',
       'RelayCreateConversationMutation',
+      'RelayDeleteConversationMutation',
       'RelayLiteralPageQuery',
+      'RelayTranscriptPaginationQuery',
+      'RelayTranscript_conversation',
     ]);
+    // Conversation.events pages backward under @connection, and delete feeds @deleteRecord (issue 12).
+    expect(request('RelayTranscriptPaginationQuery').params.text).toContain(
+      'events(last: $count, before: $cursor)',
+    );
+    expect(JSON.stringify(artifacts.get('RelayDeleteConversationMutation'))).toContain('"deleteRecord"');
     expect(request('RelayLiteralPageQuery').params.text).toContain(
       'conversations(first: 100, after: $cursor)',
     );
@@ -280,7 +288,7 @@ describe('Relay 21 (relay-compiler + relay-runtime)', () => {
     });
     // fromFile checks that every key is the sha256 of its document: Relay's file is the gateway's format.
     const allowList = PersistedOperations.fromFile(join(persisted.dir, 'persisted.json'));
-    expect(allowList.size).toBe(6); // every query, mutation and subscription of operations.ts
+    expect(allowList.size).toBe(8); // every query, mutation and subscription of operations.ts
     const stack = await startClientStack({ seeded: 3, hardening: { persistedOperations: allowList } });
     cleanups.push(() => stack.close());
     const environment = relayEnvironment(stack, { persisted: true });

@@ -94,3 +94,35 @@ export const events = graphql`
     }
   }
 `;
+
+/** A chat view: the newest events first read with `last`, older pages with `before` (backward @connection). */
+export const transcript = graphql`
+  fragment RelayTranscript_conversation on Conversation
+  @argumentDefinitions(count: { type: "Int", defaultValue: 50 }, cursor: { type: "String" })
+  @refetchable(queryName: "RelayTranscriptPaginationQuery") {
+    events(last: $count, before: $cursor) @connection(key: "RelayTranscript_events") {
+      edges {
+        node {
+          __typename
+          eventId
+          message
+        }
+      }
+    }
+  }
+`;
+
+/** Delete with Relay's @deleteRecord on the payload's global id. */
+export const remove = graphql`
+  mutation RelayDeleteConversationMutation($input: DeleteConversationInput!) {
+    deleteConversation(input: $input) {
+      __typename
+      ... on DeleteConversationPayload {
+        deletedId @deleteRecord
+      }
+      ... on Error {
+        message
+      }
+    }
+  }
+`;
