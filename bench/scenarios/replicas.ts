@@ -149,31 +149,21 @@ export async function runReplicas(context: BenchContext): Promise<ScenarioResult
     // 3. Exactness: 2 replicas, budget B/s (burst B), one credential hammered through both for 10 s.
     const exactEnv = { ...shared, RATE_LIMIT_PER_SECOND: String(B), RATE_LIMIT_BURST: String(B) };
     const [limitedOne, limitedTwo] = await Promise.all([start(exactEnv), start(exactEnv)]);
-    let allowed = 0;
-    let refused = 0;
-    let other = 0;
-    const body = JSON.stringify({ query: TYPENAME });
-    const until = performance.now() + 10_000;
-    await Promise.all(
-      [limitedOne, limitedTwo].flatMap((gateway) =>
-        Array.from({ length: 4 }, async () => {
-          while (performance.now() < until) {
-            const response = await fetch(gateway.url, {
-              method: 'POST',
-              headers: { 'content-type': 'application/json', 'x-session-api-key': 'bench-exactness-key' },
-              body,
-            });
-            const text = await response.text();
-            if (response.status === 200 && !text.includes('"errors"')) allowed++;
-            else if (response.status === 429) refused++;
-            else other++;
-          }
-        }),
-      ),
-    );
-    const fraction = allowed / (10 * B);
+    const replicasRun = await hammer([limitedOne.url, limitedTwo.url]);
+    // The same with one gateway of 2 workers and no Redis: the budget lives in the cluster primary.
+    const workers = await start({
+      WORKERS: '2',
+      RATE_LIMIT_PER_SECOND: String(B),
+      RATE_LIMIT_BURST: String(B),
+      LOG_LEVEL: 'warn',
+    });
+    const workersRun = await hammer([workers.url, workers.url]);
 
-    const details = { cpu, topology, exactness: { budgetPerSecond: B, allowed, refused, other, fraction } };
+    const details = {
+      cpu,
+      topology,
+      exactness: { budgetPerSecond: B, replicas: replicasRun, workers: workersRun },
+    };
     return {
       name: 'replicas',
       rows: [
@@ -191,13 +181,8 @@ export async function runReplicas(context: BenchContext): Promise<ScenarioResult
           direct: fmt(topology.direct.median.requestsPerSecond),
           derived: `ratio ${round(topology.gateway.median.requestsPerSecond / topology.direct.median.requestsPerSecond)}; p50 ${fmt(topology.gateway.median.p50Ms, 'ms')} vs ${fmt(topology.direct.median.p50Ms, 'ms')}`,
         },
-        {
-          scenario: 'replicas',
-          measure: `rate-limit exactness: allowed in 10 s at ${B}/s, 2 replicas, one credential`,
-          gateway: String(allowed),
-          direct: String(10 * B),
-          derived: `fraction ${round(fraction)} (${refused} refused, ${other} other)`,
-        },
+        exactnessRow('2 replicas sharing Redis', replicasRun),
+        exactnessRow('1 gateway of 2 workers, no Redis', workersRun),
       ],
       details,
     };
@@ -212,4 +197,48 @@ export async function runReplicas(context: BenchContext): Promise<ScenarioResult
     }
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Allowed / refused / other operations of one credential hammering `urls` (4 loops each) for 10 s. */
+async function hammer(urls: readonly string[]): Promise<ExactnessRun> {
+  const run = { allowed: 0, refused: 0, other: 0, fraction: 0 };
+  const body = JSON.stringify({ query: TYPENAME });
+  const until = performance.now() + 10_000;
+  await Promise.all(
+    urls.flatMap((url) =>
+      Array.from({ length: 4 }, async () => {
+        while (performance.now() < until) {
+          const response = await fetch(url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-session-api-key': 'bench-exactness-key' },
+            body,
+          });
+          const text = await response.text();
+          if (response.status === 200 && !text.includes('"errors"')) run.allowed++;
+          else if (response.status === 429) run.refused++;
+          else run.other++;
+        }
+      }),
+    ),
+  );
+  run.fraction = run.allowed / (10 * B);
+  return run;
+}
+
+interface ExactnessRun {
+  allowed: number;
+  refused: number;
+  other: number;
+  /** allowed / (10 s x B). */
+  fraction: number;
+}
+
+function exactnessRow(topology: string, run: ExactnessRun) {
+  return {
+    scenario: 'replicas',
+    measure: `rate-limit exactness: allowed in 10 s at ${B}/s, ${topology}, one credential`,
+    gateway: String(run.allowed),
+    direct: String(10 * B),
+    derived: `fraction ${round(run.fraction)} (${run.refused} refused, ${run.other} other)`,
+  };
 }
