@@ -429,13 +429,6 @@ export function settingOfFlag(flag: string): Setting {
   return found;
 }
 
-/** The row of an env-only or any setting by its environment variable. */
-export function settingOfEnv(env: string): Setting {
-  const found = SETTINGS.find((setting) => setting.env === env);
-  if (!found) throw new Error(`no setting with env ${env}`);
-  return found;
-}
-
 function flagCell(setting: Setting): string {
   return setting.flag ? `\`--${setting.flag}${setting.arg ? ` ${setting.arg}` : ''}\`` : '(env only)';
 }
