@@ -4,6 +4,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
+import { SETTINGS, settingOfFlag } from './settings.ts';
 import { isKnownTimeZone } from './upstream/timestamps.ts';
 
 /** The gateway's whole configuration. */
@@ -133,6 +134,14 @@ export class ConfigError extends Error {
   }
 }
 
+/** `--help` was given: the caller prints renderHelp() (src/settings.ts) and exits 0. */
+export class HelpRequested extends Error {
+  constructor() {
+    super('help requested');
+    this.name = 'HelpRequested';
+  }
+}
+
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 function integer(setting: string, raw: string, min: number, max: number): number {
@@ -186,49 +195,13 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     ({ values: flags } = parseArgs({
       args: [...argv],
       options: {
-        port: { type: 'string' },
-        host: { type: 'string' },
-        upstream: { type: 'string' },
-        'data-dir': { type: 'string' },
-        'local-service-port': { type: 'string' },
-        'upstream-timeout-ms': { type: 'string' },
-        'upstream-connections': { type: 'string' },
-        'log-level': { type: 'string' },
-        'upstream-timezone': { type: 'string' },
-        'max-depth': { type: 'string' },
-        'max-aliases': { type: 'string' },
-        'max-tokens': { type: 'string' },
-        'max-directives': { type: 'string' },
-        'max-cost': { type: 'string' },
-        'max-upstream-calls': { type: 'string' },
-        'calls-per-credential': { type: 'string' },
-        'max-body-bytes': { type: 'string' },
-        'cors-origins': { type: 'string' },
-        introspection: { type: 'string' },
-        'field-suggestions': { type: 'string' },
-        'persisted-operations': { type: 'string' },
-        'apq-max-entries': { type: 'string' },
-        'apq-max-bytes': { type: 'string' },
-        'rate-limit': { type: 'string' },
-        'rate-limit-burst': { type: 'string' },
-        'operation-timeout-ms': { type: 'string' },
-        'upstream-max-queued': { type: 'string' },
-        'circuit-failures': { type: 'string' },
-        'circuit-reset-ms': { type: 'string' },
-        'shutdown-grace-ms': { type: 'string' },
-        metrics: { type: 'string' },
-        tracing: { type: 'string' },
-        'allowed-hosts': { type: 'string' },
-        'headers-timeout-ms': { type: 'string' },
-        'request-timeout-ms': { type: 'string' },
-        'sse-stall-timeout-ms': { type: 'string' },
-        'streams-per-credential': { type: 'string' },
-        workers: { type: 'string' },
-        'worker-restarts': { type: 'string' },
-        redis: { type: 'string' },
-        'redis-timeout-ms': { type: 'string' },
-        'redis-replicas-hint': { type: 'string' },
-        'apq-redis-ttl': { type: 'string' },
+        ...Object.fromEntries(
+          SETTINGS.filter((setting) => setting.flag).map((setting) => [
+            setting.flag,
+            { type: 'string' as const },
+          ]),
+        ),
+        help: { type: 'boolean' },
       },
       strict: true,
       allowPositionals: false,
@@ -236,46 +209,56 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
   } catch (error) {
     throw new ConfigError('command line', (error as Error).message);
   }
-  const pick = (flag: string, envName: string): [string, string] | null => {
+  if (flags.help) throw new HelpRequested();
+  const pick = (flag: string): [string, string] | null => {
+    const envName = settingOfFlag(flag).env;
     const fromFlag = flags[flag];
     if (fromFlag !== undefined) return [`--${flag}`, fromFlag];
     const fromEnv = env[envName];
     if (fromEnv !== undefined && fromEnv !== '') return [envName, fromEnv];
     return null;
   };
-  const intSetting = (flag: string, envName: string, fallback: number, min: number, max: number) => {
-    const found = pick(flag, envName);
-    return found ? integer(found[0], found[1], min, max) : fallback;
+  /** An integer setting with the table's bounds; null when unset and its default is derived. */
+  const optionalInt = (flag: string): number | null => {
+    const bounds = settingOfFlag(flag).integer;
+    if (!bounds) throw new Error(`--${flag} is not an integer setting`);
+    const found = pick(flag);
+    return found ? integer(found[0], found[1], bounds.min, bounds.max) : bounds.fallback;
+  };
+  const intSetting = (flag: string): number => {
+    const value = optionalInt(flag);
+    if (value === null) throw new Error(`--${flag} has no fixed default`);
+    return value;
   };
 
-  const upstream = pick('upstream', 'UPSTREAM_URL');
-  const logLevel = pick('log-level', 'LOG_LEVEL');
+  const upstream = pick('upstream');
+  const logLevel = pick('log-level');
   if (logLevel && !LOG_LEVELS.has(logLevel[1])) {
     throw new ConfigError(logLevel[0], `expected one of ${[...LOG_LEVELS].join(', ')}`);
   }
-  const host = pick('host', 'HOST');
+  const host = pick('host');
   if (host && host[1].trim() === '') throw new ConfigError(host[0], 'must not be empty');
   const defaultKey = env.GATEWAY_DEFAULT_SESSION_API_KEY;
   if (defaultKey !== undefined && defaultKey !== '' && defaultKey.trim() !== defaultKey) {
     throw new ConfigError('GATEWAY_DEFAULT_SESSION_API_KEY', 'must not have surrounding whitespace');
   }
-  const timeZone = pick('upstream-timezone', 'UPSTREAM_TIMEZONE');
+  const timeZone = pick('upstream-timezone');
   if (timeZone && !isKnownTimeZone(timeZone[1])) {
     throw new ConfigError(timeZone[0], `not an IANA time zone this runtime knows: "${timeZone[1]}"`);
   }
-  const boolSetting = (flag: string, envName: string, fallback: boolean): boolean => {
-    const found = pick(flag, envName);
+  const boolSetting = (flag: string, fallback: boolean): boolean => {
+    const found = pick(flag);
     if (!found) return fallback;
     const value = found[1].trim().toLowerCase();
     if (['true', '1', 'on', 'yes'].includes(value)) return true;
     if (['false', '0', 'off', 'no'].includes(value)) return false;
     throw new ConfigError(found[0], `expected true or false, got "${found[1]}"`);
   };
-  const tracing = pick('tracing', 'TRACING');
+  const tracing = pick('tracing');
   if (tracing && !['off', 'console', 'otlp'].includes(tracing[1])) {
     throw new ConfigError(tracing[0], 'expected off, console or otlp');
   }
-  const cors = pick('cors-origins', 'CORS_ORIGINS');
+  const cors = pick('cors-origins');
   const corsOrigins = cors
     ? cors[1]
         .split(',')
@@ -290,8 +273,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
       );
     }
   }
-  const burst = pick('rate-limit-burst', 'RATE_LIMIT_BURST');
-  const hostsSetting = pick('allowed-hosts', 'ALLOWED_HOSTS');
+  const hostsSetting = pick('allowed-hosts');
   const allowedHosts = hostsSetting
     ? hostsSetting[1]
         .split(',')
@@ -306,81 +288,72 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
       );
     }
   }
-  const headersTimeoutMs = intSetting('headers-timeout-ms', 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000);
-  const requestTimeoutMs = intSetting('request-timeout-ms', 'REQUEST_TIMEOUT_MS', 30_000, 0, 3_600_000);
+  const headersTimeoutMs = intSetting('headers-timeout-ms');
+  const requestTimeoutMs = intSetting('request-timeout-ms');
   if (requestTimeoutMs > 0 && requestTimeoutMs < headersTimeoutMs) {
     // node:http refuses this combination: the whole request cannot be due before its headers.
     throw new ConfigError(
-      pick('request-timeout-ms', 'REQUEST_TIMEOUT_MS')?.[0] ?? 'REQUEST_TIMEOUT_MS',
+      pick('request-timeout-ms')?.[0] ?? 'REQUEST_TIMEOUT_MS',
       `must be 0 or at least HEADERS_TIMEOUT_MS (${headersTimeoutMs})`,
     );
   }
-  const concurrency = pick('calls-per-credential', 'UPSTREAM_CALLS_PER_CREDENTIAL');
   const hardening: HardeningConfig = {
-    maxDepth: intSetting('max-depth', 'GRAPHQL_MAX_DEPTH', 10, 1, 1000),
-    maxAliases: intSetting('max-aliases', 'GRAPHQL_MAX_ALIASES', 15, 0, 10_000),
-    maxTokens: intSetting('max-tokens', 'GRAPHQL_MAX_TOKENS', 2000, 10, 1_000_000),
-    maxDirectives: intSetting('max-directives', 'GRAPHQL_MAX_DIRECTIVES', 50, 0, 10_000),
-    maxCost: intSetting('max-cost', 'GRAPHQL_MAX_COST', 6000, 1, 10_000_000),
-    maxUpstreamCalls: intSetting('max-upstream-calls', 'GRAPHQL_MAX_UPSTREAM_CALLS', 150, 1, 1_000_000),
-    upstreamConcurrencyPerCredential: concurrency
-      ? integer(concurrency[0], concurrency[1], 0, 100_000)
-      : null,
-    maxBodyBytes: intSetting('max-body-bytes', 'MAX_BODY_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+    maxDepth: intSetting('max-depth'),
+    maxAliases: intSetting('max-aliases'),
+    maxTokens: intSetting('max-tokens'),
+    maxDirectives: intSetting('max-directives'),
+    maxCost: intSetting('max-cost'),
+    maxUpstreamCalls: intSetting('max-upstream-calls'),
+    upstreamConcurrencyPerCredential: optionalInt('calls-per-credential'),
+    maxBodyBytes: intSetting('max-body-bytes'),
     corsOrigins,
-    introspection: boolSetting('introspection', 'GRAPHQL_INTROSPECTION', true),
-    fieldSuggestions: boolSetting('field-suggestions', 'GRAPHQL_FIELD_SUGGESTIONS', true),
-    persistedOperationsFile: pick('persisted-operations', 'PERSISTED_OPERATIONS_FILE')?.[1] ?? null,
-    apqMaxEntries: intSetting('apq-max-entries', 'APQ_MAX_ENTRIES', 1000, 0, 1_000_000),
-    apqMaxBytes: intSetting('apq-max-bytes', 'APQ_MAX_BYTES', 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
-    rateLimitPerSecond: intSetting('rate-limit', 'RATE_LIMIT_PER_SECOND', 20, 0, 1_000_000),
-    rateLimitBurst: burst ? integer(burst[0], burst[1], 1, 10_000_000) : null,
-    operationTimeoutMs: intSetting('operation-timeout-ms', 'OPERATION_TIMEOUT_MS', 30_000, 0, 3_600_000),
-    upstreamMaxQueued: intSetting('upstream-max-queued', 'UPSTREAM_MAX_QUEUED', 1000, 0, 1_000_000),
-    circuitFailureThreshold: intSetting('circuit-failures', 'CIRCUIT_FAILURE_THRESHOLD', 5, 0, 10_000),
-    circuitResetMs: intSetting('circuit-reset-ms', 'CIRCUIT_RESET_MS', 5000, 100, 3_600_000),
-    shutdownGraceMs: intSetting('shutdown-grace-ms', 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
-    metrics: boolSetting('metrics', 'METRICS', true),
+    introspection: boolSetting('introspection', true),
+    fieldSuggestions: boolSetting('field-suggestions', true),
+    persistedOperationsFile: pick('persisted-operations')?.[1] ?? null,
+    apqMaxEntries: intSetting('apq-max-entries'),
+    apqMaxBytes: intSetting('apq-max-bytes'),
+    rateLimitPerSecond: intSetting('rate-limit'),
+    rateLimitBurst: optionalInt('rate-limit-burst'),
+    operationTimeoutMs: intSetting('operation-timeout-ms'),
+    upstreamMaxQueued: intSetting('upstream-max-queued'),
+    circuitFailureThreshold: intSetting('circuit-failures'),
+    circuitResetMs: intSetting('circuit-reset-ms'),
+    shutdownGraceMs: intSetting('shutdown-grace-ms'),
+    metrics: boolSetting('metrics', true),
     tracing: tracing ? (tracing[1] as HardeningConfig['tracing']) : 'off',
     allowedHosts,
     headersTimeoutMs,
     requestTimeoutMs,
-    sseStallTimeoutMs: intSetting('sse-stall-timeout-ms', 'SSE_STALL_TIMEOUT_MS', 12_000, 0, 3_600_000),
-    maxStreamsPerCredential: intSetting(
-      'streams-per-credential',
-      'MAX_STREAMS_PER_CREDENTIAL',
-      100,
-      0,
-      1_000_000,
-    ),
+    sseStallTimeoutMs: intSetting('sse-stall-timeout-ms'),
+    maxStreamsPerCredential: intSetting('streams-per-credential'),
   };
-  const redis = pick('redis', 'REDIS_URL');
+  const redis = pick('redis');
   const keySalt = env.REDIS_KEY_SALT;
   if (keySalt !== undefined && keySalt !== '' && keySalt.length < 16) {
     throw new ConfigError('REDIS_KEY_SALT', 'must be at least 16 characters');
   }
   const shared: SharedStateConfig = {
     redisUrl: redis ? redisUrl(redis[0], redis[1]) : null,
-    redisTimeoutMs: intSetting('redis-timeout-ms', 'REDIS_TIMEOUT_MS', 50, 1, 10_000),
-    redisReplicasHint: intSetting('redis-replicas-hint', 'REDIS_REPLICAS_HINT', 1, 1, 10_000),
+    redisTimeoutMs: intSetting('redis-timeout-ms'),
+    redisReplicasHint: intSetting('redis-replicas-hint'),
     redisKeySalt: keySalt ? keySalt : null,
-    apqRedisTtlSeconds: intSetting('apq-redis-ttl', 'APQ_REDIS_TTL_SECONDS', 86_400, 1, 30 * 86_400),
+    apqRedisTtlSeconds: intSetting('apq-redis-ttl'),
   };
   return {
     hardening,
     shared,
-    port: intSetting('port', 'PORT', 4000, 0, 65535),
+    port: intSetting('port'),
     host: host ? host[1] : '127.0.0.1',
     upstreamUrl: upstream ? httpUrl(upstream[0], upstream[1]) : null,
-    dataDir: pick('data-dir', 'DATA_DIR')?.[1] ?? './.data',
-    localServicePort: intSetting('local-service-port', 'LOCAL_SERVICE_PORT', 3000, 0, 65535),
+    dataDir: pick('data-dir')?.[1] ?? './.data',
+    localServicePort: intSetting('local-service-port'),
     defaultSessionApiKey: defaultKey ? defaultKey : null,
-    upstreamTimeoutMs: intSetting('upstream-timeout-ms', 'UPSTREAM_TIMEOUT_MS', 10_000, 100, 600_000),
-    upstreamConnections: intSetting('upstream-connections', 'UPSTREAM_CONNECTIONS', 64, 1, 1024),
+    upstreamTimeoutMs: intSetting('upstream-timeout-ms'),
+    upstreamConnections: intSetting('upstream-connections'),
     logLevel: logLevel ? logLevel[1] : 'info',
     upstreamTimeZone: timeZone ? timeZone[1] : 'UTC',
-    workers: workersSetting(pick('workers', 'WORKERS')),
-    workerRestartsPerMinute: intSetting('worker-restarts', 'WORKER_RESTARTS_PER_MINUTE', 10, 0, 1000),
+    workers: workersSetting(pick('workers')),
+    workerRestartsPerMinute: intSetting('worker-restarts'),
   };
 }
 

@@ -3,7 +3,7 @@
  * conversation service in-process), stop both on SIGINT/SIGTERM.
  */
 import { announceWorker, gatewayWorkerId, isGatewayWorker, startPrimary } from './cluster.ts';
-import { type Config, ConfigError, type HardeningConfig, loadConfig } from './config.ts';
+import { type Config, ConfigError, type HardeningConfig, HelpRequested, loadConfig } from './config.ts';
 import type { HardeningOptions } from './gateway/hardening.ts';
 import { PersistedOperations } from './gateway/limits.ts';
 import { createLogger } from './gateway/logging.ts';
@@ -11,6 +11,7 @@ import { startGateway } from './gateway/server.ts';
 import { startRateLimitPrimary } from './gateway/shared-rate-limit.ts';
 import { createSharedState, type SharedState } from './gateway/shared-state.ts';
 import { startTracing, type Tracing } from './gateway/tracing.ts';
+import { renderHelp } from './settings.ts';
 
 /** Config -> gateway hardening options (loads the allow-list file; starts tracing only when enabled). */
 async function hardeningFrom(config: HardeningConfig, tracing: Tracing | null): Promise<HardeningOptions> {
@@ -61,6 +62,10 @@ async function main(): Promise<void> {
   try {
     config = loadConfig(process.argv.slice(2), process.env);
   } catch (error) {
+    if (error instanceof HelpRequested) {
+      process.stdout.write(renderHelp());
+      process.exit(0);
+    }
     if (error instanceof ConfigError) {
       console.error(`conversation-gateway: ${error.message}`);
       process.exit(2);
