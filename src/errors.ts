@@ -51,6 +51,16 @@ export const ERROR_CATALOGUE = {
     status: 403,
     message: 'This origin is not allowed.',
   },
+  HOST_REJECTED: {
+    meaning: 'a Host header not in ALLOWED_HOSTS (DNS rebinding guard)',
+    status: 403,
+    message: 'This host is not allowed.',
+  },
+  BATCHING_NOT_SUPPORTED: {
+    meaning: 'a JSON array (batched operations) sent to the endpoint',
+    status: 400,
+    message: 'Batched operations are not supported.',
+  },
   REQUEST_TIMEOUT: {
     meaning: 'the request headers or body arrived too slowly',
     status: 408,
@@ -89,7 +99,7 @@ export const ERROR_CATALOGUE = {
   },
   PERSISTED_QUERY_NOT_SUPPORTED: {
     meaning: 'automatic persisted queries are off (APQ_MAX_ENTRIES 0)',
-    status: 400,
+    status: 200,
     message: 'PersistedQueryNotSupported',
   },
   PERSISTED_QUERY_HASH_MISMATCH: {

@@ -28,7 +28,7 @@ function readmeCodeTables(): Set<string> {
       continue;
     }
     const code = /^`([A-Z][A-Z_]+)`$/.exec(first);
-    if (inCodeTable && code) codes.add(code[1]);
+    if (inCodeTable && code?.[1]) codes.add(code[1]);
   }
   return codes;
 }
