@@ -4,7 +4,7 @@
  * so nothing cached for one caller can ever be served to another.
  */
 import DataLoader from 'dataloader';
-import { GraphQLError } from 'graphql';
+import { unauthenticated } from '../errors.ts';
 import { DEFAULT_PAGING, type PagingSettings } from '../schema/connection.ts';
 import { type CallScope, type Conversation, getConversation } from '../upstream/conversations.ts';
 import type { UpstreamClient, UpstreamCredentials } from '../upstream/http.ts';
@@ -84,10 +84,6 @@ function parseAuthorization(value: string): UpstreamCredentials {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(value);
   if (!match?.[1]) throw unauthenticated('Authorization must be "Bearer <token>".');
   return { kind: 'bearer', token: match[1] };
-}
-
-function unauthenticated(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } } });
 }
 
 /** The caller's credentials, or the default key, or none (an upstream without auth accepts that). */

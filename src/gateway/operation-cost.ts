@@ -34,6 +34,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { badUserInput } from '../errors.ts';
 import { DEFAULT_PAGE_SIZE, DEFAULT_PAGING, MAX_PAGE_SIZE } from '../schema/connection.ts';
 import type { GatewayContext } from './context.ts';
 import { QUERY_LIMIT_CODE } from './limits.ts';
@@ -72,7 +73,7 @@ const UPSTREAM_CALLS: Record<string, CallsOf> = {
 const NO_ARGS: Record<string, unknown> = Object.freeze({});
 
 function badInput(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT', http: { status: 400 } } });
+  return badUserInput(message, true);
 }
 
 function overLimit(message: string, limit: 'COST' | 'UPSTREAM_CALLS'): GraphQLError {

@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { type ExecutionArgs, GraphQLError } from 'graphql';
 import { WebSocketServer } from 'ws';
+import { SHUTTING_DOWN_MESSAGE, tooManySubscriptions } from '../errors.ts';
 import { credentialsFromConnectionParams } from './context.ts';
 import { serveGraphqlWs } from './graphql-ws-binding.ts';
 import { DEFAULT_SHUTDOWN_GRACE_MS, SHUTTING_DOWN_CODE } from './shutdown.ts';
@@ -93,7 +94,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       res.writeHead(503, { 'content-type': 'application/json', connection: 'close', 'retry-after': '1' });
       res.end(
         JSON.stringify({
-          errors: [{ message: 'The gateway is shutting down.', extensions: { code: SHUTTING_DOWN_CODE } }],
+          errors: [{ message: SHUTTING_DOWN_MESSAGE, extensions: { code: SHUTTING_DOWN_CODE } }],
         }),
       );
       return;
@@ -133,11 +134,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       onSubscribe: async (ctx, _id, payload) => {
         // graphql-ws registers the operation before calling us, so the count includes this one.
         if (Object.keys(ctx.subscriptions).length > maxOperations) {
-          return [
-            new GraphQLError(`At most ${maxOperations} operations may run at once on one connection.`, {
-              extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' },
-            }),
-          ];
+          return [tooManySubscriptions(maxOperations)];
         }
         // Only what the context needs: graphql-ws's whole ctx (its subscriptions map, the socket) would
         // be copied into, and kept alive by, each of possibly thousands of operation contexts.

@@ -6,20 +6,19 @@
  * refuse new requests, close sockets) around it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ExecutionResult, GraphQLError } from 'graphql';
+import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { type ErrorCode, shuttingDown } from '../errors.ts';
 
 /** Code of everything refused or ended because the gateway is stopping (same as the event bridge's). */
-export const SHUTTING_DOWN_CODE = 'GATEWAY_SHUTTING_DOWN';
+export const SHUTTING_DOWN_CODE: ErrorCode = 'GATEWAY_SHUTTING_DOWN';
 
 /** Default bound of the drain phase. `SHUTDOWN_GRACE_MS`. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
 /** The error sent to refused operations and as the last result of ended subscriptions. */
 export function shuttingDownError(): GraphQLError {
-  return new GraphQLError('The gateway is shutting down; reconnect shortly.', {
-    extensions: { code: SHUTTING_DOWN_CODE, http: { status: 503 } },
-  });
+  return shuttingDown();
 }
 
 /** Tracks operations in flight and ends streams when draining starts. One per gateway. */

@@ -8,7 +8,8 @@
  * `maxUpstreamCalls` pages per field, then answer what we have with `hasNextPage: true` and a cursor
  * that continues where we stopped.
  */
-import { GraphQLError } from 'graphql';
+import type { GraphQLError } from 'graphql';
+import { badUserInput } from '../errors.ts';
 import type { Conversation, ConversationFilter, ConversationPage } from '../upstream/conversations.ts';
 
 /** Default page size of a connection field. */
@@ -64,7 +65,7 @@ export interface ConversationConnectionShape {
 }
 
 function badInput(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
+  return badUserInput(message);
 }
 
 /** A stable key of the filter, so a cursor is not resumed under different filters. */

@@ -1,8 +1,4 @@
-/**
- * The Conversation node, its query fields, inputs and mutations. Resolvers stay thin: they validate
- * arguments, then call src/upstream/conversations.ts with the caller's scope.
- */
-import { GraphQLError } from 'graphql';
+import { badUserInput } from '../errors.ts';
 import { CONVERSATION_ID_PATTERN } from '../upstream/conversation-record.ts';
 import {
   addGitProviderToken,
@@ -192,14 +188,12 @@ function toConversationId(id: string): string {
   const global = tryDecodeGlobalId(id);
   if (global) {
     if (global.typename !== 'Conversation') {
-      throw new GraphQLError(`The id belongs to a ${global.typename}, not a Conversation.`, {
-        extensions: { code: 'BAD_USER_INPUT' },
-      });
+      throw badUserInput(`The id belongs to a ${global.typename}, not a Conversation.`);
     }
     return global.id;
   }
   if (!CONVERSATION_ID_PATTERN.test(id)) {
-    throw new GraphQLError('Not a conversation id.', { extensions: { code: 'BAD_USER_INPUT' } });
+    throw badUserInput('Not a conversation id.');
   }
   return id;
 }

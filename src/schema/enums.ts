@@ -1,9 +1,4 @@
-/**
- * Enums over upstream wire values. Each output enum has an `UNKNOWN` member: a value a newer upstream
- * sends that this gateway does not know maps to it (the raw string stays available in the matching
- * `...Raw` field), so a query never fails on it. `UNKNOWN` is refused as input.
- */
-import { GraphQLError } from 'graphql';
+import { badUserInput } from '../errors.ts';
 import {
   CONVERSATION_STATUSES,
   CONVERSATION_TRIGGERS,
@@ -49,9 +44,7 @@ export function knownOrUnknown(known: ReadonlySet<string>, raw: string | null): 
  */
 export function requireKnownInput<T extends string | null | undefined>(value: T, argument: string): T {
   if (value === UNKNOWN_VALUE) {
-    throw new GraphQLError(`${argument}: UNKNOWN is only an output value.`, {
-      extensions: { code: 'BAD_USER_INPUT' },
-    });
+    throw badUserInput(`${argument}: UNKNOWN is only an output value.`);
   }
   return value;
 }

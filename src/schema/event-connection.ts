@@ -13,7 +13,8 @@
  * At most `maxUpstreamCalls` page reads per field; a short page then ends with the far side `true`
  * and an end cursor that continues where the walk stopped.
  */
-import { GraphQLError } from 'graphql';
+import type { GraphQLError } from 'graphql';
+import { badUserInput } from '../errors.ts';
 import type { ConversationEvent } from '../upstream/events.ts';
 import { type EventsPage, type EventsQuery, UPSTREAM_MAX_EVENTS_LIMIT } from '../upstream/history.ts';
 
@@ -52,7 +53,7 @@ export interface EventConnectionShape {
 }
 
 function badInput(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
+  return badUserInput(message);
 }
 
 /** The cursor of an event: its id in decimal. */

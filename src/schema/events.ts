@@ -3,7 +3,8 @@
  * and the two mutations that talk back over the conversation socket (`sendMessage`, `changeAgentState`).
  * Resolvers only read the mapped events of src/upstream/events.ts; the socket is src/upstream/socket.ts.
  */
-import { GraphQLError } from 'graphql';
+import type { GraphQLError } from 'graphql';
+import { badUserInput } from '../errors.ts';
 import type { GatewayContext } from '../gateway/context.ts';
 import type { ConversationEvent, ConversationEventKind } from '../upstream/events.ts';
 import { ConversationNotFoundError, postUserAction } from '../upstream/history.ts';
@@ -305,11 +306,11 @@ export function conversationIdArg(value: string, argument: string): string {
   const global = tryDecodeGlobalId(value);
   if (global?.typename === 'Conversation') return global.id;
   if (global === null && RAW_CONVERSATION_ID.test(value)) return value;
-  throw new GraphQLError(`${argument}: not a conversation id.`, { extensions: { code: 'BAD_USER_INPUT' } });
+  throw badUserInput(`${argument}: not a conversation id.`);
 }
 
 function badInput(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
+  return badUserInput(message);
 }
 
 // --- Subscription ------------------------------------------------------------------------------------

@@ -1,8 +1,4 @@
-/**
- * Global ids (base64url of `Type:id`) and the validation that turns garbage into BAD_USER_INPUT
- * instead of an internal error.
- */
-import { GraphQLError } from 'graphql';
+import { badUserInput } from '../errors.ts';
 
 /** Typenames that implement Node; a well-formed id of any other type is the caller's mistake. */
 const NODE_TYPENAMES: ReadonlySet<string> = new Set(['Conversation']);
@@ -19,12 +15,10 @@ export function encodeGlobalId(typename: string, id: string): string {
 export function decodeGlobalId(globalId: string): { typename: string; id: string } {
   const decoded = tryDecodeGlobalId(globalId);
   if (!decoded) {
-    throw new GraphQLError('Invalid global id.', { extensions: { code: 'BAD_USER_INPUT' } });
+    throw badUserInput('Invalid global id.');
   }
   if (!NODE_TYPENAMES.has(decoded.typename)) {
-    throw new GraphQLError(`No object type ${decoded.typename} has global ids.`, {
-      extensions: { code: 'BAD_USER_INPUT' },
-    });
+    throw badUserInput(`No object type ${decoded.typename} has global ids.`);
   }
   return decoded;
 }

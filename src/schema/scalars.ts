@@ -2,16 +2,15 @@
  * Custom scalars. DateTime serialises the UTC text src/upstream/timestamps.ts made of the upstream's
  * timestamp (parsing it into a Date here would drop the microseconds) after checking that it is a date.
  */
-import { GraphQLError, GraphQLScalarType, Kind, valueFromASTUntyped } from 'graphql';
+import { GraphQLScalarType, Kind, valueFromASTUntyped } from 'graphql';
+import { badUserInput } from '../errors.ts';
 import { upstreamTimestampToUtc } from '../upstream/timestamps.ts';
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?$/;
 
 function checkDateTime(value: unknown): string {
   if (typeof value !== 'string' || !ISO_DATE_TIME.test(value) || Number.isNaN(Date.parse(value))) {
-    throw new GraphQLError('DateTime must be an ISO 8601 date-time string.', {
-      extensions: { code: 'BAD_USER_INPUT' },
-    });
+    throw badUserInput('DateTime must be an ISO 8601 date-time string.');
   }
   return value;
 }
@@ -36,7 +35,7 @@ export const DateTimeScalar = new GraphQLScalarType<string, string>({
   parseValue: checkDateTime,
   parseLiteral: (ast) => {
     if (ast.kind !== Kind.STRING) {
-      throw new GraphQLError('DateTime must be a string.', { extensions: { code: 'BAD_USER_INPUT' } });
+      throw badUserInput('DateTime must be a string.');
     }
     return checkDateTime(ast.value);
   },

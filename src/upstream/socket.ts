@@ -34,6 +34,7 @@
 import { createHash } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import { io, type Socket } from 'socket.io-client';
+import { SHUTTING_DOWN_MESSAGE } from '../errors.ts';
 import { mergeCatchUp, orderBatch, StreamOrder } from './event-order.ts';
 import { type ConversationEvent, mapUpstreamEvent } from './events.ts';
 import { type UpstreamCredentials, UpstreamError } from './http.ts';
@@ -187,7 +188,7 @@ export class EventBridge {
    * {@link BridgeError} when the stream ends abnormally; `return()` detaches it.
    */
   subscribe(request: SubscribeRequest): AsyncIterableIterator<ConversationEvent> {
-    if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN', 'The gateway is shutting down.');
+    if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN', SHUTTING_DOWN_MESSAGE);
     const entry = this.#entryFor(request.conversationId, request.credentials);
     // Without errorAsItem a Subscriber yields only events (the error rejects `next()`).
     return entry.attach(request.afterEventId ?? null) as AsyncIterableIterator<ConversationEvent>;
@@ -202,7 +203,7 @@ export class EventBridge {
   subscribeEndingWithError(
     request: SubscribeRequest,
   ): AsyncIterableIterator<ConversationEvent | BridgeError> {
-    if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN', 'The gateway is shutting down.');
+    if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN', SHUTTING_DOWN_MESSAGE);
     const entry = this.#entryFor(request.conversationId, request.credentials);
     const subscriber = entry.attach(request.afterEventId ?? null);
     subscriber.errorAsItem = true;
@@ -220,7 +221,7 @@ export class EventBridge {
    * the same text from the same credential's conversation, which is why FIFO is good enough here.)
    */
   async send(request: SendRequest, signal?: AbortSignal): Promise<ConversationEvent> {
-    if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN', 'The gateway is shutting down.');
+    if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN', SHUTTING_DOWN_MESSAGE);
     const entry = this.#entryFor(request.conversationId, request.credentials);
     return entry.send(request.action, signal);
   }
@@ -514,7 +515,7 @@ class UpstreamConversation {
 
   /** Bridge shutdown: streams complete normally, actions fail, everything closes now. */
   shutdown(): void {
-    this.#end(null, new BridgeError('GATEWAY_SHUTTING_DOWN', 'The gateway is shutting down.'));
+    this.#end(null, new BridgeError('GATEWAY_SHUTTING_DOWN', SHUTTING_DOWN_MESSAGE));
   }
 
   /** A method, not an inline comparison: TypeScript would keep the narrowing across awaits. */

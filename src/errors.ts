@@ -1,0 +1,228 @@
+/**
+ * The error catalogue: every `extensions.code` a client can see, with what it means, the HTTP status
+ * it travels with (when it refuses a whole request; `null` when it only marks a field or ends a stream)
+ * and the default message. The README's code tables list exactly these codes
+ * (test/gateway/error-catalogue.test.ts), so a new code starts here.
+ *
+ * Only `graphql` is imported: every layer (schema, gateway, upstream) may use this module.
+ */
+import { GraphQLError } from 'graphql';
+
+export interface ErrorEntry {
+  readonly meaning: string;
+  readonly status: number | null;
+  readonly message: string;
+}
+
+export const ERROR_CATALOGUE = {
+  // Request-level problems (channel 2).
+  BAD_USER_INPUT: {
+    meaning: 'a malformed argument, id, cursor or variable',
+    status: 400,
+    message: 'Bad input.',
+  },
+  UNAUTHENTICATED: {
+    meaning: 'a malformed Authorization, or the conversation service answered 401',
+    status: 401,
+    message: 'The conversation service refused the credentials.',
+  },
+  FORBIDDEN: {
+    meaning: 'the conversation service answered 403',
+    status: null,
+    message: 'The conversation service denied access.',
+  },
+  PERMISSION_DENIED: {
+    meaning: 'a lifecycle mutation on a conversation of someone else',
+    status: null,
+    message: 'You can only change your own conversations.',
+  },
+  QUERY_LIMIT_EXCEEDED: {
+    meaning: 'a query limit (depth, cost, aliases, ...)',
+    status: 400,
+    message: 'The query exceeds a limit.',
+  },
+  PAYLOAD_TOO_LARGE: {
+    meaning: 'the request body exceeds MAX_BODY_BYTES',
+    status: 413,
+    message: 'The request body is too large.',
+  },
+  ORIGIN_REJECTED: {
+    meaning: 'a browser Origin not in CORS_ORIGINS',
+    status: 403,
+    message: 'This origin is not allowed.',
+  },
+  HOST_REJECTED: {
+    meaning: 'a Host header not in ALLOWED_HOSTS (DNS rebinding guard)',
+    status: 403,
+    message: 'This host is not allowed.',
+  },
+  BATCHING_NOT_SUPPORTED: {
+    meaning: 'a JSON array (batched operations) sent to the endpoint',
+    status: 400,
+    message: 'Batched operations are not supported.',
+  },
+  REQUEST_TIMEOUT: {
+    meaning: 'the request headers or body arrived too slowly',
+    status: 408,
+    message: 'The request took too long to arrive.',
+  },
+  RATE_LIMITED: {
+    meaning: 'the gateway rate limit or an upstream 429 (with extensions.retryAfterSeconds)',
+    status: 429,
+    message: 'Too many requests.',
+  },
+  TOO_MANY_STREAMS: {
+    meaning:
+      'more sockets or SSE streams for one credential than STREAMS_PER_CREDENTIAL (socket close code 4429)',
+    status: 429,
+    message: 'Too many streams for this credential.',
+  },
+  TOO_MANY_SUBSCRIPTIONS: {
+    meaning: 'more operations at once on one graphql-ws connection than allowed',
+    status: null,
+    message: 'Too many operations on this connection.',
+  },
+  PERSISTED_QUERY_ONLY: {
+    meaning: 'a document sent while only persisted operations are allowed',
+    status: 400,
+    message: 'Only persisted operations are allowed.',
+  },
+  PERSISTED_QUERY_NOT_IN_LIST: {
+    meaning: 'a persisted operation id not in PERSISTED_OPERATIONS_FILE',
+    status: 400,
+    message: 'This operation is not in the persisted list.',
+  },
+  PERSISTED_QUERY_NOT_FOUND: {
+    meaning: 'an automatic persisted query hash the gateway does not know (send the document with it)',
+    status: 200,
+    message: 'PersistedQueryNotFound',
+  },
+  PERSISTED_QUERY_NOT_SUPPORTED: {
+    meaning: 'automatic persisted queries are off (APQ_MAX_ENTRIES 0)',
+    status: 200,
+    message: 'PersistedQueryNotSupported',
+  },
+  PERSISTED_QUERY_HASH_MISMATCH: {
+    meaning: 'the sent document does not hash to the sent sha256Hash',
+    status: 400,
+    message: 'The document does not match its hash.',
+  },
+  PERSISTED_QUERY_INVALID: {
+    meaning: 'a malformed persistedQuery extension',
+    status: 400,
+    message: 'Invalid persistedQuery extension.',
+  },
+  GATEWAY_SHUTTING_DOWN: {
+    meaning: 'the gateway is stopping: new work is refused, open streams end',
+    status: 503,
+    message: 'The gateway is shutting down; reconnect shortly.',
+  },
+  // Upstream failures (channel 3).
+  UPSTREAM_UNAVAILABLE: {
+    meaning: 'refused connection, 502/503, open circuit or too many queued calls (extensions.reason)',
+    status: null,
+    message: 'The conversation service is unavailable.',
+  },
+  UPSTREAM_TIMEOUT: {
+    meaning: 'an upstream attempt not finished within UPSTREAM_TIMEOUT_MS, or 504',
+    status: null,
+    message: 'The conversation service did not answer in time.',
+  },
+  UPSTREAM_ERROR: {
+    meaning: 'other upstream failure or an unreadable answer (extensions.status)',
+    status: null,
+    message: 'The call to the conversation service failed.',
+  },
+  OPERATION_TIMEOUT: {
+    meaning: 'the operation exceeded OPERATION_TIMEOUT_MS across attempts, retries and pages',
+    status: null,
+    message: 'The operation took too long.',
+  },
+  REQUEST_CANCELLED: {
+    meaning: 'the client cancelled the request',
+    status: null,
+    message: 'The request was cancelled.',
+  },
+  UPSTREAM_VALIDATION: {
+    meaning: 'the upstream refused the input with a 422 (UpstreamValidationError union member)',
+    status: null,
+    message: 'The conversation service refused the input.',
+  },
+  UPSTREAM_REFUSED: {
+    meaning: 'the upstream refused with a 4xx and a readable reason (UpstreamDomainError union member)',
+    status: null,
+    message: 'The conversation service refused the request.',
+  },
+  // Live streams and talking back.
+  CONVERSATION_NOT_FOUND: {
+    meaning: 'no such conversation for this caller',
+    status: null,
+    message: 'No conversation with this id.',
+  },
+  CONVERSATION_UNREACHABLE: {
+    meaning: 'the upstream socket dropped and stayed unreachable, or a catch-up could not read stored events',
+    status: null,
+    message: 'The conversation cannot be reached.',
+  },
+  CONVERSATION_DELETED: {
+    meaning: 'the conversation was deleted',
+    status: null,
+    message: 'The conversation was deleted.',
+  },
+  CONVERSATION_STOPPED: {
+    meaning: 'its agent was stopped',
+    status: null,
+    message: 'The conversation was stopped.',
+  },
+  SUBSCRIBER_TOO_SLOW: {
+    meaning: 'this subscriber fell more than maxBufferedEvents behind',
+    status: null,
+    message: 'The subscriber fell too far behind.',
+  },
+  // Anything else is a bug.
+  INTERNAL_SERVER_ERROR: {
+    meaning: 'a bug; the detail is only in the log',
+    status: 500,
+    message: 'Unexpected error.',
+  },
+} as const satisfies Record<string, ErrorEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+/** Every code, for checks such as the README test. */
+export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
+
+/** A coded GraphQLError; `status` only where the code refuses a whole request over HTTP. */
+export function codedError(
+  code: ErrorCode,
+  message: string = ERROR_CATALOGUE[code].message,
+  extra: Record<string, unknown> = {},
+): GraphQLError {
+  return new GraphQLError(message, { extensions: { code, ...extra } });
+}
+
+/** BAD_USER_INPUT; `withStatus` makes it refuse the whole operation with HTTP 400. */
+export function badUserInput(message: string, withStatus = false): GraphQLError {
+  return codedError('BAD_USER_INPUT', message, withStatus ? { http: { status: 400 } } : {});
+}
+
+/** UNAUTHENTICATED with HTTP 401. */
+export function unauthenticated(message: string): GraphQLError {
+  return codedError('UNAUTHENTICATED', message, { http: { status: 401 } });
+}
+
+/** The one shutting-down message, wherever the gateway refuses or ends work because it is stopping. */
+export const SHUTTING_DOWN_MESSAGE = ERROR_CATALOGUE.GATEWAY_SHUTTING_DOWN.message;
+
+/** GATEWAY_SHUTTING_DOWN with HTTP 503. */
+export function shuttingDown(): GraphQLError {
+  return codedError('GATEWAY_SHUTTING_DOWN', SHUTTING_DOWN_MESSAGE, { http: { status: 503 } });
+}
+
+/** TOO_MANY_SUBSCRIPTIONS on one graphql-ws connection. */
+export function tooManySubscriptions(maxOperations: number): GraphQLError {
+  return codedError(
+    'TOO_MANY_SUBSCRIPTIONS',
+    `At most ${maxOperations} operations may run at once on one connection.`,
+  );
+}
