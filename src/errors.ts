@@ -46,6 +46,21 @@ export const ERROR_CATALOGUE = {
     status: 413,
     message: 'The request body is too large.',
   },
+  LENGTH_REQUIRED: {
+    meaning: 'a POST body sent without Content-Length (chunked)',
+    status: 411,
+    message: 'Send the request body with a Content-Length.',
+  },
+  BAD_REQUEST: {
+    meaning: 'a malformed `variables` or `extensions` query parameter on GET',
+    status: 400,
+    message: 'The request is malformed.',
+  },
+  CSRF_REJECTED: {
+    meaning: 'a form or text POST without a preflight-forcing header (CSRF prevention)',
+    status: 403,
+    message: 'Send a "graphql-preflight: 1" header with this content type.',
+  },
   ORIGIN_REJECTED: {
     meaning: 'a browser Origin not in CORS_ORIGINS',
     status: 403,

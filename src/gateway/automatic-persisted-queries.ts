@@ -17,9 +17,11 @@
  * level (Redis) can implement the same two methods. Only used without an allow-list: with
  * PERSISTED_OPERATIONS_FILE, limits.ts's `PersistedOperations` decides alone and nothing registers.
  */
+
 import { createHash } from 'node:crypto';
 import { type DocumentNode, GraphQLError, Kind, visit } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import type { ErrorCode } from '../errors.ts';
 
 /** Where registered documents live. Implementations may be asynchronous (a shared cache). */
 export interface PersistedQueryStore {
@@ -39,10 +41,10 @@ export const DEFAULT_APQ_MAX_ENTRIES = 1000;
 export const DEFAULT_APQ_MAX_BYTES = 4 * 1024 * 1024;
 
 /** Codes and messages clients see (the first two are what Apollo's and urql's links look for). */
-export const PERSISTED_QUERY_NOT_FOUND = 'PERSISTED_QUERY_NOT_FOUND';
-export const PERSISTED_QUERY_NOT_SUPPORTED = 'PERSISTED_QUERY_NOT_SUPPORTED';
-export const PERSISTED_QUERY_HASH_MISMATCH = 'PERSISTED_QUERY_HASH_MISMATCH';
-export const PERSISTED_QUERY_INVALID = 'PERSISTED_QUERY_INVALID';
+export const PERSISTED_QUERY_NOT_FOUND = 'PERSISTED_QUERY_NOT_FOUND' satisfies ErrorCode;
+export const PERSISTED_QUERY_NOT_SUPPORTED = 'PERSISTED_QUERY_NOT_SUPPORTED' satisfies ErrorCode;
+export const PERSISTED_QUERY_HASH_MISMATCH = 'PERSISTED_QUERY_HASH_MISMATCH' satisfies ErrorCode;
+export const PERSISTED_QUERY_INVALID = 'PERSISTED_QUERY_INVALID' satisfies ErrorCode;
 
 /**
  * A least-recently-used map bounded in entries and in total document length. A Map iterates in

@@ -5,11 +5,13 @@
  * rate limit, deadline, the operation log) would then share one HTTP request and one body limit, and
  * HTTP/1.1 keep-alive and HTTP/2 already make many small requests cheap.
  */
+
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import type { ErrorCode } from '../errors.ts';
 
 /** Code of the refusal. */
-export const BATCHING_NOT_SUPPORTED = 'BATCHING_NOT_SUPPORTED';
+export const BATCHING_NOT_SUPPORTED = 'BATCHING_NOT_SUPPORTED' satisfies ErrorCode;
 
 /** Wraps Yoga's request parser: an array body is refused before Yoga's own batching check sees it. */
 export function useBatchingRefused(): Plugin {

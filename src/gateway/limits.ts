@@ -4,12 +4,14 @@
  * types a browser may send cross-site without a preflight, CORS, switching introspection and field
  * suggestions off, and an optional persisted-operations allow-list (HTTP and graphql-ws alike).
  */
+
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { EnvelopArmor } from '@escape.tech/graphql-armor';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationContext } from 'graphql';
 import type { Plugin, YogaServerOptions } from 'graphql-yoga';
+import type { ErrorCode } from '../errors.ts';
 
 /** graphql-armor limits of one operation. */
 export interface QueryLimits {
@@ -53,7 +55,7 @@ export const DEFAULT_QUERY_LIMITS: QueryLimits = {
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 /** Code put on every armor rejection (armor itself sets none). */
-export const QUERY_LIMIT_CODE = 'QUERY_LIMIT_EXCEEDED';
+export const QUERY_LIMIT_CODE = 'QUERY_LIMIT_EXCEEDED' satisfies ErrorCode;
 
 /**
  * graphql-armor's plugins with coded errors. The cost is not armor's: it runs at validation, before
@@ -115,7 +117,13 @@ export function useBodyLimit(maxBytes: number): Plugin {
       const length = request.headers.get('content-length');
       if (length === null) {
         if (request.headers.get('transfer-encoding') !== null) {
-          endResponse(refusal(411, 'LENGTH_REQUIRED', 'Send the request body with a Content-Length.'));
+          endResponse(
+            refusal(
+              411,
+              'LENGTH_REQUIRED' satisfies ErrorCode,
+              'Send the request body with a Content-Length.',
+            ),
+          );
         }
         return;
       }
@@ -159,7 +167,7 @@ export function useCsrfPrevention(): Plugin {
       endResponse(
         refusal(
           403,
-          'CSRF_REJECTED',
+          'CSRF_REJECTED' satisfies ErrorCode,
           `Requests with content type ${mediaType} need a "graphql-preflight: 1" header (CSRF prevention).`,
         ),
       );
@@ -298,7 +306,9 @@ export function useQueryStringGuard(): Plugin {
           parsed = undefined;
         }
         if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-          endResponse(refusal(400, 'BAD_REQUEST', `The "${name}" parameter must be a JSON object.`));
+          endResponse(
+            refusal(400, 'BAD_REQUEST' satisfies ErrorCode, `The "${name}" parameter must be a JSON object.`),
+          );
           return;
         }
       }

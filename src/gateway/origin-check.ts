@@ -14,6 +14,7 @@
  * the gateway's names. It is on by default when a default key is configured (then the gateway acts for
  * whoever reaches it), with loopback names and the listen host allowed.
  */
+import type { ErrorCode } from '../errors.ts';
 
 /** A refusal: HTTP status, stable code and message, answered before any operation runs. */
 export interface OriginRefusal {
@@ -23,9 +24,9 @@ export interface OriginRefusal {
 }
 
 /** Code of a browser request from a page whose origin is not allowed. */
-export const ORIGIN_REJECTED = 'ORIGIN_REJECTED';
+export const ORIGIN_REJECTED = 'ORIGIN_REJECTED' satisfies ErrorCode;
 /** Code of a request whose `Host` is not one of `ALLOWED_HOSTS` (DNS rebinding). */
-export const HOST_REJECTED = 'HOST_REJECTED';
+export const HOST_REJECTED = 'HOST_REJECTED' satisfies ErrorCode;
 
 /** Host names always allowed when the Host check is on. */
 export const LOOPBACK_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '::1'];

@@ -8,8 +8,10 @@
  * Node answers a missed deadline with a bare `408` and no body; the `clientError` handler here answers
  * with the gateway's coded JSON instead and keeps Node's own answers for other client errors.
  */
+
 import type { Server, ServerOptions } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { ErrorCode } from '../errors.ts';
 import { refusalBody } from './origin-check.ts';
 
 /** Default of `HEADERS_TIMEOUT_MS`: ample for any real client, short for a slowloris. */
@@ -18,7 +20,7 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 /** Code of a request whose headers or body did not arrive in time (HTTP 408). */
-export const REQUEST_TIMEOUT = 'REQUEST_TIMEOUT';
+export const REQUEST_TIMEOUT = 'REQUEST_TIMEOUT' satisfies ErrorCode;
 
 /** Deadlines of incoming requests; 0 turns one off. */
 export interface RequestTimeouts {

@@ -11,6 +11,7 @@
  * Messages name the variable, the path inside it and the expected type, never the value sent: a value
  * in the wrong place may be a secret (a token pasted into an enum field), and answers never echo one.
  */
+
 import {
   coerceInputValue,
   type ExecutionArgs,
@@ -27,10 +28,11 @@ import {
   typeFromAST,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import type { ErrorCode } from '../errors.ts';
 import { withoutSuggestions } from './suggestions.ts';
 
 /** The code of every variable coercion error. */
-export const VARIABLE_ERROR_CODE = 'BAD_USER_INPUT';
+export const VARIABLE_ERROR_CODE = 'BAD_USER_INPUT' satisfies ErrorCode;
 
 /** Errors reported per operation; a list of 3,000 wrong items must not become 3,000 errors. */
 export const MAX_VARIABLE_ERRORS = 20;
