@@ -98,15 +98,26 @@ export async function fetchEventsPage(
   });
   // An empty `end_id=` is a 422 upstream: leave it out for "the newest".
   if (query.endId != null) params.set('end_id', String(query.endId));
-  const body = await notFoundAs404(conversationId, () =>
-    scope.client.request<ConversationEventsPageRecord>({
+  let body: ConversationEventsPageRecord;
+  try {
+    body = await scope.client.request<ConversationEventsPageRecord>({
       method: 'GET',
       path: `${path(conversationId, '/events')}?${params}`,
       credentials: scope.credentials,
       signal: scope.signal,
-      passThroughStatuses: [404],
-    }),
-  );
+      passThroughStatuses: [404, 405],
+    });
+  } catch (error) {
+    if (error instanceof UpstreamRejection && error.status === 404 && isConversationNotFound(error.body)) {
+      throw new ConversationNotFoundError(conversationId);
+    }
+    if (error instanceof UpstreamRejection) {
+      // A generic 404 or a 405 is the path itself: an older server without the route, not a missing
+      // conversation (the same rule as the subscription's catch-up, stored-events.ts).
+      throw new UpstreamError('UPSTREAM_ERROR', 'The conversation service has no stored events route.');
+    }
+    throw unexpectedRejection(error);
+  }
   if (!body || !Array.isArray(body.events) || typeof body.has_more !== 'boolean') throw malformed();
   const events: ConversationEvent[] = [];
   const rawIds: Array<number | null> = [];
@@ -295,4 +306,13 @@ function toValidationIssue(raw: unknown): ValidationIssue {
 
 function malformed(): UpstreamError {
   return new UpstreamError('UPSTREAM_ERROR', 'The conversation service sent an unexpected answer.');
+}
+
+/**
+ * The events route's own 404, `{"detail":"Conversation <id> not found"}`. A server without the route
+ * answers its path with a generic `{"detail":"Not Found"}` (or 405) instead; the body tells them apart.
+ */
+export function isConversationNotFound(body: unknown): boolean {
+  const detail = (body as { detail?: unknown } | null)?.detail;
+  return typeof detail === 'string' && /^Conversation \S+ not found$/.test(detail);
 }

@@ -8,16 +8,12 @@
  * to become one.
  */
 import type { CallScope } from './conversations.ts';
+import { isConversationNotFound } from './history.ts';
+import type { ConversationEventsPageRecord } from './history-records.ts';
 import { UpstreamError, UpstreamRejection } from './http.ts';
 
 /** The largest page the route serves (`limit` 0..100). */
 export const STORED_EVENTS_PAGE_SIZE = 100;
-
-/** The route's answer: the same dicts the socket sends, and whether more lie beyond the page. */
-interface StoredEventsPageRecord {
-  events: unknown[];
-  has_more: boolean;
-}
 
 /** What {@link readStoredEventsAfter} found. */
 export type StoredEventsRead =
@@ -48,9 +44,9 @@ export async function readStoredEventsAfter(
   let startId = afterEventId + 1;
   for (;;) {
     const query = `start_id=${startId}&limit=${STORED_EVENTS_PAGE_SIZE}`;
-    let page: StoredEventsPageRecord;
+    let page: ConversationEventsPageRecord;
     try {
-      page = await scope.client.request<StoredEventsPageRecord>({
+      page = await scope.client.request<ConversationEventsPageRecord>({
         method: 'GET',
         path: `/api/conversations/${encodeURIComponent(conversationId)}/events?${query}`,
         credentials: scope.credentials,
@@ -80,8 +76,8 @@ export async function readStoredEventsAfter(
   }
 }
 
-function isPage(value: unknown): value is StoredEventsPageRecord {
-  const page = value as Partial<StoredEventsPageRecord> | null;
+function isPage(value: unknown): value is ConversationEventsPageRecord {
+  const page = value as Partial<ConversationEventsPageRecord> | null;
   return typeof page === 'object' && page !== null && Array.isArray(page.events);
 }
 
@@ -92,10 +88,4 @@ function isStoredEvent(value: unknown): value is Record<string, unknown> & { id:
     Number.isInteger((value as { id?: unknown }).id) &&
     ((value as { id: number }).id as number) >= 0
   );
-}
-
-/** The route's own 404: `{"detail":"Conversation <id> not found"}` (a missing route says `Not Found`). */
-function isConversationNotFound(body: unknown): boolean {
-  const detail = (body as { detail?: unknown } | null)?.detail;
-  return typeof detail === 'string' && /^Conversation \S+ not found$/.test(detail);
 }

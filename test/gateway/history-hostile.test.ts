@@ -117,6 +117,18 @@ describe('Conversation.events against a hostile upstream', () => {
     expect(upstream.requests.filter((r) => r.path.includes('/events')).length).toBe(5);
   });
 
+  it('an older server without the events route (generic 404, or 405) is UPSTREAM_ERROR, not a missing conversation', async () => {
+    for (const answer of [
+      { status: 404, body: { detail: 'Not Found' } },
+      { status: 405, body: { detail: 'Method Not Allowed' } },
+    ]) {
+      const { gateway } = await double(() => answer);
+      const { body } = await query(gateway, EVENTS, { first: 10 });
+      expect(body.data?.conversation).toEqual({ title: 'T', events: null });
+      expect(body.errors?.map((e) => e.extensions?.code)).toEqual(['UPSTREAM_ERROR']);
+    }
+  });
+
   it('a 500 with a secret in its body nulls only the field, with UPSTREAM_ERROR and no body echoed', async () => {
     const { gateway } = await double(() => ({
       status: 500,
