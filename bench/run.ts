@@ -7,6 +7,7 @@
  * REST runs, prints a table and writes bench/results/latest.json. Not a test: it prints figures and
  * marks targets met or missed; it never fails on a missed target.
  */
+
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import { build } from '../scripts/build.mjs';
 import type { BenchContext } from './lib/context.ts';
 import { type BenchProcess, ROOT, spawnGateway, spawnLocalService } from './lib/processes.ts';
 import { printTable, type Row, type ScenarioResult } from './lib/report.ts';
+import { seed } from './lib/seed.ts';
 import { runColdStart } from './scenarios/cold-start.ts';
 import { runCreate } from './scenarios/create.ts';
 import { runFairness } from './scenarios/fairness.ts';
@@ -72,25 +74,6 @@ if (!(manyConversations > 0 && manySubscribers > 0)) throw new Error('--conversa
 const SEED_CONVERSATIONS = 200;
 const KEY = 'bench-session-key';
 
-async function seed(serviceUrl: string, count: number): Promise<string[]> {
-  const ids: string[] = [];
-  // A few in flight at once: quick, without tripping anything.
-  for (let i = 0; i < count; i += 10) {
-    const batch = Array.from({ length: Math.min(10, count - i) }, async () => {
-      const response = await fetch(`${serviceUrl}/api/conversations`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-session-api-key': KEY },
-        body: '{}',
-      });
-      const body = (await response.json()) as { conversation_id?: string };
-      if (!body.conversation_id) throw new Error(`seeding failed: ${JSON.stringify(body)}`);
-      return body.conversation_id;
-    });
-    ids.push(...(await Promise.all(batch)));
-  }
-  return ids;
-}
-
 // The bench drives one key far above any per-caller budget; the gateway's rate limit would measure
 // itself instead of the gateway (spawned processes inherit this environment).
 process.env.RATE_LIMIT_PER_SECOND ??= '0';
@@ -110,7 +93,7 @@ try {
   const gatewayNodeFlags = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
   const gateway = await spawnGateway(service.url, { nodeFlags: gatewayNodeFlags });
   processes.push(gateway);
-  const conversationIds = await seed(service.url, SEED_CONVERSATIONS);
+  const conversationIds = await seed(service.url, KEY, SEED_CONVERSATIONS);
   const context: BenchContext = {
     serviceUrl: service.url,
     gatewayUrl: gateway.url,

@@ -8,6 +8,7 @@
  * latency: there the shared pool is the bottleneck, as in the issue). Its own local service (two tenant keys) and gateways; the rate limit stays off as in
  * the whole bench (one key is driven far above any per-caller budget on purpose).
  */
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,6 +19,7 @@ import { Client, type Dispatcher, Pool } from 'undici';
 import { type BenchContext, CONVERSATION_FIELDS } from '../lib/context.ts';
 import { spawnAnnounced, spawnGateway, TSX_NODE_ARGS } from '../lib/processes.ts';
 import { fmt, type Row, type ScenarioResult } from '../lib/report.ts';
+import { seed } from '../lib/seed.ts';
 import { median, percentile, round, sorted } from '../lib/stats.ts';
 
 const TENANT_A = 'fairness-tenant-a';
@@ -77,24 +79,6 @@ async function startDelayingProxy(target: string, delayMs: number) {
       await pool.close();
     },
   };
-}
-
-async function seed(serviceUrl: string, key: string, count: number): Promise<string[]> {
-  const ids: string[] = [];
-  for (let i = 0; i < count; i += 10) {
-    const batch = Array.from({ length: Math.min(10, count - i) }, async () => {
-      const response = await fetch(`${serviceUrl}/api/conversations`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-session-api-key': key },
-        body: '{}',
-      });
-      const body = (await response.json()) as { conversation_id?: string };
-      if (!body.conversation_id) throw new Error(`seeding failed: ${JSON.stringify(body)}`);
-      return body.conversation_id;
-    });
-    ids.push(...(await Promise.all(batch)));
-  }
-  return ids;
 }
 
 function graphqlClient(gatewayUrl: string, key: string) {
