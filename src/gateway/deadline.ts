@@ -6,8 +6,8 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { Plugin } from 'graphql-yoga';
+import type { GatewayContext } from '../schema/context.ts';
 import { UpstreamError } from '../upstream/http.ts';
-import type { GatewayContext } from './context.ts';
 
 /** Default deadline of a query or mutation. `OPERATION_TIMEOUT_MS`. */
 export const DEFAULT_OPERATION_TIMEOUT_MS = 30_000;

@@ -7,13 +7,13 @@
  */
 import type { Plugin, YogaServerOptions } from 'graphql-yoga';
 import { Gauge } from 'prom-client';
+import type { GatewayContext } from '../schema/context.ts';
 import type { UpstreamAttemptOutcome, UpstreamCallInfo } from '../upstream/http.ts';
 import {
   AutomaticPersistedQueries,
   type AutomaticPersistedQueriesOptions,
 } from './automatic-persisted-queries.ts';
 import { useBatchingRefused } from './batching.ts';
-import type { GatewayContext } from './context.ts';
 import { DEFAULT_OPERATION_TIMEOUT_MS, useOperationDeadline } from './deadline.ts';
 import {
   corsOption,

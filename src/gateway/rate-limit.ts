@@ -13,9 +13,9 @@ import { randomBytes } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import type { GatewayContext } from '../schema/context.ts';
 import { credentialKey } from '../upstream/credential-key.ts';
 import type { UpstreamCredentials } from '../upstream/http.ts';
-import type { GatewayContext } from './context.ts';
 
 /** The part of a rate-limiter-flexible limiter used here (memory, cluster, Redis, insured). */
 export interface BudgetBackend {

@@ -6,9 +6,10 @@ import { useGraphQlJit } from '@envelop/graphql-jit';
 import { type ExecutionArgs, getOperationAST } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type pino from 'pino';
-import type { PagingSettings } from '../schema/connection.ts';
+import type { GatewayContext } from '../schema/context.ts';
 import { schema } from '../schema/index.ts';
 import { UpstreamClient, type UpstreamClientOptions } from '../upstream/http.ts';
+import type { PagingSettings } from '../upstream/page-walker.ts';
 import { EventBridge, type EventBridgeOptions } from '../upstream/socket.ts';
 import { recordSocketTargetResolver } from '../upstream/socket-target.ts';
 import { readStoredEventsAfter } from '../upstream/stored-events.ts';
@@ -17,7 +18,6 @@ import {
   createContext,
   credentialsFromConnectionParams,
   credentialsFromHeaders,
-  type GatewayContext,
   resolveCredentials,
 } from './context.ts';
 import { useStaticGraphiQL } from './graphiql.ts';

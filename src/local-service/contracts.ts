@@ -13,9 +13,9 @@ import type {
   ConversationStatusValue,
   CreateConversationRequestRecord,
   GitProviderValue,
-} from '../upstream/records.ts';
+} from '../contract/records.ts';
 
-// The wire shapes of the history and lifecycle routes live in src/upstream/history-records.ts (the
+// The wire shapes of the history and lifecycle routes live in src/contract/history-records.ts (the
 // gateway reads them too); re-exported so the service's modules keep importing their seams from here.
 export type {
   AddEventRequestRecord,
@@ -28,7 +28,7 @@ export type {
   StopConversationResponseRecord,
   UpdateConversationErrorRecord,
   UpdateConversationRequestRecord,
-} from '../upstream/history-records.ts';
+} from '../contract/history-records.ts';
 
 /**
  * Opaque tenant id. Each configured session API key is its own tenant; with no key configured every

@@ -10,8 +10,8 @@ import type {
   DomainErrorRecord,
   GitProviderValue,
   SearchConversationsResponseRecord,
-} from '../upstream/records.ts';
-import { ALIVE_BODY } from '../upstream/records.ts';
+} from '../contract/records.ts';
+import { ALIVE_BODY } from '../contract/records.ts';
 import type { AgentRuntime, ProviderToken, StoredConversation, TenantId } from './contracts.ts';
 import { createHistoryRoutes } from './history-routes.ts';
 import { newStoredConversation } from './new-conversation.ts';

@@ -32,7 +32,7 @@ import {
   type ConversationEventRecord,
   REQUESTABLE_AGENT_STATES,
   type RequestableAgentStateValue,
-} from '../upstream/records.ts';
+} from '../contract/records.ts';
 import type {
   AgentRuntime,
   AgentTimings,

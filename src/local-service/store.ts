@@ -6,8 +6,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { ConversationEventRecord, GitProviderValue } from '../upstream/records.ts';
-import { GIT_PROVIDERS } from '../upstream/records.ts';
+import type { ConversationEventRecord, GitProviderValue } from '../contract/records.ts';
+import { GIT_PROVIDERS } from '../contract/records.ts';
 import type {
   ConversationPatch,
   ConversationStore,

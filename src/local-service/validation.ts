@@ -10,13 +10,13 @@ import type {
   CreateConversationRequestRecord,
   GitProviderValue,
   ValidationIssueRecord,
-} from '../upstream/records.ts';
+} from '../contract/records.ts';
 import {
   CONVERSATION_TRIGGERS,
   GIT_PROVIDERS,
   REQUESTABLE_AGENT_STATES,
   SUGGESTED_TASK_TYPES,
-} from '../upstream/records.ts';
+} from '../contract/records.ts';
 
 /** One 422 detail item; `ctx` appears where pydantic adds it (enum, bounds, json_invalid). */
 export interface ValidationIssue extends ValidationIssueRecord {

@@ -7,7 +7,7 @@
 import SchemaBuilder from '@pothos/core';
 import ErrorsPlugin from '@pothos/plugin-errors';
 import RelayPlugin from '@pothos/plugin-relay';
-import type { GatewayContext } from '../gateway/context.ts';
+import type { GatewayContext } from './context.ts';
 import { decodeGlobalId, encodeGlobalId } from './global-id.ts';
 import { DateTimeScalar, JsonScalar } from './scalars.ts';
 

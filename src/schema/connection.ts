@@ -1,49 +1,15 @@
 /**
- * Relay paging over the upstream's forward-only, filter-after-cut search.
- *
- * A cursor names one edge by (upstream page token, upstream page size, index within that page's
- * results, filter). Resuming refetches that same upstream page and skips up to the index, so any edge
- * can be resumed, not only page ends. Because the upstream filters after cutting its page, a page may
- * be short or empty while more follow: we keep fetching until `first` items or the end, but at most
- * `maxUpstreamCalls` pages per field, then answer what we have with `hasNextPage: true` and a cursor
- * that continues where we stopped.
+ * The connection arguments of `Query.conversations`, read and checked before the page walker
+ * (src/upstream/page-walker.ts) runs.
  */
-import type { GraphQLError } from 'graphql';
 import { badUserInput } from '../errors.ts';
-import type { Conversation, ConversationFilter, ConversationPage } from '../upstream/conversations.ts';
+import type { ConversationFilter } from '../upstream/conversations.ts';
+import { type CursorPosition, decodeCursor, filterKey } from '../upstream/page-walker.ts';
 
 /** Default page size of a connection field. */
 export const DEFAULT_PAGE_SIZE = 20;
 /** Largest `first` accepted. */
 export const MAX_PAGE_SIZE = 100;
-/** Upstream page size used when filters are active: large pages mean fewer calls for sparse matches. */
-export const FILTERED_UPSTREAM_PAGE_SIZE = 100;
-/** Bound on upstream search calls per connection field. */
-export const DEFAULT_MAX_UPSTREAM_CALLS = 5;
-/** Largest upstream page size a cursor may name (guards against crafted cursors). */
-const MAX_CURSOR_PAGE_SIZE = 1000;
-
-/** Tunables of the walk; the defaults suit production, tests shrink them to exercise the bounds. */
-export interface PagingSettings {
-  /** Upstream page size when a filter is active. @default 100 */
-  filteredPageSize: number;
-  /** Upstream search calls per connection field. @default 5 */
-  maxUpstreamCalls: number;
-}
-
-/** The production paging settings. */
-export const DEFAULT_PAGING: PagingSettings = {
-  filteredPageSize: FILTERED_UPSTREAM_PAGE_SIZE,
-  maxUpstreamCalls: DEFAULT_MAX_UPSTREAM_CALLS,
-};
-
-/** What a cursor carries. `index: -1` means "before the first result of that page". */
-export interface CursorPosition {
-  pageToken: string | null;
-  pageSize: number;
-  index: number;
-  filterKey: string;
-}
 
 /** Arguments of a forward connection field. */
 export interface ForwardPagingArgs {
@@ -51,64 +17,6 @@ export interface ForwardPagingArgs {
   after?: string | null;
   last?: number | null;
   before?: string | null;
-}
-
-/** The shape the Pothos relay plugin expects from a connection resolver. */
-export interface ConversationConnectionShape {
-  edges: Array<{ cursor: string; node: Conversation }>;
-  pageInfo: {
-    hasNextPage: boolean;
-    hasPreviousPage: boolean;
-    startCursor: string | null;
-    endCursor: string | null;
-  };
-}
-
-function badInput(message: string): GraphQLError {
-  return badUserInput(message);
-}
-
-/** A stable key of the filter, so a cursor is not resumed under different filters. */
-export function filterKey(filter: ConversationFilter): string {
-  return JSON.stringify([filter.trigger ?? null, filter.repository ?? null]);
-}
-
-/** Opaque cursor: base64url of a small JSON array. */
-export function encodeCursor(position: CursorPosition): string {
-  return Buffer.from(
-    JSON.stringify([1, position.pageToken, position.pageSize, position.index, position.filterKey]),
-  ).toString('base64url');
-}
-
-/**
- * Decodes and validates a cursor.
- * @throws GraphQLError BAD_USER_INPUT for anything this gateway did not produce
- */
-export function decodeCursor(cursor: string): CursorPosition {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw badInput('Invalid cursor.');
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 5 || parsed[0] !== 1) throw badInput('Invalid cursor.');
-  const [, pageToken, pageSize, index, key] = parsed as unknown[];
-  const valid =
-    (pageToken === null || (typeof pageToken === 'string' && pageToken.length <= 512)) &&
-    Number.isInteger(pageSize) &&
-    (pageSize as number) >= 1 &&
-    (pageSize as number) <= MAX_CURSOR_PAGE_SIZE &&
-    Number.isInteger(index) &&
-    (index as number) >= -1 &&
-    (index as number) < (pageSize as number) &&
-    typeof key === 'string';
-  if (!valid) throw badInput('Invalid cursor.');
-  return {
-    pageToken: pageToken as string | null,
-    pageSize: pageSize as number,
-    index: index as number,
-    filterKey: key as string,
-  };
 }
 
 /**
@@ -120,96 +28,16 @@ export function readPagingArgs(
   filter: ConversationFilter,
 ): { first: number; start: CursorPosition | null } {
   if (args.last != null || args.before != null) {
-    throw badInput('Backward paging (last/before) is not supported: the upstream only pages forward.');
+    throw badUserInput('Backward paging (last/before) is not supported: the upstream only pages forward.');
   }
   const first = args.first ?? DEFAULT_PAGE_SIZE;
   if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE_SIZE) {
-    throw badInput(`first must be between 1 and ${MAX_PAGE_SIZE}.`);
+    throw badUserInput(`first must be between 1 and ${MAX_PAGE_SIZE}.`);
   }
   if (args.after == null) return { first, start: null };
   const start = decodeCursor(args.after);
   if (start.filterKey !== filterKey(filter)) {
-    throw badInput('The cursor belongs to a different filter (trigger/repository).');
+    throw badUserInput('The cursor belongs to a different filter (trigger/repository).');
   }
   return { first, start };
-}
-
-/** Fetches one upstream page; the connection walker calls it. */
-export type PageFetcher = (page: { token: string | null; limit: number }) => Promise<ConversationPage>;
-
-/** Collects up to `first` conversations starting after `start`, within the upstream-call bound. */
-export async function collectConnection(options: {
-  first: number;
-  start: CursorPosition | null;
-  filter: ConversationFilter;
-  fetchPage: PageFetcher;
-  settings?: PagingSettings;
-}): Promise<ConversationConnectionShape> {
-  const { first, start, filter, fetchPage } = options;
-  const settings = options.settings ?? DEFAULT_PAGING;
-  const maxCalls = settings.maxUpstreamCalls;
-  const key = filterKey(filter);
-  const filtered = filter.trigger != null || filter.repository != null;
-  // Without filters every upstream result is ours, so asking for exactly `first` wastes nothing.
-  const freshPageSize = filtered ? settings.filteredPageSize : first;
-
-  const edges: ConversationConnectionShape['edges'] = [];
-  let token = start ? start.pageToken : null;
-  let pageSize = start ? start.pageSize : freshPageSize;
-  let skipThrough = start ? start.index : -1;
-  let calls = 0;
-  let hasNextPage = false;
-  // Where to continue when we stop with no edge to point at (bound hit on empty pages).
-  let continueAt: CursorPosition | null = null;
-
-  for (;;) {
-    const page = await fetchPage({ token, limit: pageSize });
-    calls++;
-    const results = page.conversations;
-    let i = skipThrough + 1;
-    for (; i < results.length && edges.length < first; i++) {
-      const node = results[i];
-      // A record the gateway could not read (dropped and logged upstream); its index stays taken so
-      // the cursors of its neighbours keep naming the same upstream positions.
-      if (node == null) continue;
-      // After the last result of a page, "resume here" is "start of the next page": encoding that
-      // directly saves refetching a page only to skip all of it (the common page-end resume).
-      const position: CursorPosition =
-        i === results.length - 1 && page.nextPageToken !== null
-          ? { pageToken: page.nextPageToken, pageSize: freshPageSize, index: -1, filterKey: key }
-          : { pageToken: token, pageSize, index: i, filterKey: key };
-      edges.push({ node, cursor: encodeCursor(position) });
-    }
-    if (edges.length >= first) {
-      hasNextPage = results.slice(i).some((rest) => rest != null) || page.nextPageToken !== null;
-      break;
-    }
-    if (page.nextPageToken === null) {
-      hasNextPage = false;
-      break;
-    }
-    if (calls >= maxCalls) {
-      hasNextPage = true;
-      continueAt = { pageToken: page.nextPageToken, pageSize: freshPageSize, index: -1, filterKey: key };
-      break;
-    }
-    token = page.nextPageToken;
-    pageSize = freshPageSize;
-    skipThrough = -1;
-  }
-
-  const lastEdge = edges[edges.length - 1];
-  // When the bound stops us, every page scanned so far is used up: endCursor then points at the start
-  // of the next upstream page rather than at the last edge, so resuming does not rescan (possibly many)
-  // empty filtered pages. Edge cursors still resume from their own edge.
-  const endCursor = continueAt ? encodeCursor(continueAt) : (lastEdge?.cursor ?? null);
-  return {
-    edges,
-    pageInfo: {
-      hasNextPage,
-      hasPreviousPage: start !== null,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor,
-    },
-  };
 }

@@ -1,3 +1,4 @@
+import type { GitProviderValue } from '../contract/records.ts';
 import { badUserInput } from '../errors.ts';
 import { CONVERSATION_ID_PATTERN } from '../upstream/conversation-record.ts';
 import {
@@ -10,9 +11,9 @@ import {
   searchConversations,
   unsetProviderTokens,
 } from '../upstream/conversations.ts';
-import type { GitProviderValue } from '../upstream/records.ts';
+import { collectConnection } from '../upstream/page-walker.ts';
 import { builder } from './builder.ts';
-import { collectConnection, readPagingArgs } from './connection.ts';
+import { readPagingArgs } from './connection.ts';
 import {
   ConversationStatusEnum,
   ConversationTriggerEnum,

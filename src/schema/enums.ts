@@ -1,11 +1,11 @@
-import { badUserInput } from '../errors.ts';
 import {
   CONVERSATION_STATUSES,
   CONVERSATION_TRIGGERS,
   GIT_PROVIDERS,
   RUNTIME_STATUSES,
   SUGGESTED_TASK_TYPES,
-} from '../upstream/records.ts';
+} from '../contract/records.ts';
+import { badUserInput } from '../errors.ts';
 import { builder } from './builder.ts';
 
 /** Internal value of every `UNKNOWN` member (cannot collide with an upstream value). */

@@ -4,17 +4,17 @@
  * Resolvers only read the mapped events of src/upstream/events.ts; the socket is src/upstream/socket.ts.
  */
 import type { GraphQLError } from 'graphql';
-import { badUserInput } from '../errors.ts';
-import type { GatewayContext } from '../gateway/context.ts';
-import type { ConversationEvent, ConversationEventKind } from '../upstream/events.ts';
-import { ConversationNotFoundError, postUserAction } from '../upstream/history.ts';
 import {
   AGENT_STATES,
   REQUESTABLE_AGENT_STATES,
   type RequestableAgentStateValue,
-} from '../upstream/records.ts';
+} from '../contract/records.ts';
+import { badUserInput } from '../errors.ts';
+import type { ConversationEvent, ConversationEventKind } from '../upstream/events.ts';
+import { ConversationNotFoundError, postUserAction } from '../upstream/history.ts';
 import { BridgeError } from '../upstream/socket.ts';
 import { builder } from './builder.ts';
+import type { GatewayContext } from './context.ts';
 import { KNOWN_RUNTIME_STATUSES, knownOrUnknown, RuntimeStatusEnum, UNKNOWN_VALUE } from './enums.ts';
 import { DomainError, ErrorInterface } from './errors.ts';
 import { tryDecodeGlobalId } from './global-id.ts';

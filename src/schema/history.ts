@@ -5,7 +5,8 @@
  * caller's scope, and answer the affected Conversation node (or its id for delete) so client caches
  * update.
  */
-import type { GatewayContext } from '../gateway/context.ts';
+
+import type { GitProviderValue } from '../contract/records.ts';
 import type { Conversation } from '../upstream/conversations.ts';
 import { UpstreamValidationError } from '../upstream/conversations.ts';
 import {
@@ -17,9 +18,9 @@ import {
   startConversation,
   stopConversation,
 } from '../upstream/history.ts';
-import type { GitProviderValue } from '../upstream/records.ts';
 import { BridgeError } from '../upstream/socket.ts';
 import { builder } from './builder.ts';
+import type { GatewayContext } from './context.ts';
 import { ConversationRef } from './conversation.ts';
 import { GitProviderEnum, requireKnownInput } from './enums.ts';
 import { ErrorInterface } from './errors.ts';

@@ -3,8 +3,6 @@
  * camelCase shapes the schema uses here and nowhere else.
  */
 import { GraphQLError } from 'graphql';
-import { readConversationRecord } from './conversation-record.ts';
-import { type UpstreamClient, type UpstreamCredentials, UpstreamError, UpstreamRejection } from './http.ts';
 import type {
   AddGitProvidersRequestRecord,
   CreateConversationRequestRecord,
@@ -14,7 +12,9 @@ import type {
   SearchConversationsResponseRecord,
   UnsetProviderTokensResponseRecord,
   ValidationIssueRecord,
-} from './records.ts';
+} from '../contract/records.ts';
+import { readConversationRecord } from './conversation-record.ts';
+import { type UpstreamClient, type UpstreamCredentials, UpstreamError, UpstreamRejection } from './http.ts';
 import {
   CLIENT_REJECTION_STATUSES,
   readableRejection,

@@ -5,7 +5,7 @@
  * object to every subscriber, so this runs once per event, not once per subscriber. Unknown or
  * future kinds become `OTHER` with the upstream name kept, never an error.
  */
-import { AGENT_STATES, type AgentStateValue } from './records.ts';
+import { AGENT_STATES, type AgentStateValue } from '../contract/records.ts';
 import { upstreamTimestampToUtc } from './timestamps.ts';
 
 /** Which of the four upstream shapes an event had (`UNKNOWN` for none of them: a future shape). */

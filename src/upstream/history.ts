@@ -1,17 +1,11 @@
 /**
  * Typed REST calls of a conversation's history and lifecycle: read a page of stored events, add a
- * user action, delete, rename, start and stop. Wire bodies (src/upstream/history-records.ts) stop here;
+ * user action, delete, rename, start and stop. Wire bodies (src/contract/history-records.ts) stop here;
  * callers get camelCase values, mapped events (the same mapper as the socket's) and outcome classes
  * they can branch on. Every call goes through the shared UpstreamClient, so errors, timeouts, the
  * circuit breaker and retries (reads only) are the same as for every other route.
  */
-import {
-  type CallScope,
-  DomainError,
-  UpstreamValidationError,
-  type ValidationIssue,
-} from './conversations.ts';
-import { type ConversationEvent, mapUpstreamEvent } from './events.ts';
+
 import type {
   AddEventRequestRecord,
   AddEventResponseRecord,
@@ -20,9 +14,16 @@ import type {
   StartConversationResponseRecord,
   StopConversationResponseRecord,
   UpdateConversationRequestRecord,
-} from './history-records.ts';
+} from '../contract/history-records.ts';
+import type { GitProviderValue, ValidationIssueRecord } from '../contract/records.ts';
+import {
+  type CallScope,
+  DomainError,
+  UpstreamValidationError,
+  type ValidationIssue,
+} from './conversations.ts';
+import { type ConversationEvent, mapUpstreamEvent } from './events.ts';
 import { UpstreamError, UpstreamRejection } from './http.ts';
-import type { GitProviderValue, ValidationIssueRecord } from './records.ts';
 
 /** The upstream's largest `limit` of the events route (more is 400 `Invalid limit`). */
 export const UPSTREAM_MAX_EVENTS_LIMIT = 100;

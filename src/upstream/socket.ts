@@ -34,11 +34,11 @@
 import { createHash } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import { io, type Socket } from 'socket.io-client';
+import { SOCKET_EVENT, type UserActionRecord } from '../contract/records.ts';
 import { SHUTTING_DOWN_MESSAGE } from '../errors.ts';
 import { mergeCatchUp, orderBatch, StreamOrder } from './event-order.ts';
 import { type ConversationEvent, mapUpstreamEvent } from './events.ts';
 import { type UpstreamCredentials, UpstreamError } from './http.ts';
-import { SOCKET_EVENT, type UserActionRecord } from './records.ts';
 import { ConversationNotFound, type SocketTarget, type SocketTargetResolver } from './socket-target.ts';
 import type { StoredEventsRead } from './stored-events.ts';
 

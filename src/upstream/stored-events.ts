@@ -7,9 +7,10 @@
  * One function on purpose: the events connection reads the same route, and the two readers are meant
  * to become one.
  */
+
+import type { ConversationEventsPageRecord } from '../contract/history-records.ts';
 import type { CallScope } from './conversations.ts';
 import { isConversationNotFound } from './history.ts';
-import type { ConversationEventsPageRecord } from './history-records.ts';
 import { UpstreamError, UpstreamRejection } from './http.ts';
 
 /** The largest page the route serves (`limit` 0..100). */

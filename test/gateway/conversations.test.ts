@@ -6,8 +6,8 @@
 
 import type { ExecutionResult } from 'graphql';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { CreateConversationResponseRecord } from '../../src/contract/records.ts';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
-import type { CreateConversationResponseRecord } from '../../src/upstream/records.ts';
 import type { ListConversationsQuery } from '../generated/graphql.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';

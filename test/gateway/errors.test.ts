@@ -5,8 +5,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ConversationRecord, CreateConversationResponseRecord } from '../../src/contract/records.ts';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
-import type { ConversationRecord, CreateConversationResponseRecord } from '../../src/upstream/records.ts';
 import { startTestGateway, type TestGateway, type TestGatewayOptions } from '../helpers/gateway.ts';
 import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
 import {

@@ -4,11 +4,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConversationEventRecord } from '../../src/contract/records.ts';
 import { createTenantResolver } from '../../src/local-service/auth.ts';
 import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
-import type { ConversationEventRecord } from '../../src/upstream/records.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import {
   makeTempDataDir,

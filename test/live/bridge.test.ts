@@ -2,9 +2,9 @@
  * The Socket.IO bridge against the real local conversation service (real REST + Socket.IO on port 0).
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import type { UserActionRecord } from '../../src/contract/records.ts';
 import type { ConversationEvent } from '../../src/upstream/events.ts';
 import type { UpstreamCredentials } from '../../src/upstream/http.ts';
-import type { UserActionRecord } from '../../src/upstream/records.ts';
 import { BridgeError } from '../../src/upstream/socket.ts';
 import {
   directSocketTarget,

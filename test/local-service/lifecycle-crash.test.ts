@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { STORE_FILE_NAME } from '../../src/local-service/store.ts';
 import type {
   ConversationRecord,
   CreateConversationResponseRecord,
   SearchConversationsResponseRecord,
-} from '../../src/upstream/records.ts';
+} from '../../src/contract/records.ts';
+import { STORE_FILE_NAME } from '../../src/local-service/store.ts';
 import {
   makeTempDataDir,
   removeDataDir,

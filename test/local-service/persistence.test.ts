@@ -2,14 +2,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTenantResolver } from '../../src/local-service/auth.ts';
-import type { ConversationStore } from '../../src/local-service/contracts.ts';
-import { openConversationStore } from '../../src/local-service/store.ts';
 import type {
   ConversationRecord,
   CreateConversationResponseRecord,
   SearchConversationsResponseRecord,
-} from '../../src/upstream/records.ts';
+} from '../../src/contract/records.ts';
+import { createTenantResolver } from '../../src/local-service/auth.ts';
+import type { ConversationStore } from '../../src/local-service/contracts.ts';
+import { openConversationStore } from '../../src/local-service/store.ts';
 import {
   makeTempDataDir,
   removeDataDir,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ConversationRecord, CreateConversationResponseRecord } from '../../src/upstream/records.ts';
+import type { ConversationRecord, CreateConversationResponseRecord } from '../../src/contract/records.ts';
 import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
 
 let service: TestLocalService;

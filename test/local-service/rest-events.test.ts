@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTenantResolver, DEFAULT_TENANT } from '../../src/local-service/auth.ts';
-import type { ConversationEventsPageRecord, TenantId } from '../../src/local-service/contracts.ts';
-import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
-import { openConversationStore } from '../../src/local-service/store.ts';
 import type {
   ConversationEventRecord,
   ConversationRecord,
   CreateConversationResponseRecord,
-} from '../../src/upstream/records.ts';
+} from '../../src/contract/records.ts';
+import { createTenantResolver, DEFAULT_TENANT } from '../../src/local-service/auth.ts';
+import type { ConversationEventsPageRecord, TenantId } from '../../src/local-service/contracts.ts';
+import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
+import { openConversationStore } from '../../src/local-service/store.ts';
 import {
   makeTempDataDir,
   rest,

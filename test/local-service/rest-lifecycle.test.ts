@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ConversationEventsPageRecord } from '../../src/local-service/contracts.ts';
 import type {
   ConversationEventRecord,
   ConversationRecord,
   CreateConversationResponseRecord,
   SearchConversationsResponseRecord,
-} from '../../src/upstream/records.ts';
+} from '../../src/contract/records.ts';
+import type { ConversationEventsPageRecord } from '../../src/local-service/contracts.ts';
 import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
 import { openClient, type RecordingClient } from './socket-harness.ts';
 

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_TENANT } from '../../src/local-service/auth.ts';
-import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
-import { openConversationStore } from '../../src/local-service/store.ts';
 import type {
   ConversationRecord,
   CreateConversationResponseRecord,
   SearchConversationsResponseRecord,
-} from '../../src/upstream/records.ts';
+} from '../../src/contract/records.ts';
+import { DEFAULT_TENANT } from '../../src/local-service/auth.ts';
+import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
+import { openConversationStore } from '../../src/local-service/store.ts';
 import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
 
 let service: TestLocalService;

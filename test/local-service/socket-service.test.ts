@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ConversationRecord } from '../../src/upstream/records.ts';
+import type { ConversationRecord } from '../../src/contract/records.ts';
 import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
 import { lastAgentState, openClient, type RecordingClient } from './socket-harness.ts';
 

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ConversationEventRecord } from '../../src/contract/records.ts';
 import type { StoredConversation } from '../../src/local-service/contracts.ts';
 import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
-import type { ConversationEventRecord } from '../../src/upstream/records.ts';
 import {
   lastAgentState,
   openClient,
