@@ -70,6 +70,22 @@ function netSocketOf(socket: WebSocket): { cork(): void; uncork(): void } | unde
   return (socket as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
 }
 
+/**
+ * Warns once (a process warning, on stderr) when ws no longer exposes a corkable TCP socket as `_socket`:
+ * frames would still go out, one write syscall each, so this is a throughput loss rather than an outage,
+ * and refusing to start over it would turn a dependency upgrade into downtime. Checked on the first
+ * connection because `_socket` exists only once ws has taken over an upgraded socket; the per-frame path
+ * keeps its plain `if (!tcp) return`.
+ */
+function warnIfUncorkable(socket: WebSocket): void {
+  const tcp = netSocketOf(socket);
+  if (typeof tcp?.cork === 'function' && typeof tcp.uncork === 'function') return;
+  process.emitWarning(
+    'ws no longer exposes its TCP socket as `_socket`: graphql-ws frames are written one syscall each (no corking). Update netSocketOf() in src/gateway/graphql-ws-binding.ts for this ws version.',
+    'CorkingUnavailableWarning',
+  );
+}
+
 function corkForThisTurn(socket: WebSocket): void {
   if (corked.has(socket)) return;
   const tcp = netSocketOf(socket);
@@ -260,7 +276,12 @@ export function serveGraphqlWs(
       : null;
   keepAlive?.unref();
 
+  let corkingChecked = false;
   wsServer.on('connection', (socket) => {
+    if (!corkingChecked) {
+      corkingChecked = true;
+      warnIfUncorkable(socket);
+    }
     socket.once('error', (error) => {
       console.error('Internal error emitted on a WebSocket socket. Please check your implementation.', error);
       socket.close(CloseCode.InternalServerError, closeReason(error, isProd));
