@@ -44,7 +44,7 @@ export interface Config {
 }
 
 /** Redis settings; each names its flag / env variable. */
-export interface SharedStateConfig {
+interface SharedStateConfig {
   /** Shares rate-limit budgets and APQ documents; null keeps both per process. `--redis` / `REDIS_URL`. @default null */
   redisUrl: string | null;
   /** Deadline of one Redis command in ms. `--redis-timeout-ms` / `REDIS_TIMEOUT_MS`. @default 50 */

@@ -208,7 +208,7 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
 
 /** A coded GraphQLError; `status` only where the code refuses a whole request over HTTP. */
-export function codedError(
+function codedError(
   code: ErrorCode,
   message: string = ERROR_CATALOGUE[code].message,
   extra: Record<string, unknown> = {},

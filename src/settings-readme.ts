@@ -4,7 +4,7 @@ import { renderReadmeTable } from './settings.ts';
 const HEADING = '### Configuration';
 
 /** The table lines under the Configuration heading: the first run of lines starting with `|`. */
-export function findConfigTable(readme: string): { start: number; end: number } {
+function findConfigTable(readme: string): { start: number; end: number } {
   const lines = readme.split('\n');
   const heading = lines.indexOf(HEADING);
   if (heading < 0) throw new Error(`README has no "${HEADING}" heading`);

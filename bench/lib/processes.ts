@@ -190,7 +190,7 @@ export function spawnFloor(
 }
 
 /** Pids of a process and all its descendants (Linux /proc/<pid>/task/<tid>/children). */
-export function processTree(pid: number): number[] {
+function processTree(pid: number): number[] {
   const pids = [pid];
   for (let i = 0; i < pids.length; i++) {
     const current = pids[i] as number;
@@ -220,19 +220,6 @@ export function treeCpuMs(pid: number): number {
       total += cpuMs(member);
     } catch {
       // Exited since the listing; its time is gone with it.
-    }
-  }
-  return total;
-}
-
-/** RSS of a process and its descendants, in bytes. */
-export function treeRssBytes(pid: number): number {
-  let total = 0;
-  for (const member of processTree(pid)) {
-    try {
-      total += rssBytes(member);
-    } catch {
-      // Exited since the listing.
     }
   }
   return total;

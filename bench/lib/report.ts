@@ -3,7 +3,7 @@
  */
 
 /** A target from the issue and whether this run met it. */
-export interface TargetCheck {
+interface TargetCheck {
   /** e.g. "ratio >= 0.7". */
   goal: string;
   met: boolean;

@@ -55,10 +55,7 @@ async function seedHistory(context: BenchContext): Promise<string> {
 }
 
 /** The two targets of the history scenario. */
-export function historyTargets(
-  context: BenchContext,
-  id: string,
-): { gateway: HttpTarget; direct: HttpTarget } {
+function historyTargets(context: BenchContext, id: string): { gateway: HttpTarget; direct: HttpTarget } {
   return {
     gateway: graphqlTarget(context, HISTORY_QUERY, { id }, (data) => {
       const events = (data.conversation as { events: { edges: unknown[] } } | null)?.events;

@@ -32,19 +32,19 @@ export interface PersistedQueryStore {
 }
 
 /** Documents the in-memory store keeps. `APQ_MAX_ENTRIES`; 0 turns APQ off. */
-export const DEFAULT_APQ_MAX_ENTRIES = 1000;
+const DEFAULT_APQ_MAX_ENTRIES = 1000;
 /**
  * Bytes (UTF-16 length of the documents) the in-memory store keeps in all. `APQ_MAX_BYTES`. A client's
  * whole set of operations is typically well under 1 MB; the bound keeps 1000 maximum-size bodies
  * (1 MiB each) from holding a gigabyte.
  */
-export const DEFAULT_APQ_MAX_BYTES = 4 * 1024 * 1024;
+const DEFAULT_APQ_MAX_BYTES = 4 * 1024 * 1024;
 
 /** Codes and messages clients see (the first two are what Apollo's and urql's links look for). */
-export const PERSISTED_QUERY_NOT_FOUND = 'PERSISTED_QUERY_NOT_FOUND' satisfies ErrorCode;
-export const PERSISTED_QUERY_NOT_SUPPORTED = 'PERSISTED_QUERY_NOT_SUPPORTED' satisfies ErrorCode;
-export const PERSISTED_QUERY_HASH_MISMATCH = 'PERSISTED_QUERY_HASH_MISMATCH' satisfies ErrorCode;
-export const PERSISTED_QUERY_INVALID = 'PERSISTED_QUERY_INVALID' satisfies ErrorCode;
+const PERSISTED_QUERY_NOT_FOUND = 'PERSISTED_QUERY_NOT_FOUND' satisfies ErrorCode;
+const PERSISTED_QUERY_NOT_SUPPORTED = 'PERSISTED_QUERY_NOT_SUPPORTED' satisfies ErrorCode;
+const PERSISTED_QUERY_HASH_MISMATCH = 'PERSISTED_QUERY_HASH_MISMATCH' satisfies ErrorCode;
+const PERSISTED_QUERY_INVALID = 'PERSISTED_QUERY_INVALID' satisfies ErrorCode;
 
 /**
  * A least-recently-used map bounded in entries and in total document length. A Map iterates in
@@ -207,7 +207,7 @@ export class AutomaticPersistedQueries {
  * secrets go in (provider tokens, MCP api keys and env values, messages); queries and subscriptions
  * carry ids and filters. The store is shared by all callers, so such a text must not enter it.
  */
-export function mayHoldSecret(document: DocumentNode): boolean {
+function mayHoldSecret(document: DocumentNode): boolean {
   const hasMutation = document.definitions.some(
     (definition) => definition.kind === Kind.OPERATION_DEFINITION && definition.operation === 'mutation',
   );

@@ -11,7 +11,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { ErrorCode } from '../errors.ts';
 
 /** Code of the refusal. */
-export const BATCHING_NOT_SUPPORTED = 'BATCHING_NOT_SUPPORTED' satisfies ErrorCode;
+const BATCHING_NOT_SUPPORTED = 'BATCHING_NOT_SUPPORTED' satisfies ErrorCode;
 
 /** Wraps Yoga's request parser: an array body is refused before Yoga's own batching check sees it. */
 export function useBatchingRefused(): Plugin {

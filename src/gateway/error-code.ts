@@ -7,7 +7,7 @@
  */
 
 /** What {@link errorCode} answers for an error without a readable code. */
-export const UNCODED = 'INTERNAL';
+const UNCODED = 'INTERNAL';
 
 /** Codes look like `UPSTREAM_TIMEOUT`; anything else (client-influenced text, huge strings) is not one. */
 const CODE_SHAPE = /^[A-Z][A-Z0-9_]{0,47}$/;

@@ -15,7 +15,7 @@ import { StaticBody } from './static-response.ts';
 export const GRAPHIQL_ASSETS_PATH = '/graphiql/assets/';
 
 /** One served file. */
-export interface GraphiQLAsset {
+interface GraphiQLAsset {
   /** `/graphiql/assets/<name>.<hash>.<ext>` */
   path: string;
   contentType: string;

@@ -30,7 +30,7 @@ export interface GraphiQLServingOptions {
 /** Hashed names never change content: cache for a year and never revalidate. */
 export const ASSET_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 /** The page names the current hashes: always revalidate (a 304 while nothing changed). */
-export const PAGE_CACHE_CONTROL = 'no-cache';
+const PAGE_CACHE_CONTROL = 'no-cache';
 
 /** The Yoga plugin serving GraphiQL's page and assets. */
 export function useStaticGraphiQL(options: GraphiQLServingOptions): Plugin {

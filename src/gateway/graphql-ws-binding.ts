@@ -40,10 +40,10 @@ export interface SocketExtra {
 }
 
 /** Default keep-alive period of graphql-ws's `useServer`, kept: ping every 12 s, drop after 12 s silent. */
-export const WS_KEEP_ALIVE_MS = 12_000;
+const WS_KEEP_ALIVE_MS = 12_000;
 
 /** Bytes waiting for a client above which `send` waits for the write (back-pressure to the bridge). */
-export const WS_SEND_HIGH_WATER = 64 * 1024;
+const WS_SEND_HIGH_WATER = 64 * 1024;
 
 /** Sockets corked during this turn of the event loop; uncorked together in setImmediate. */
 const corked = new Set<WebSocket>();
@@ -63,7 +63,7 @@ function uncorkAll(): void {
  * would hold every write (corked) and every other request for seconds. Four keeps an agent step's
  * events (they arrive together) in one write.
  */
-export const WS_FRAMES_PER_TURN = 4;
+const WS_FRAMES_PER_TURN = 4;
 
 /** The TCP socket under a ws WebSocket (`_socket` is ws-internal, stable across ws 7-8). */
 function netSocketOf(socket: WebSocket): { cork(): void; uncork(): void } | undefined {

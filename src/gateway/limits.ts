@@ -146,7 +146,7 @@ const SIMPLE_CONTENT_TYPES = new Set([
   'multipart/form-data',
 ]);
 /** Any of these headers proves the request was not a cross-site simple request. */
-export const CSRF_HEADERS = ['graphql-preflight', 'apollo-require-preflight', 'x-graphql-yoga-csrf'] as const;
+const CSRF_HEADERS = ['graphql-preflight', 'apollo-require-preflight', 'x-graphql-yoga-csrf'] as const;
 
 /**
  * CSRF prevention: a browser on another site can POST a "simple" request (form or text body) without a

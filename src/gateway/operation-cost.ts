@@ -189,7 +189,7 @@ export function estimateOperation(
  * The refusal for an operation, or null when it may run. Variables that fail coercion are left to
  * the executor, which reports them as usual.
  */
-export function checkOperation(
+function checkOperation(
   args: {
     schema: GraphQLSchema;
     document: DocumentNode;

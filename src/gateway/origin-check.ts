@@ -24,12 +24,12 @@ export interface OriginRefusal {
 }
 
 /** Code of a browser request from a page whose origin is not allowed. */
-export const ORIGIN_REJECTED = 'ORIGIN_REJECTED' satisfies ErrorCode;
+const ORIGIN_REJECTED = 'ORIGIN_REJECTED' satisfies ErrorCode;
 /** Code of a request whose `Host` is not one of `ALLOWED_HOSTS` (DNS rebinding). */
-export const HOST_REJECTED = 'HOST_REJECTED' satisfies ErrorCode;
+const HOST_REJECTED = 'HOST_REJECTED' satisfies ErrorCode;
 
 /** Host names always allowed when the Host check is on. */
-export const LOOPBACK_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '::1'];
+const LOOPBACK_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '::1'];
 
 /** Settings of {@link OriginPolicy}. */
 export interface OriginPolicyOptions {

@@ -90,7 +90,7 @@ export class RateLimiter {
 }
 
 /** The coded error of a refused operation (HTTP 429 with Retry-After). */
-export function rateLimitedError(retryAfterSeconds: number): GraphQLError {
+function rateLimitedError(retryAfterSeconds: number): GraphQLError {
   return new GraphQLError(`Too many operations with this credential; retry after ${retryAfterSeconds} s.`, {
     extensions: {
       code: 'RATE_LIMITED',

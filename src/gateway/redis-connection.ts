@@ -14,7 +14,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
 /** Deadline of one Redis command in ms. `REDIS_TIMEOUT_MS`. */
-export const DEFAULT_REDIS_TIMEOUT_MS = 50;
+const DEFAULT_REDIS_TIMEOUT_MS = 50;
 
 /**
  * Missed deadlines in a row before a connected Redis counts as degraded: one late answer (a GC pause

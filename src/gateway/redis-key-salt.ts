@@ -10,7 +10,7 @@ import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'no
 import { join } from 'node:path';
 
 /** File name of the generated salt inside the data directory. */
-export const KEY_SALT_FILE = 'redis-key-salt';
+const KEY_SALT_FILE = 'redis-key-salt';
 
 /** The configured salt, or the data directory's (generated on first use). */
 export function loadKeySalt(configured: string | null, dataDir: string): string {

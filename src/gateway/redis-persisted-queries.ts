@@ -15,9 +15,9 @@ import { type LruQueryStore, type PersistedQueryStore, sha256Hex } from './autom
 import type { RedisConnection } from './redis-connection.ts';
 
 /** Prefix of APQ keys in Redis; the rest of the key is the document's sha256 (not a credential). */
-export const APQ_KEY_PREFIX = 'cg:apq:';
+const APQ_KEY_PREFIX = 'cg:apq:';
 /** Lifetime of a document in Redis, refreshed by each registration. `APQ_REDIS_TTL_SECONDS`. */
-export const DEFAULT_APQ_REDIS_TTL_SECONDS = 24 * 60 * 60;
+const DEFAULT_APQ_REDIS_TTL_SECONDS = 24 * 60 * 60;
 
 /** Options of {@link TieredQueryStore}. */
 export interface TieredQueryStoreOptions {

@@ -20,7 +20,7 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 /** Code of a request whose headers or body did not arrive in time (HTTP 408). */
-export const REQUEST_TIMEOUT = 'REQUEST_TIMEOUT' satisfies ErrorCode;
+const REQUEST_TIMEOUT = 'REQUEST_TIMEOUT' satisfies ErrorCode;
 
 /** Deadlines of incoming requests; 0 turns one off. */
 export interface RequestTimeouts {

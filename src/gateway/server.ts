@@ -60,11 +60,11 @@ export interface RunningGateway {
  * Largest WebSocket message accepted. The ws default (100 MiB) lets one client make the gateway buffer
  * a huge frame; a GraphQL operation plus a long sendMessage content fits easily in this.
  */
-export const WS_MAX_PAYLOAD_BYTES = 256 * 1024;
+const WS_MAX_PAYLOAD_BYTES = 256 * 1024;
 /** A socket that has not sent `connection_init` by then is closed (4408), so idle sockets cannot pile up. */
-export const WS_CONNECTION_INIT_TIMEOUT_MS = 5_000;
+const WS_CONNECTION_INIT_TIMEOUT_MS = 5_000;
 /** Operations one socket may run at once; more are refused with TOO_MANY_SUBSCRIPTIONS. */
-export const WS_MAX_SUBSCRIPTIONS_PER_SOCKET = 50;
+const WS_MAX_SUBSCRIPTIONS_PER_SOCKET = 50;
 
 /** Yoga's envelop wraps execute/subscribe; graphql-ws calls them through the rootValue we hand it. */
 interface EnvelopedRoot {

@@ -20,7 +20,7 @@ import { type BudgetBackend, budgetWindow, RateLimiter } from './rate-limit.ts';
 import type { RedisConnection } from './redis-connection.ts';
 
 /** Prefix of the budget keys in Redis (and the primary's limiter name in cluster mode). */
-export const RATE_LIMIT_KEY_PREFIX = 'cg:rl';
+const RATE_LIMIT_KEY_PREFIX = 'cg:rl';
 
 /** Options of {@link createRateLimiterForProcess}. */
 export interface ProcessRateLimitOptions {

@@ -17,7 +17,7 @@ export const SHUTTING_DOWN_CODE: ErrorCode = 'GATEWAY_SHUTTING_DOWN';
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
 /** The error sent to refused operations and as the last result of ended subscriptions. */
-export function shuttingDownError(): GraphQLError {
+function shuttingDownError(): GraphQLError {
   return shuttingDown();
 }
 

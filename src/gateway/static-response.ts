@@ -20,9 +20,9 @@ export type ContentCoding = 'br' | 'gzip' | 'identity';
  * 11 takes tens of seconds). gzip level 6 (zlib's default) gave 2.41 MB in ~0.74 s; level 9 saved 0.4%
  * for nearly twice the time.
  */
-export const BROTLI_QUALITY = 5;
+const BROTLI_QUALITY = 5;
 /** zlib's default level; see {@link BROTLI_QUALITY} for the measurements. */
-export const GZIP_LEVEL = 6;
+const GZIP_LEVEL = 6;
 /** A compressed copy is served only when it is at least this much smaller (else identity). */
 const MIN_SAVING = 0.1;
 
@@ -72,7 +72,7 @@ export function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
 }
 
 /** Hex SHA-256 prefix used in file names and entity tags (64 bits: collisions are not a concern). */
-export function contentHash(bytes: Uint8Array): string {
+function contentHash(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex').slice(0, 16);
 }
 

@@ -28,7 +28,7 @@ function hasSuggestion(error: { message: string }): boolean {
  * The same error with the suggestion taken out of its message. A new error rather than an edit:
  * graphql-jit's errors have a read-only `message`.
  */
-export function errorWithoutSuggestions(error: Error): GraphQLError | Error {
+function errorWithoutSuggestions(error: Error): GraphQLError | Error {
   if (!hasSuggestion(error)) return error;
   if (!(error instanceof GraphQLError)) return new GraphQLError(withoutSuggestions(error.message));
   return new GraphQLError(withoutSuggestions(error.message), {

@@ -200,6 +200,3 @@ function headersOf(req: IncomingMessage): Headers {
   }
   return headers;
 }
-
-/** The guard built by {@link createTransportGuard}. */
-export type TransportGuard = ReturnType<typeof createTransportGuard>;

@@ -9,7 +9,7 @@ import type pino from 'pino';
 import type { UpstreamErrorCode } from '../upstream/http.ts';
 
 /** What the upstream client reports per failed call. */
-export interface UpstreamFailure {
+interface UpstreamFailure {
   method: string;
   path: string;
   code: UpstreamErrorCode;
@@ -17,7 +17,7 @@ export interface UpstreamFailure {
 }
 
 /** The window after a logged failure during which further failures are only counted. @default 1000 */
-export const FAILURE_LOG_WINDOW_MS = 1000;
+const FAILURE_LOG_WINDOW_MS = 1000;
 
 /** A rate-limited logger of upstream failures. */
 export interface UpstreamFailureLog {

@@ -32,7 +32,7 @@ import type { ErrorCode } from '../errors.ts';
 import { withoutSuggestions } from './suggestions.ts';
 
 /** The code of every variable coercion error. */
-export const VARIABLE_ERROR_CODE = 'BAD_USER_INPUT' satisfies ErrorCode;
+const VARIABLE_ERROR_CODE = 'BAD_USER_INPUT' satisfies ErrorCode;
 
 /** Errors reported per operation; a list of 3,000 wrong items must not become 3,000 errors. */
 export const MAX_VARIABLE_ERRORS = 20;

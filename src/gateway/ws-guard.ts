@@ -12,7 +12,7 @@ import type { RawData, WebSocket, WebSocketServer } from 'ws';
 const CLIENT_MESSAGE_TYPES = new Set(['connection_init', 'ping', 'pong', 'subscribe', 'complete']);
 
 /** True when `text` is a protocol message a client may send. */
-export function isClientMessage(text: string): boolean {
+function isClientMessage(text: string): boolean {
   try {
     return CLIENT_MESSAGE_TYPES.has(parseMessage(text).type);
   } catch {

@@ -18,16 +18,13 @@ import type {
 // The wire shapes of the history and lifecycle routes live in src/contract/history-records.ts (the
 // gateway reads them too); re-exported so the service's modules keep importing their seams from here.
 export type {
-  AddEventRequestRecord,
   AddEventResponseRecord,
   ConversationEventsPageRecord,
   DetailErrorRecord,
   StartConversationNotFoundRecord,
-  StartConversationRequestRecord,
   StartConversationResponseRecord,
   StopConversationResponseRecord,
   UpdateConversationErrorRecord,
-  UpdateConversationRequestRecord,
 } from '../contract/history-records.ts';
 
 /**
@@ -73,7 +70,7 @@ export type ConversationPatch = Partial<
 export type StoredEvent = ConversationEventRecord & { id: number };
 
 /** A bounded read of one conversation's events (ids inclusive at both ends). */
-export interface EventSearch {
+interface EventSearch {
   startId: number;
   endId: number | null;
   reverse: boolean;

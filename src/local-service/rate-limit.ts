@@ -5,7 +5,7 @@
  */
 
 /** What to do with a request. */
-export type RateDecision =
+type RateDecision =
   | { action: 'allow' }
   | { action: 'delay'; ms: number }
   | { action: 'reject'; retryAfterSeconds: number };

@@ -72,10 +72,10 @@ export interface Route {
 }
 
 /** The real server hides conversations older than this from search (not from GET by id). */
-export const SEARCH_MAX_AGE_MS = 10 * 24 * 60 * 60 * 1000;
+const SEARCH_MAX_AGE_MS = 10 * 24 * 60 * 60 * 1000;
 
 /** `/api/conversations/{id}`: the id segment as FastAPI would capture it (any non-slash text). */
-export const CONVERSATION_PATH = /^\/api\/conversations\/([^/]+)$/;
+const CONVERSATION_PATH = /^\/api\/conversations\/([^/]+)$/;
 
 /** `/api/conversations/{id}` and every route under it (events, start, stop): captures the id. */
 export const CONVERSATION_SUBTREE = /^\/api\/conversations\/([^/]+)(?:\/[^/]+)?$/;

@@ -47,7 +47,7 @@ export interface ConversationSocket {
 }
 
 /** Connect refusals, word for word as the real server sends them. */
-export const SOCKET_REFUSAL = {
+const SOCKET_REFUSAL = {
   missingConversationId: 'No conversation_id in query params',
   invalidKey: 'invalid_session_api_key',
   joinFailed: 'Failed to join conversation',
@@ -67,7 +67,7 @@ function firstQueryValue(value: string | string[] | undefined): string | undefin
  * The real server's replay filter: no null actions/observations, no `recall` actions, and agent-state
  * observations held back but the last one, which comes at the end.
  */
-export function eventsToReplay(stored: readonly StoredEvent[]): StoredEvent[] {
+function eventsToReplay(stored: readonly StoredEvent[]): StoredEvent[] {
   const replay: StoredEvent[] = [];
   let lastAgentState: StoredEvent | undefined;
   for (const event of stored) {

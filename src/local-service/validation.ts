@@ -44,7 +44,7 @@ type Schema =
     };
 
 /** pydantic's wording of an enum's allowed values: `'a', 'b' or 'c'`. */
-export function expectedEnumText(values: readonly string[]): string {
+function expectedEnumText(values: readonly string[]): string {
   const quoted = values.map((v) => `'${v}'`);
   if (quoted.length <= 1) return quoted.join('');
   return `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`;
@@ -372,9 +372,9 @@ export interface SearchQuery {
 }
 
 /** Default page size of search, as the real server and its web client use. */
-export const DEFAULT_SEARCH_LIMIT = 20;
+const DEFAULT_SEARCH_LIMIT = 20;
 /** Our bound on `limit` (the real server has none; its web client never asks for more). */
-export const MAX_SEARCH_LIMIT = 100;
+const MAX_SEARCH_LIMIT = 100;
 
 /** Page token: base64 of the decimal offset, like the real server (offset 20 -> "MjA="). */
 export function encodePageId(offset: number): string {
@@ -382,7 +382,7 @@ export function encodePageId(offset: number): string {
 }
 
 /** Decodes a page token; undefined when it is not canonical base64 of a non-negative decimal integer. */
-export function decodePageId(pageId: string): number | undefined {
+function decodePageId(pageId: string): number | undefined {
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(pageId) || pageId.length % 4 !== 0) return undefined;
   const text = Buffer.from(pageId, 'base64').toString('utf8');
   if (!/^\d{1,15}$/.test(text)) return undefined;
@@ -480,7 +480,7 @@ export interface EventsQuery {
 }
 
 /** Default page size of the events route, as the real server's. */
-export const DEFAULT_EVENTS_LIMIT = 20;
+const DEFAULT_EVENTS_LIMIT = 20;
 /** The real server's bounds on the events route's `limit` (outside: 400 `Invalid limit`, not a 422). */
 export const MIN_EVENTS_LIMIT = 0;
 export const MAX_EVENTS_LIMIT = 100;

@@ -57,7 +57,7 @@ function badInput(message: string): GraphQLError {
 }
 
 /** The cursor of an event: its id in decimal. */
-export function eventCursor(eventId: number): string {
+function eventCursor(eventId: number): string {
   return String(eventId);
 }
 

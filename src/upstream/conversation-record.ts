@@ -63,7 +63,7 @@ export function readConversationRecord(raw: unknown, timeZone: string): Conversa
 }
 
 /** The title the upstream gives a new conversation; used when a record carries none. */
-export function defaultTitle(conversationId: string): string {
+function defaultTitle(conversationId: string): string {
   return `Conversation ${conversationId.slice(0, 5)}`;
 }
 

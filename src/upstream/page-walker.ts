@@ -12,7 +12,7 @@ import { badUserInput } from '../errors.ts';
 import type { Conversation, ConversationFilter, ConversationPage } from './conversations.ts';
 
 /** Upstream page size used when filters are active: large pages mean fewer calls for sparse matches. */
-export const FILTERED_UPSTREAM_PAGE_SIZE = 100;
+const FILTERED_UPSTREAM_PAGE_SIZE = 100;
 /** Bound on upstream search calls per connection field. */
 export const DEFAULT_MAX_UPSTREAM_CALLS = 5;
 /** Largest upstream page size a cursor may name (guards against crafted cursors). */
@@ -57,7 +57,7 @@ export function filterKey(filter: ConversationFilter): string {
 }
 
 /** Opaque cursor: base64url of a small JSON array. */
-export function encodeCursor(position: CursorPosition): string {
+function encodeCursor(position: CursorPosition): string {
   return Buffer.from(
     JSON.stringify([1, position.pageToken, position.pageSize, position.index, position.filterKey]),
   ).toString('base64url');

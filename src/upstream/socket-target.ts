@@ -53,7 +53,7 @@ export function directSocketTarget(baseUrl: string, credentials: UpstreamCredent
  * The socket target a conversation record points to: its nested runtime when `url` is absolute,
  * otherwise the conversation service itself.
  */
-export function socketTargetFor(
+function socketTargetFor(
   baseUrl: string,
   credentials: UpstreamCredentials,
   record: { url: string | null; sessionApiKey: string | null },

@@ -14,7 +14,7 @@ import { isConversationNotFound } from './history.ts';
 import { UpstreamError, UpstreamRejection } from './http.ts';
 
 /** The largest page the route serves (`limit` 0..100). */
-export const STORED_EVENTS_PAGE_SIZE = 100;
+const STORED_EVENTS_PAGE_SIZE = 100;
 
 /** What {@link readStoredEventsAfter} found. */
 export type StoredEventsRead =

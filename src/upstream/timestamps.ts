@@ -67,7 +67,7 @@ function zoneOffsetMs(utcMs: number, timeZone: string): number {
  * Fractions beyond milliseconds are truncated (JavaScript dates hold milliseconds).
  * Returns null for anything that is not an ISO 8601 date-time, so one odd event never breaks a stream.
  */
-export function parseUpstreamTimestamp(value: unknown, timeZone: string): Date | null {
+function parseUpstreamTimestamp(value: unknown, timeZone: string): Date | null {
   if (typeof value !== 'string') return null;
   const match = TIMESTAMP_PATTERN.exec(value);
   if (!match) return null;
