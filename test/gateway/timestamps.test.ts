@@ -31,6 +31,38 @@ describe('upstreamTimestampToUtc', () => {
     expect(upstreamTimestampToUtc('0000-01-01T00:30:00+01:00', 'UTC')).toBeNull();
     expect(upstreamTimestampToUtc(20250814, 'UTC')).toBeNull();
   });
+
+  it('passes canonical UTC text through as is, and still refuses one whose fields are out of range', () => {
+    for (const value of [
+      '2024-02-29T23:59:59.999Z',
+      '2000-02-29T00:00:00.000Z',
+      '0000-02-29T12:00:00.123456Z',
+      '2025-08-14T12:00:00.123456789Z',
+    ]) {
+      expect(upstreamTimestampToUtc(value, 'Asia/Tokyo')).toBe(value);
+    }
+    for (const value of [
+      '2025-02-29T00:00:00.000Z',
+      '1900-02-29T00:00:00.000Z',
+      '2025-04-31T00:00:00.000Z',
+      '2025-13-01T00:00:00.000Z',
+      '2025-00-10T00:00:00.000Z',
+      '2025-01-00T00:00:00.000Z',
+      '2025-01-01T24:00:00.000Z',
+      '2025-01-01T23:60:00.000Z',
+      '2025-01-01T23:59:60.000Z',
+    ]) {
+      expect(upstreamTimestampToUtc(value, 'UTC')).toBeNull();
+    }
+  });
+
+  it('answers exactly what toISOString writes for any instant it wrote', () => {
+    for (let i = 0; i < 2000; i++) {
+      const iso = new Date(Math.floor(Math.random() * 253402300799999)).toISOString();
+      expect(upstreamTimestampToUtc(iso, 'UTC')).toBe(iso);
+      expect(upstreamTimestampToUtc(iso.replace('Z', '+00:00'), 'UTC')).toBe(iso);
+    }
+  });
 });
 
 describe('DateTime scalar', () => {

@@ -1,0 +1,137 @@
+/**
+ * Before/after of the list hot path in one run: the gateway built from a git ref and from the working
+ * tree, side by side with the parse-and-reshape floor (bench/floors/http-floor.ts), in front of one
+ * service, rotating which goes first each round.
+ *
+ *   npx tsx bench/ab.ts --base <git ref> [--rounds 9] [--seconds 4] [--cpu-prof]
+ *
+ * Why not two `npm run bench` runs: on a shared 2-core machine consecutive runs differ by more than one
+ * optimization gains, and `--quick` measures a gateway that is still warming up (its first seconds of
+ * CPU include V8 compiling the pipeline); here every side gets a warm-up run, then the same rounds.
+ * Prints CPU ms per request (from /proc) and req/s at 32 connections per round and their medians, with
+ * the ratios to the floor. `--cpu-prof` writes the working tree gateway's profile to
+ * bench/results/profiles/ (summarize it with bench/profile-summary.ts).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+// @ts-expect-error: plain JS build script without type declarations
+import { build } from '../scripts/build.mjs';
+import type { BenchContext } from './lib/context.ts';
+import { type HttpTarget, type LoadWithCpu, saturate, verify, withCpu } from './lib/http-load.ts';
+import { type BenchProcess, ROOT, spawnFloor, spawnGateway, spawnLocalService } from './lib/processes.ts';
+import { seed } from './lib/seed.ts';
+import { median } from './lib/stats.ts';
+import { listTargets } from './scenarios/list.ts';
+
+const { values } = parseArgs({
+  options: {
+    base: { type: 'string' },
+    rounds: { type: 'string', default: '9' },
+    seconds: { type: 'string', default: '4' },
+    'cpu-prof': { type: 'boolean', default: false },
+  },
+});
+if (!values.base) throw new Error('--base <git ref> is required (e.g. --base HEAD~3)');
+const rounds = Number(values.rounds);
+const seconds = Number(values.seconds);
+const KEY = 'bench-session-key';
+const CONNECTIONS = 32;
+const WARM_UP_SECONDS = 3;
+// As in run.ts: the per-caller rate limit would measure itself instead of the gateway.
+process.env.RATE_LIMIT_PER_SECOND ??= '0';
+
+const work = mkdtempSync(join(os.tmpdir(), 'gateway-ab-'));
+const processes: BenchProcess[] = [];
+try {
+  // The base is built by its own build script from its own sources, against this checkout's packages.
+  const baseRoot = join(work, 'base');
+  mkdirSync(baseRoot);
+  const archive = execFileSync('git', ['archive', values.base, 'src', 'scripts', 'package.json'], {
+    cwd: ROOT,
+    maxBuffer: 256 * 2 ** 20,
+  });
+  execFileSync('tar', ['-x', '-C', baseRoot], { input: archive });
+  symlinkSync(join(ROOT, 'node_modules'), join(baseRoot, 'node_modules'));
+  const { build: buildBase } = (await import(join(baseRoot, 'scripts', 'build.mjs'))) as {
+    build: () => Promise<void>;
+  };
+  await buildBase();
+  await build();
+
+  const service = await spawnLocalService(join(work, 'data'), KEY);
+  processes.push(service);
+  const profileDir = join(ROOT, 'bench', 'results', 'profiles');
+  if (values['cpu-prof']) mkdirSync(profileDir, { recursive: true });
+  const current = await spawnGateway(service.url, {
+    nodeFlags: values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
+  });
+  processes.push(current);
+  const base = await spawnGateway(service.url, { entry: [join(baseRoot, 'dist', 'index.js')] });
+  processes.push(base);
+  const floor = await spawnFloor('reshape', service.url);
+  processes.push(floor);
+
+  const context: BenchContext = {
+    serviceUrl: service.url,
+    gatewayUrl: current.url,
+    gatewayPid: current.pid,
+    servicePid: service.pid,
+    key: KEY,
+    conversationIds: await seed(service.url, KEY, 200),
+    rounds,
+    seconds,
+    connections: CONNECTIONS,
+    quick: false,
+    gatewayNodeFlags: [],
+  };
+  const request = listTargets(context).gateway;
+  const sides: Array<{ name: string; pid: number; target: HttpTarget; runs: LoadWithCpu[] }> = [
+    { name: values.base, pid: base.pid, target: { ...request, url: base.url }, runs: [] },
+    { name: 'working tree', pid: current.pid, target: request, runs: [] },
+    {
+      name: 'floor (reshape)',
+      pid: floor.pid,
+      target: { ...request, url: floor.url, isOk: (status, body) => status === 200 && body.length > 100 },
+      runs: [],
+    },
+  ];
+  for (const side of sides) {
+    await verify(side.target);
+    // Warm-up, not counted: a fresh gateway's first seconds include V8 compiling its hot path.
+    await saturate(side.target, CONNECTIONS, WARM_UP_SECONDS);
+  }
+  console.log(`list at ${CONNECTIONS} connections, ${rounds} rounds x ${seconds} s per side`);
+  for (let round = 0; round < rounds; round++) {
+    const order = [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)];
+    for (const side of order) {
+      side.runs.push(await withCpu(context, () => saturate(side.target, CONNECTIONS, seconds), side.pid));
+    }
+    console.log(
+      `round ${round + 1}: ${sides.map((s) => `${s.name} ${describe(s.runs.at(-1) as LoadWithCpu)}`).join(', ')}`,
+    );
+  }
+  // The gateways' answers are checked again after the load, as in run.ts.
+  for (const side of sides.slice(0, 2)) await verify(side.target);
+
+  const cpu = (side: (typeof sides)[number]) => median(side.runs.map((r) => r.gatewayCpuMsPerRequest));
+  const rps = (side: (typeof sides)[number]) => median(side.runs.map((r) => r.requestsPerSecond));
+  const errors = (side: (typeof sides)[number]) => side.runs.reduce((sum, r) => sum + r.errors, 0);
+  const floorSide = sides[2] as (typeof sides)[number];
+  console.log('\nmedians');
+  for (const side of sides) {
+    console.log(
+      `  ${side.name.padEnd(16)} CPU ${cpu(side).toFixed(3)} ms/request (${(cpu(side) / cpu(floorSide)).toFixed(2)}x floor), ` +
+        `${rps(side).toFixed(0)} req/s (${(rps(side) / rps(floorSide)).toFixed(2)}x floor), ${errors(side)} errors`,
+    );
+  }
+} finally {
+  await Promise.all(processes.map((p) => p.stop()));
+  rmSync(work, { recursive: true, force: true });
+}
+
+function describe(run: LoadWithCpu): string {
+  return `${run.gatewayCpuMsPerRequest.toFixed(3)} ms ${run.requestsPerSecond.toFixed(0)}/s`;
+}
