@@ -271,22 +271,30 @@ export function serveGraphqlWs(
         protocol: socket.protocol,
         send: (data) => sendFrame(socket, data),
         close: (code, reason) => socket.close(code, reason),
-        onMessage: (handle) =>
-          socket.on('message', async (data) => {
+        // A `then`, not an async listener: graphql-ws's handling of a `subscribe` message settles only
+        // when the subscription ends, so an awaiting listener was one more suspended async function
+        // (a generator, a promise, a closure context) per open subscription.
+        onMessage: (handle) => {
+          const onHandlingError = (error: unknown) => {
+            console.error(
+              'Internal error occurred during message handling. Please check your implementation.',
+              error,
+            );
+            socket.close(CloseCode.InternalServerError, closeReason(error, isProd));
+          };
+          socket.on('message', (data) => {
             try {
-              await handle(String(data));
+              handle(String(data)).catch(onHandlingError);
             } catch (error) {
-              console.error(
-                'Internal error occurred during message handling. Please check your implementation.',
-                error,
-              );
-              socket.close(CloseCode.InternalServerError, closeReason(error, isProd));
+              onHandlingError(error);
             }
-          }),
+          });
+        },
       },
       { socket },
     );
-    socket.once('close', (code, reason) => {
+    // `on`, not `once`: ws emits 'close' once, and `once` adds a bound wrapper per socket.
+    socket.on('close', (code, reason) => {
       if (
         !isProd &&
         code === CloseCode.SubprotocolNotAcceptable &&
