@@ -147,7 +147,9 @@ class StoppableStream implements AsyncIterableIterator<ExecutionResult> {
     const waiting = this.#waiting;
     if (!waiting) return;
     this.#waiting = null;
-    waiting.resolve(this.#stopResult());
+    // Finished (out of `openStreams`) a microtask later, not inside beginDrain: the drain's first idle
+    // check runs right after it, and this stream must count until its last result is on its way.
+    queueMicrotask(() => waiting.resolve(this.#stopResult()));
   }
 
   next(): Promise<IteratorResult<ExecutionResult>> {
