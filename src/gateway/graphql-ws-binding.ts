@@ -93,7 +93,6 @@ function serializePayload(result: ExecutionResult): string {
   return json;
 }
 
-type Send = (data: string) => Promise<void> | undefined;
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
 /**
@@ -107,7 +106,8 @@ class DirectDelivery implements AsyncIterableIterator<never> {
   readonly #source: AsyncIterator<ExecutionResult>;
   /** `{"id":"<id>","type":"next","payload":` — graphql-ws's key order. */
   readonly #prefix: string;
-  readonly #send: Send;
+  /** The socket itself, not a send closure: one of these lives per open subscription. */
+  readonly #socket: WebSocket;
   #started = false;
   #stopped = false;
   #turn = -1;
@@ -115,10 +115,10 @@ class DirectDelivery implements AsyncIterableIterator<never> {
   #pending: { resolve: (result: IteratorResult<never>) => void; reject: (error: unknown) => void } | null =
     null;
 
-  constructor(source: AsyncIterable<ExecutionResult>, id: string, send: Send) {
+  constructor(source: AsyncIterable<ExecutionResult>, id: string, socket: WebSocket) {
     this.#source = source[Symbol.asyncIterator]();
     this.#prefix = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
-    this.#send = send;
+    this.#socket = socket;
   }
 
   next(): Promise<IteratorResult<never>> {
@@ -162,7 +162,7 @@ class DirectDelivery implements AsyncIterableIterator<never> {
     }
     let written: Promise<void> | undefined;
     try {
-      written = this.#send(`${this.#prefix}${serializePayload(step.value)}}`);
+      written = sendFrame(this.#socket, `${this.#prefix}${serializePayload(step.value)}}`);
     } catch (error) {
       this.#fail(error);
       return;
@@ -229,8 +229,7 @@ export function serveGraphqlWs(
     ...options,
     onOperation: (ctx, id, _payload, _args, result) => {
       if (!isAsyncIterable(result)) return undefined;
-      const socket = ctx.extra.socket;
-      return new DirectDelivery(result, id, (data) => sendFrame(socket, data));
+      return new DirectDelivery(result, id, ctx.extra.socket);
     },
   });
   wsServer.options.handleProtocols = handleProtocols;
