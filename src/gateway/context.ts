@@ -5,7 +5,7 @@
  */
 import DataLoader from 'dataloader';
 import { unauthenticated } from '../errors.ts';
-import type { GatewayContext } from '../schema/context.ts';
+import type { ConversationLoader, GatewayContext } from '../schema/context.ts';
 import { type CallScope, type Conversation, getConversation } from '../upstream/conversations.ts';
 import type { UpstreamClient, UpstreamCredentials } from '../upstream/http.ts';
 import { DEFAULT_PAGING, type PagingSettings } from '../upstream/page-walker.ts';
@@ -79,6 +79,67 @@ export function resolveCredentials(
   return { kind: 'none' };
 }
 
+/**
+ * The operation's conversation reads: a DataLoader fed by the operation's list reads, built on first
+ * use. Most operations never read a conversation by id (every subscription, for one: thousands of
+ * them may be open, each with its own context), and the loader with its cache, the list
+ * bookkeeping and their closures were about a kilobyte of heap per context.
+ */
+class ConversationReads implements ConversationLoader {
+  readonly #upstream: CallScope;
+  #loader: DataLoader<string, Conversation | null> | undefined;
+  /** List reads still running; the loader waits for them. */
+  #pendingLists: Set<Promise<readonly Conversation[]>> | undefined;
+  /** Conversations the operation's lists returned, by id. */
+  #listed: Map<string, Conversation> | undefined;
+
+  constructor(upstream: CallScope) {
+    this.#upstream = upstream;
+  }
+
+  load(id: string): Promise<Conversation | null> {
+    return this.#dataLoader().load(id);
+  }
+
+  clear(id: string): this {
+    this.#loader?.clear(id);
+    return this;
+  }
+
+  /** See GatewayContext.trackList. */
+  track(list: Promise<readonly Conversation[]>): void {
+    this.#pendingLists ??= new Set();
+    this.#listed ??= new Map();
+    const pendingLists = this.#pendingLists;
+    const listed = this.#listed;
+    pendingLists.add(list);
+    list.then(
+      (conversations) => {
+        for (const conversation of conversations) {
+          listed.set(conversation.conversationId, conversation);
+          this.#loader?.prime(conversation.conversationId, conversation);
+        }
+      },
+      () => {},
+    );
+    // Only the registration is awaited by the loader; a failed list just means GETs as usual.
+    list.finally(() => pendingLists.delete(list)).catch(() => {});
+  }
+
+  #dataLoader(): DataLoader<string, Conversation | null> {
+    this.#loader ??= new DataLoader<string, Conversation | null>(async (ids) => {
+      if (this.#pendingLists?.size) await Promise.allSettled(this.#pendingLists);
+      // The upstream has no batch read: one GET per distinct id not already listed, in parallel.
+      return Promise.all(
+        ids.map(
+          (id) => this.#listed?.get(id) ?? getConversation(this.#upstream, id).catch((error: Error) => error),
+        ),
+      );
+    });
+    return this.#loader;
+  }
+}
+
 /** Builds a fresh context for one operation. */
 export function createContext(
   settings: ContextSettings,
@@ -86,33 +147,12 @@ export function createContext(
   signal: AbortSignal | undefined,
 ): GatewayContext {
   const upstream: CallScope = { client: settings.client, credentials, signal };
-  const pendingLists = new Set<Promise<readonly Conversation[]>>();
-  const listed = new Map<string, Conversation>();
-  const conversationLoader = new DataLoader<string, Conversation | null>(async (ids) => {
-    if (pendingLists.size > 0) await Promise.allSettled(pendingLists);
-    // The upstream has no batch read: one GET per distinct id not already listed, in parallel.
-    return Promise.all(
-      ids.map((id) => listed.get(id) ?? getConversation(upstream, id).catch((error: Error) => error)),
-    );
-  });
+  const conversationLoader = new ConversationReads(upstream);
   return {
     upstream,
     eventBridge: settings.eventBridge,
     paging: settings.paging ?? DEFAULT_PAGING,
     conversationLoader,
-    trackList(list) {
-      pendingLists.add(list);
-      list.then(
-        (conversations) => {
-          for (const conversation of conversations) {
-            listed.set(conversation.conversationId, conversation);
-            conversationLoader.prime(conversation.conversationId, conversation);
-          }
-        },
-        () => {},
-      );
-      // Only the registration is awaited by the loader; a failed list just means GETs as usual.
-      list.finally(() => pendingLists.delete(list)).catch(() => {});
-    },
+    trackList: (list) => conversationLoader.track(list),
   };
 }

@@ -109,7 +109,6 @@ function serializePayload(result: ExecutionResult): string {
   return json;
 }
 
-type Send = (data: string) => Promise<void> | undefined;
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
 /**
@@ -123,7 +122,8 @@ class DirectDelivery implements AsyncIterableIterator<never> {
   readonly #source: AsyncIterator<ExecutionResult>;
   /** `{"id":"<id>","type":"next","payload":` — graphql-ws's key order. */
   readonly #prefix: string;
-  readonly #send: Send;
+  /** The socket itself, not a send closure: one of these lives per open subscription. */
+  readonly #socket: WebSocket;
   #started = false;
   #stopped = false;
   #turn = -1;
@@ -131,10 +131,10 @@ class DirectDelivery implements AsyncIterableIterator<never> {
   #pending: { resolve: (result: IteratorResult<never>) => void; reject: (error: unknown) => void } | null =
     null;
 
-  constructor(source: AsyncIterable<ExecutionResult>, id: string, send: Send) {
+  constructor(source: AsyncIterable<ExecutionResult>, id: string, socket: WebSocket) {
     this.#source = source[Symbol.asyncIterator]();
     this.#prefix = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
-    this.#send = send;
+    this.#socket = socket;
   }
 
   next(): Promise<IteratorResult<never>> {
@@ -178,7 +178,7 @@ class DirectDelivery implements AsyncIterableIterator<never> {
     }
     let written: Promise<void> | undefined;
     try {
-      written = this.#send(`${this.#prefix}${serializePayload(step.value)}}`);
+      written = sendFrame(this.#socket, `${this.#prefix}${serializePayload(step.value)}}`);
     } catch (error) {
       this.#fail(error);
       return;
@@ -245,8 +245,7 @@ export function serveGraphqlWs(
     ...options,
     onOperation: (ctx, id, _payload, _args, result) => {
       if (!isAsyncIterable(result)) return undefined;
-      const socket = ctx.extra.socket;
-      return new DirectDelivery(result, id, (data) => sendFrame(socket, data));
+      return new DirectDelivery(result, id, ctx.extra.socket);
     },
   });
   wsServer.options.handleProtocols = handleProtocols;
@@ -292,22 +291,30 @@ export function serveGraphqlWs(
         protocol: socket.protocol,
         send: (data) => sendFrame(socket, data),
         close: (code, reason) => socket.close(code, reason),
-        onMessage: (handle) =>
-          socket.on('message', async (data) => {
+        // A `then`, not an async listener: graphql-ws's handling of a `subscribe` message settles only
+        // when the subscription ends, so an awaiting listener was one more suspended async function
+        // (a generator, a promise, a closure context) per open subscription.
+        onMessage: (handle) => {
+          const onHandlingError = (error: unknown) => {
+            console.error(
+              'Internal error occurred during message handling. Please check your implementation.',
+              error,
+            );
+            socket.close(CloseCode.InternalServerError, closeReason(error, isProd));
+          };
+          socket.on('message', (data) => {
             try {
-              await handle(String(data));
+              handle(String(data)).catch(onHandlingError);
             } catch (error) {
-              console.error(
-                'Internal error occurred during message handling. Please check your implementation.',
-                error,
-              );
-              socket.close(CloseCode.InternalServerError, closeReason(error, isProd));
+              onHandlingError(error);
             }
-          }),
+          });
+        },
       },
       { socket },
     );
-    socket.once('close', (code, reason) => {
+    // `on`, not `once`: ws emits 'close' once, and `once` adds a bound wrapper per socket.
+    socket.on('close', (code, reason) => {
       if (
         !isProd &&
         code === CloseCode.SubprotocolNotAcceptable &&

@@ -59,36 +59,51 @@ function isPromiseLike<T>(value: MaybePromise<T>): value is Promise<T> {
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
 /**
- * Maps an async iterator, passing `return`/`throw` through so leaving subscribers release the source.
- * Promise chains, not async functions: `next` runs for every subscriber and event, and an async
- * function with two awaits costs several promises where one `then` does (the shared result is usually
- * already there, so `map` returns it synchronously).
+ * The subscription's stream of results: each event of `source` executed through the shared cache,
+ * `return`/`throw` passed through so leaving subscribers release the source.
+ * A class with promise chains, not async functions or closures: one of these lives per subscriber
+ * (its methods on the prototype, not four closures per instance), `next` runs for every subscriber
+ * and event, and an async function with two awaits costs several promises where one `then` does
+ * (the shared result is usually already there, so the step returns it synchronously).
  */
-function mapAsyncIterator<T, U>(
-  source: AsyncIterator<T>,
-  map: (value: T) => MaybePromise<U>,
-): AsyncIterableIterator<U> {
-  const step = (result: IteratorResult<T>): MaybePromise<IteratorResult<U>> => {
-    if (result.done) return DONE;
-    const value = map(result.value);
-    return isPromiseLike(value) ? value.then((v) => ({ done: false, value: v })) : { done: false, value };
+class SharedResultStream implements AsyncIterableIterator<ExecutionResult> {
+  readonly #source: AsyncIterator<unknown>;
+  readonly #args: ExecutionArgs;
+  readonly #key: string;
+
+  constructor(source: AsyncIterator<unknown>, args: ExecutionArgs, key: string) {
+    this.#source = source;
+    this.#args = args;
+    this.#key = key;
+  }
+
+  next(): Promise<IteratorResult<ExecutionResult>> {
+    return this.#source.next().then(this.#step);
+  }
+
+  async return(): Promise<IteratorResult<ExecutionResult>> {
+    await this.#source.return?.();
+    return DONE;
+  }
+
+  async throw(error: unknown): Promise<IteratorResult<ExecutionResult>> {
+    if (this.#source.throw) await this.#source.throw(error);
+    throw error;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  readonly #step = (step: IteratorResult<unknown>): MaybePromise<IteratorResult<ExecutionResult>> => {
+    if (step.done) return DONE;
+    const value = executeShared(step.value, this.#args, this.#key);
+    return isPromiseLike(value) ? value.then(toStep) : { done: false, value };
   };
-  return {
-    next() {
-      return source.next().then(step);
-    },
-    async return() {
-      await source.return?.();
-      return DONE;
-    },
-    async throw(error: unknown) {
-      if (source.throw) await source.throw(error);
-      throw error;
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
+}
+
+function toStep(value: ExecutionResult): IteratorResult<ExecutionResult> {
+  return { done: false, value };
 }
 
 /**
@@ -101,7 +116,7 @@ export async function subscribeSharingResults(
   const stream = await createSourceEventStream(args);
   if (!(Symbol.asyncIterator in stream)) return stream as ExecutionResult;
   const key = operationKey(args);
-  return mapAsyncIterator(stream[Symbol.asyncIterator](), (event) => executeShared(event, args, key));
+  return new SharedResultStream(stream[Symbol.asyncIterator](), args, key);
 }
 
 /** The envelop plugin: replaces subscribe with {@link subscribeSharingResults}. */

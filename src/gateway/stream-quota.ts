@@ -23,6 +23,9 @@ export const TOO_MANY_STREAMS = 'TOO_MANY_STREAMS' satisfies ErrorCode;
  */
 export const TOO_MANY_STREAMS_CLOSE_CODE = 4429;
 
+/** The release function when the cap is off: one for all connections, not a closure per socket. */
+const releaseNothing = (): void => {};
+
 /** Open-connection counts by hashed credential. */
 export class StreamQuota {
   readonly #max: number;
@@ -55,7 +58,7 @@ export class StreamQuota {
    * credential already holds `max` connections. Callers without a credential share one count.
    */
   acquire(credentials: UpstreamCredentials): (() => void) | null {
-    if (this.#max === 0) return () => {};
+    if (this.#max === 0) return releaseNothing;
     const key = this.#keyOf(credentials);
     const open = this.#open.get(key) ?? 0;
     if (open >= this.#max) return null;

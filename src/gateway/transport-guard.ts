@@ -180,7 +180,8 @@ export function createTransportGuard(options: TransportGuardOptions) {
         socket.close(TOO_MANY_STREAMS_CLOSE_CODE, `${TOO_MANY_STREAMS}: at most ${quota.max} per credential`);
         return false;
       }
-      socket.once('close', release);
+      // `on`, not `once`: ws emits 'close' once, and `once` adds a bound wrapper per socket.
+      socket.on('close', release);
       return true;
     },
 

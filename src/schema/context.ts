@@ -2,17 +2,24 @@
  * What every resolver receives. Declared here, by the schema that uses it, so the arrow points one
  * way: src/gateway/context.ts builds it per operation (HTTP and graphql-ws alike).
  */
-import type DataLoader from 'dataloader';
 import type { CallScope, Conversation } from '../upstream/conversations.ts';
 import type { PagingSettings } from '../upstream/page-walker.ts';
 import type { EventBridge } from '../upstream/socket.ts';
+
+/** Conversations by id, batched and cached for one operation (a DataLoader underneath). */
+export interface ConversationLoader {
+  /** The conversation, or null when the upstream has none with this id. */
+  load(id: string): Promise<Conversation | null>;
+  /** Forgets a cached read, so the next load asks the upstream again. */
+  clear(id: string): ConversationLoader;
+}
 
 /** What every resolver receives. */
 export interface GatewayContext {
   /** Caller scope for upstream calls (client, credentials, abort signal). */
   upstream: CallScope;
   /** Conversations by id for this operation; lists prime it, unknown ids load as null. */
-  conversationLoader: DataLoader<string, Conversation | null>;
+  conversationLoader: ConversationLoader;
   /** The shared Socket.IO bridge (live events, sent actions); one per gateway, not per operation. */
   eventBridge: EventBridge;
   /** Bounds of connection fields. */
