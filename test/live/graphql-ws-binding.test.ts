@@ -16,7 +16,7 @@ import {
   GraphQLString,
   parse,
 } from 'graphql';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { serveGraphqlWs } from '../../src/gateway/graphql-ws-binding.ts';
 import { subscribeSharingResults } from '../../src/gateway/shared-subscription-results.ts';
@@ -120,12 +120,14 @@ async function subscribe(url: string, id: string, options: { autoPong?: boolean 
   return { socket, frames };
 }
 
-async function until(check: () => boolean, ms = 3000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+/** Resolves once `check` holds (polled by vitest), fails the test after 3 s. */
+function until(check: () => boolean): Promise<void> {
+  return vi.waitFor(
+    () => {
+      if (!check()) throw new Error('not yet');
+    },
+    { timeout: 3000, interval: 10 },
+  );
 }
 
 describe('graphql-ws binding', () => {
@@ -186,5 +188,28 @@ describe('graphql-ws binding', () => {
     binding = undefined;
     const [code] = (await closed) as [number];
     expect(code).toBe(1001);
+  });
+
+  it('finds the TCP socket it corks under every server-side WebSocket (corking never stops silently)', async () => {
+    // The binding reaches into ws's internal `_socket` to cork a socket's frames into one writev; if a
+    // ws upgrade renamed it, frames would still flow (one syscall each) and nothing else would fail.
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const url = await listen();
+      const connected = once(wsServer as WebSocketServer, 'connection');
+      const client = await subscribe(url, 'a');
+      const [serverSide] = (await connected) as [WebSocket];
+      await until(() => client.frames.length >= 6);
+      const tcp = (serverSide as unknown as { _socket?: { cork?: unknown; uncork?: unknown } })._socket;
+      expect(typeof tcp?.cork).toBe('function');
+      expect(typeof tcp?.uncork).toBe('function');
+      // The binding's own check ran at that connection and did not find ws changed.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((warning) => warning.name === 'CorkingUnavailableWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 });
