@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { makeTempDataDir } from '../helpers/local-service.ts';
 import { killChildren } from '../helpers/processes.ts';
 import { sendJson, startMisbehavingUpstream } from './misbehaving-upstream.ts';
@@ -36,11 +36,14 @@ function alive(pid: number): boolean {
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-async function eventually(check: () => boolean, timeoutMs: number): Promise<void> {
-  for (const until = Date.now() + timeoutMs; !check(); ) {
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await sleep(50);
-  }
+/** Resolves once `check` holds (polled by vitest every 50 ms); fails the test after `timeoutMs`. */
+function eventually(check: () => boolean, timeoutMs: number): Promise<void> {
+  return vi.waitFor(
+    () => {
+      if (!check()) throw new Error('condition not met in time');
+    },
+    { timeout: timeoutMs, interval: 50 },
+  );
 }
 
 /** Node itself (not the tsx wrapper), so the child's pid is the primary's. */

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type {
   ConversationRecord,
   CreateConversationResponseRecord,
@@ -53,12 +53,13 @@ async function spawnCli(dataDir: string): Promise<{ child: ChildProcess; url: st
   return { child, url };
 }
 
-async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
+function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  return vi.waitFor(
+    () => {
+      if (!check()) throw new Error('condition not reached in time');
+    },
+    { timeout: timeoutMs, interval: 5 },
+  );
 }
 
 describe('crash safety of delete and rename', () => {

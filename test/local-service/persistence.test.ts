@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type {
   ConversationRecord,
   CreateConversationResponseRecord,
@@ -52,12 +52,13 @@ async function listAll(url: string, key?: string): Promise<ConversationRecord[]>
   return all;
 }
 
-async function until(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
+function until(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  return vi.waitFor(
+    async () => {
+      if (!(await check())) throw new Error('condition not reached in time');
+    },
+    { timeout: timeoutMs, interval: 10 },
+  );
 }
 
 describe('persistence', () => {

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ConversationRecord, CreateConversationResponseRecord } from '../../src/contract/records.ts';
 import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
 
@@ -7,17 +7,16 @@ afterEach(async () => {
   await service?.close();
 });
 
-async function until<T>(
-  probe: () => Promise<T>,
-  accept: (value: T) => boolean,
-  timeoutMs = 5000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (accept(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 10));
-  }
+/** The first value of `probe` that `accept` takes, polled by vitest; fails the test after `timeoutMs`. */
+function until<T>(probe: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
+  return vi.waitFor(
+    async () => {
+      const value = await probe();
+      if (!accept(value)) throw new Error('condition not reached in time');
+      return value;
+    },
+    { timeout: timeoutMs, interval: 10 },
+  );
 }
 
 describe('POST /api/conversations', () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type {
   ConversationEventRecord,
   ConversationRecord,
@@ -354,9 +354,12 @@ describe('POST /api/conversations/{id}/events', () => {
       (e.extras as { agent_state?: string } | undefined)?.agent_state;
     const isIdle = (events: Array<Record<string, unknown>>) =>
       events.some((e) => agentStateOf(e) === 'awaiting_user_input');
-    for (let i = 0; i < 100 && !isIdle(await allEvents(s.url, id)); i++) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await vi.waitFor(
+      async () => {
+        if (!isIdle(await allEvents(s.url, id))) throw new Error('the agent never went idle');
+      },
+      { timeout: 2000, interval: 10 },
+    );
     const stored = await allEvents(s.url, id);
     const states = stored.filter((e) => e.observation === 'agent_state_changed');
     expect(states.map(agentStateOf)).toEqual(['loading', 'running', 'awaiting_user_input']);

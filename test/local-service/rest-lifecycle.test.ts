@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type {
   ConversationEventRecord,
   ConversationRecord,
@@ -59,12 +59,14 @@ async function events(url: string, id: string, key?: string) {
   return rest<ConversationEventsPageRecord>(url, `/api/conversations/${id}/events?limit=100`, { key });
 }
 
-async function waitForStatus(url: string, id: string, status: string, key?: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if ((await record(url, id, key))?.status === status) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`conversation never reached ${status}`);
+function waitForStatus(url: string, id: string, status: string, key?: string): Promise<void> {
+  return vi.waitFor(
+    async () => {
+      if ((await record(url, id, key))?.status !== status)
+        throw new Error(`conversation never reached ${status}`);
+    },
+    { timeout: 3000, interval: 10 },
+  );
 }
 
 const del = (url: string, id: string, key?: string) =>

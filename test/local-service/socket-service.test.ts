@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ConversationRecord } from '../../src/contract/records.ts';
 import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
 import { lastAgentState, openClient, type RecordingClient } from './socket-harness.ts';
@@ -43,13 +43,16 @@ async function getConversation(url: string, id: string, key?: string) {
   return answer.body;
 }
 
-async function waitFor<T>(read: () => Promise<T>, test: (value: T) => boolean): Promise<T> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const value = await read();
-    if (test(value)) return value;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error('condition not reached');
+/** The first value of `read` that passes `test`, polled by vitest (2 s). */
+function waitFor<T>(read: () => Promise<T>, test: (value: T) => boolean): Promise<T> {
+  return vi.waitFor(
+    async () => {
+      const value = await read();
+      if (!test(value)) throw new Error('condition not reached');
+      return value;
+    },
+    { timeout: 2000, interval: 10 },
+  );
 }
 
 describe('conversation socket in the local service', () => {
