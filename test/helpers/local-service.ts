@@ -5,9 +5,11 @@
  *   const service = await startTestLocalService();
  *   afterEach(() => service.close());
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { type LocalServiceOptions, startLocalService } from '../../src/local-service/index.ts';
 
@@ -105,4 +107,34 @@ export async function rest<T = unknown>(
     parsed = undefined;
   }
   return { status: response.status, body: parsed as T, headers: response.headers };
+}
+
+/** The local service's CLI entry, run through tsx by the crash tests (a real process to `kill -9`). */
+export const LOCAL_SERVICE_MAIN = fileURLToPath(new URL('../../src/local-service/main.ts', import.meta.url));
+
+/**
+ * Spawns the local service CLI on port 0 with `dataDir` and no key, and resolves with its url once it
+ * announces it. The child is pushed onto `children` at once, so the caller's cleanup (killChildren)
+ * reaches it even when the start fails.
+ */
+export async function spawnLocalServiceCli(
+  dataDir: string,
+  children: ChildProcess[],
+): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', LOCAL_SERVICE_MAIN, '--port', '0', '--data-dir', dataDir, '--log-level', 'silent'],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SESSION_API_KEY: '' } },
+  );
+  children.push(child);
+  let output = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const found = /listening on (http:\/\/\S+)/.exec(output);
+      if (found?.[1]) resolve(found[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`CLI exited early (${code})`)));
+  });
+  return { child, url };
 }

@@ -1,7 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type {
@@ -14,14 +13,13 @@ import {
   makeTempDataDir,
   removeDataDir,
   rest,
+  spawnLocalServiceCli,
   startTestLocalService,
   type TestLocalService,
 } from '../helpers/local-service.ts';
 import { killChildren } from '../helpers/processes.ts';
 
 // Deletes and renames acknowledged by the CLI survive `kill -9` of its process.
-
-const MAIN = fileURLToPath(new URL('../../src/local-service/main.ts', import.meta.url));
 
 const services: TestLocalService[] = [];
 const dataDirs: string[] = [];
@@ -32,26 +30,6 @@ afterEach(async () => {
   for (const s of services.splice(0)) await s.close();
   for (const d of dataDirs.splice(0)) removeDataDir(d);
 });
-
-/** Spawns the local service CLI on a free port and resolves with its url. */
-async function spawnCli(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', MAIN, '--port', '0', '--data-dir', dataDir, '--log-level', 'silent'],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SESSION_API_KEY: '' } },
-  );
-  children.push(child);
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const found = /listening on (http:\/\/\S+)/.exec(output);
-      if (found?.[1]) resolve(found[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`CLI exited early (${code})`)));
-  });
-  return { child, url };
-}
 
 function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
   return vi.waitFor(
@@ -66,7 +44,7 @@ describe('crash safety of delete and rename', () => {
   it('a delete answered true and a rename answered true both hold after kill -9', async () => {
     const dataDir = makeTempDataDir();
     dataDirs.push(dataDir);
-    const { child, url } = await spawnCli(dataDir);
+    const { child, url } = await spawnLocalServiceCli(dataDir, children);
 
     const ids: string[] = [];
     for (let i = 0; i < 120; i++) {

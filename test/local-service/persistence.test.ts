@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type {
   ConversationRecord,
@@ -11,15 +10,15 @@ import { createTenantResolver } from '../../src/local-service/auth.ts';
 import type { ConversationStore } from '../../src/local-service/contracts.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
 import {
+  LOCAL_SERVICE_MAIN,
   makeTempDataDir,
   removeDataDir,
   rest,
+  spawnLocalServiceCli,
   startTestLocalService,
   type TestLocalService,
 } from '../helpers/local-service.ts';
 import { killChildren } from '../helpers/processes.ts';
-
-const MAIN = fileURLToPath(new URL('../../src/local-service/main.ts', import.meta.url));
 
 const services: TestLocalService[] = [];
 const dataDirs: string[] = [];
@@ -127,24 +126,7 @@ describe('persistence', () => {
   it('every conversation acknowledged with 200 survives kill -9 of the CLI mid-burst', async () => {
     const dataDir = makeTempDataDir();
     dataDirs.push(dataDir);
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', MAIN, '--port', '0', '--data-dir', dataDir, '--log-level', 'silent'],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, SESSION_API_KEY: '' },
-      },
-    );
-    children.push(child);
-    let output = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout?.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        const found = /listening on (http:\/\/\S+)/.exec(output);
-        if (found?.[1]) resolve(found[1]);
-      });
-      child.once('exit', (code) => reject(new Error(`CLI exited early (${code})`)));
-    });
+    const { child, url } = await spawnLocalServiceCli(dataDir, children);
 
     const acknowledged: string[] = [];
     // Requests that fail while the service is still up would be a bug, not an effect of the kill.
@@ -186,7 +168,7 @@ describe('persistence', () => {
   }, 60_000);
 
   it('the CLI exits 2 with a clear message on a bad flag value', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--port', '70000'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', LOCAL_SERVICE_MAIN, '--port', '70000'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(child);
