@@ -2,8 +2,8 @@
  * Starts the real bundled local conversation service for a test: temp data dir, port 0, fast agent
  * timings, silent logger. Every suite in the project uses this instead of a hand-written fake.
  *
- *   const service = await startTestLocalService();
- *   afterEach(() => service.close());
+ *   const service = await startTestLocalService();   // beforeAll/afterAll suites close it themselves
+ *   const service = await localServiceForTest();      // inside a test: closed when the test finishes
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
+import { onTestFinished } from 'vitest';
 import { type LocalServiceOptions, startLocalService } from '../../src/local-service/index.ts';
 
 /** Agent delays small enough for tests yet keeping the STARTING -> RUNNING order observable. */
@@ -137,4 +138,14 @@ export async function spawnLocalServiceCli(
     child.once('exit', (code) => reject(new Error(`CLI exited early (${code})`)));
   });
   return { child, url };
+}
+
+/**
+ * {@link startTestLocalService} inside a test, closed when that test finishes (vitest's
+ * onTestFinished): the teardown is registered where the service is built, not in a far-away afterEach.
+ */
+export async function localServiceForTest(options: Parameters<typeof startTestLocalService>[0] = {}) {
+  const service = await startTestLocalService(options);
+  onTestFinished(() => service.close());
+  return service;
 }

@@ -5,7 +5,7 @@
  */
 import type { Client } from 'graphql-ws';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
+import { localServiceForTest, rest } from '../helpers/local-service.ts';
 import { Collector, eventually, startLiveGateway, wsClient } from './helpers.ts';
 
 const EVENTS = /* GraphQL */ `
@@ -38,12 +38,6 @@ const cleanups: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
-
-async function service(options: Parameters<typeof startTestLocalService>[0] = {}): Promise<TestLocalService> {
-  const started = await startTestLocalService(options);
-  cleanups.push(() => started.close());
-  return started;
-}
 
 async function gateway(upstreamUrl: string) {
   const started = await startLiveGateway(upstreamUrl);
@@ -115,7 +109,7 @@ const codeOf = (result: Result | undefined) => result?.errors?.[0]?.extensions?.
 
 describe('transcript then live', () => {
   it('events(last: 50) then conversationEvents(afterEventId: newest) misses nothing and repeats nothing while the agent produces events', async () => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const gw = await gateway(upstream.url);
     const id = await createConversation(upstream.url);
     // A producer keeps the agent busy before, during and after the seam.
@@ -165,7 +159,7 @@ describe('transcript then live', () => {
 
 describe('resuming from an id', () => {
   it('unsubscribing a quiet stream detaches its live subscriber at once and lets the socket close', async () => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const gw = await gateway(upstream.url);
     const id = await createConversation(upstream.url);
     await eventually(async () => (await storedIds(upstream.url, id)).length >= 2);
@@ -182,7 +176,7 @@ describe('resuming from an id', () => {
 
 describe('streams of deleted and stopped conversations', () => {
   it('deleteConversation ends every subscriber with CONVERSATION_DELETED and nothing re-creates it', async () => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const gw = await gateway(upstream.url);
     const id = await createConversation(upstream.url);
     const stream = subscribe(client(gw.url), { id, after: -1 });
@@ -202,7 +196,7 @@ describe('streams of deleted and stopped conversations', () => {
   });
 
   it('a delete by someone else (the upstream disconnects the socket) ends subscribers with CONVERSATION_DELETED, without reconnecting', async () => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const gw = await gateway(upstream.url);
     const id = await createConversation(upstream.url);
     const stream = subscribe(client(gw.url), { id, after: -1 });
@@ -218,7 +212,7 @@ describe('streams of deleted and stopped conversations', () => {
   });
 
   it('stopConversation ends subscribers with CONVERSATION_STOPPED after the events already sent', async () => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const gw = await gateway(upstream.url);
     const id = await createConversation(upstream.url);
     const stream = subscribe(client(gw.url), { id, after: -1 });
@@ -243,7 +237,7 @@ describe('streams of deleted and stopped conversations', () => {
   });
 
   it('a stop by someone else (the upstream session close) also ends subscribers with CONVERSATION_STOPPED', async () => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const gw = await gateway(upstream.url);
     const id = await createConversation(upstream.url);
     const stream = subscribe(client(gw.url), { id, after: -1 });
@@ -261,7 +255,7 @@ describe('sendMessage routes', () => {
     'mutation($input: SendMessageInput!) { sendMessage(input: $input) { __typename ... on SendMessagePayload { delivery event { eventId content } } } }';
 
   it('uses POST /events when no socket is open and the echo is not selected; the socket otherwise', async () => {
-    const upstream = await service({ sessionApiKeys: ['key-a', 'key-b'] });
+    const upstream = await localServiceForTest({ sessionApiKeys: ['key-a', 'key-b'] });
     const gw = await gateway(upstream.url);
     const id = await createConversation(upstream.url, 'key-a');
 
@@ -318,7 +312,7 @@ describe('sendMessage routes', () => {
   });
 
   it("a subscriber of another tenant's conversation gets CONVERSATION_NOT_FOUND, resuming from an id or not", async () => {
-    const upstream = await service({ sessionApiKeys: ['key-a', 'key-b'] });
+    const upstream = await localServiceForTest({ sessionApiKeys: ['key-a', 'key-b'] });
     const gw = await gateway(upstream.url);
     const id = await createConversation(upstream.url, 'key-a');
     for (const after of [-1, 0, 5]) {

@@ -7,11 +7,11 @@ import type { Client } from 'graphql-ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import {
+  localServiceForTest,
   makeTempDataDir,
   removeDataDir,
   rest,
   startTestLocalService,
-  type TestLocalService,
 } from '../helpers/local-service.ts';
 import { Collector, eventually, socketReplay, sseSubscribe, startLiveGateway, wsClient } from './helpers.ts';
 
@@ -69,12 +69,6 @@ const cleanups: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
-
-async function service(options: Parameters<typeof startTestLocalService>[0] = {}): Promise<TestLocalService> {
-  const started = await startTestLocalService(options);
-  cleanups.push(() => started.close());
-  return started;
-}
 
 async function gateway(upstreamUrl: string, options: Parameters<typeof startLiveGateway>[1] = {}) {
   const started = await startLiveGateway(upstreamUrl, options);
@@ -147,7 +141,7 @@ const idleAfter = (text: string) => (results: Result[]) => {
 
 describe('Subscription.conversationEvents', () => {
   it('fans one upstream socket out to two graphql-ws clients and one SSE client, in the same order', async () => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const gw = await gateway(upstream.url);
     const id = await createConversation(upstream.url);
 
@@ -196,7 +190,7 @@ describe('Subscription.conversationEvents', () => {
   });
 
   it('replays after afterEventId, then continues live; a command shows its exit code', async () => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const gw = await gateway(upstream.url);
     const id = await createConversation(upstream.url, { initial_user_msg: 'run: exit 3' });
     await eventually(async () => (await socketReplay(upstream.url, id)).length > 3);
@@ -246,7 +240,7 @@ describe('Subscription.conversationEvents', () => {
   });
 
   it('refuses a wrong key with UNAUTHENTICATED and never shows or logs the key', async () => {
-    const upstream = await service({ sessionApiKeys: ['right-key-123'] });
+    const upstream = await localServiceForTest({ sessionApiKeys: ['right-key-123'] });
     const gw = await gateway(upstream.url);
     const id = await createConversation(upstream.url, {}, 'right-key-123');
     const wrongKey = 'wrong-key-SECRET-42';
@@ -283,7 +277,7 @@ describe('Subscription.conversationEvents', () => {
   });
 
   it('answers unknown conversations and bad input with coded errors', async () => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const gw = await gateway(upstream.url);
     const unknown = 'a'.repeat(32);
 
@@ -310,7 +304,7 @@ describe('Subscription.conversationEvents', () => {
   });
 
   it('changeAgentState returns the echoed request and the new state arrives live', async () => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const gw = await gateway(upstream.url);
     const id = await createConversation(upstream.url);
     const stream = subscribeWs(client(gw.url), { id });
@@ -328,7 +322,7 @@ describe('Subscription.conversationEvents', () => {
 
 describe('graphql-ws hardening', () => {
   it('caps operations per socket, payload size and the wait for connection_init', async () => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const gw = await gateway(upstream.url, {
       wsLimits: { maxSubscriptionsPerSocket: 2, maxPayloadBytes: 4096, connectionInitTimeoutMs: 200 },
     });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type {
   ConversationEventRecord,
   ConversationRecord,
@@ -10,34 +10,14 @@ import type { ConversationEventsPageRecord, TenantId } from '../../src/local-ser
 import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
 import {
+  localServiceForTest,
   makeTempDataDir,
   rest,
-  startTestLocalService,
   type TestLocalService,
 } from '../helpers/local-service.ts';
-import { openClient, type RecordingClient } from './socket-harness.ts';
+import { socketClientForTest } from './fixtures.ts';
 
 // GET and POST /api/conversations/{id}/events over real HTTP (and Socket.IO where events go live).
-
-const services: TestLocalService[] = [];
-const clients: RecordingClient[] = [];
-
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  for (const s of services.splice(0)) await s.close();
-});
-
-async function service(options: Parameters<typeof startTestLocalService>[0] = {}) {
-  const s = await startTestLocalService(options);
-  services.push(s);
-  return s;
-}
-
-function client(url: string, query: Record<string, string>) {
-  const c = openClient(url, query);
-  clients.push(c);
-  return c;
-}
 
 const newId = () => randomBytes(16).toString('hex');
 
@@ -76,7 +56,7 @@ async function seeded(
     for (let i = 0; i < count; i++) store.appendEvent(tenant, id, seededEvent(i));
   }
   store.close();
-  return service({ dataDir, sessionApiKeys: options.keys ?? [] });
+  return localServiceForTest({ dataDir, sessionApiKeys: options.keys ?? [] });
 }
 
 /** The wire page, read loosely: events are JSON objects with numeric ids. */
@@ -313,9 +293,13 @@ async function allEvents(url: string, id: string, key?: string) {
 
 describe('POST /api/conversations/{id}/events', () => {
   it('stores a message, echoes it to the sockets like a socket action, and the agent answers it', async () => {
-    const s = await service();
+    const s = await localServiceForTest();
     const id = await createConversation(s.url);
-    const watcher = client(s.url, { conversation_id: id, latest_event_id: '-1', session_api_key: '' });
+    const watcher = socketClientForTest(s.url, {
+      conversation_id: id,
+      latest_event_id: '-1',
+      session_api_key: '',
+    });
     await watcher.connected;
     await watcher.until((events) =>
       events.some((e) => (e.extras as { agent_state?: string })?.agent_state === 'awaiting_user_input'),
@@ -348,7 +332,7 @@ describe('POST /api/conversations/{id}/events', () => {
   });
 
   it('holds every agent-state change, where a socket replay keeps only the last', async () => {
-    const s = await service();
+    const s = await localServiceForTest();
     const id = await createConversation(s.url, { initial_user_msg: 'hello' });
     const agentStateOf = (e: Record<string, unknown>) =>
       (e.extras as { agent_state?: string } | undefined)?.agent_state;
@@ -363,7 +347,11 @@ describe('POST /api/conversations/{id}/events', () => {
     const stored = await allEvents(s.url, id);
     const states = stored.filter((e) => e.observation === 'agent_state_changed');
     expect(states.map(agentStateOf)).toEqual(['loading', 'running', 'awaiting_user_input']);
-    const replay = client(s.url, { conversation_id: id, latest_event_id: '-1', session_api_key: '' });
+    const replay = socketClientForTest(s.url, {
+      conversation_id: id,
+      latest_event_id: '-1',
+      session_api_key: '',
+    });
     await replay.connected;
     const replayed = replay.events().filter((e) => typeof e.id === 'number');
     expect(replayed.filter((e) => e.observation === 'agent_state_changed')).toHaveLength(1);
@@ -371,9 +359,13 @@ describe('POST /api/conversations/{id}/events', () => {
   });
 
   it('change_agent_state is accepted like on the socket', async () => {
-    const s = await service();
+    const s = await localServiceForTest();
     const id = await createConversation(s.url);
-    const watcher = client(s.url, { conversation_id: id, latest_event_id: '-1', session_api_key: '' });
+    const watcher = socketClientForTest(s.url, {
+      conversation_id: id,
+      latest_event_id: '-1',
+      session_api_key: '',
+    });
     await watcher.connected;
     const res = await postEvent(s.url, id, { action: 'change_agent_state', args: { agent_state: 'paused' } });
     expect(res).toMatchObject({ status: 200, body: { success: true } });
@@ -387,7 +379,7 @@ describe('POST /api/conversations/{id}/events', () => {
   });
 
   it('a message to a stopped conversation wakes its agent, which answers', async () => {
-    const s = await service();
+    const s = await localServiceForTest();
     const id = await createConversation(s.url);
     await rest(s.url, `/api/conversations/${id}/stop`, { method: 'POST' });
     expect((await rest<ConversationRecord>(s.url, `/api/conversations/${id}`)).body.status).toBe('STOPPED');
@@ -403,7 +395,7 @@ describe('POST /api/conversations/{id}/events', () => {
   });
 
   it('invalid actions are FastAPI 422s located at the field, and store nothing', async () => {
-    const s = await service({ agentTimings: { startupMs: 60_000 } });
+    const s = await localServiceForTest({ agentTimings: { startupMs: 60_000 } });
     const id = await createConversation(s.url);
     const before = await allEvents(s.url, id);
     const cases: Array<[unknown, unknown]> = [
@@ -474,7 +466,7 @@ describe('POST /api/conversations/{id}/events', () => {
   });
 
   it('unknown conversation: 404 before the body is looked at', async () => {
-    const s = await service();
+    const s = await localServiceForTest();
     const id = newId();
     for (const body of [message('hi'), '{not json', { action: 'nope' }]) {
       expect(await postEvent(s.url, id, body)).toMatchObject({
@@ -487,7 +479,10 @@ describe('POST /api/conversations/{id}/events', () => {
   });
 
   it("401 without the key; another tenant's conversation is a 404 and receives nothing", async () => {
-    const s = await service({ sessionApiKeys: ['key-a', 'key-b'], agentTimings: { startupMs: 60_000 } });
+    const s = await localServiceForTest({
+      sessionApiKeys: ['key-a', 'key-b'],
+      agentTimings: { startupMs: 60_000 },
+    });
     const id = await createConversation(s.url, {}, 'key-a');
     expect(await postEvent(s.url, id, message('hi'))).toMatchObject({
       status: 401,

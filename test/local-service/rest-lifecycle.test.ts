@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type {
   ConversationEventRecord,
   ConversationRecord,
@@ -7,29 +7,15 @@ import type {
   SearchConversationsResponseRecord,
 } from '../../src/contract/records.ts';
 import type { ConversationEventsPageRecord } from '../../src/local-service/contracts.ts';
-import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
-import { openClient, type RecordingClient } from './socket-harness.ts';
+import { localServiceForTest, rest, startTestLocalService } from '../helpers/local-service.ts';
+import { socketClientForTest } from './fixtures.ts';
+import type { RecordingClient } from './socket-harness.ts';
 
 // DELETE / PATCH /api/conversations/{id}, POST .../start and .../stop over real HTTP and Socket.IO.
 
-const services: TestLocalService[] = [];
-const clients: RecordingClient[] = [];
-
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  for (const s of services.splice(0)) await s.close();
-});
-
-async function service(options: Parameters<typeof startTestLocalService>[0] = {}) {
-  const s = await startTestLocalService(options);
-  services.push(s);
-  return s;
-}
-
+/** A socket on conversation `id` replaying from the start, closed when the test finishes. */
 function client(url: string, id: string, key = '') {
-  const c = openClient(url, { conversation_id: id, latest_event_id: '-1', session_api_key: key });
-  clients.push(c);
-  return c;
+  return socketClientForTest(url, { conversation_id: id, latest_event_id: '-1', session_api_key: key });
 }
 
 /** Resolves with the reason Socket.IO gives when this client is disconnected. */
@@ -80,7 +66,7 @@ const stop = (url: string, id: string, key?: string) =>
 
 describe('DELETE /api/conversations/{id}', () => {
   it('stops the agent, closes its sockets, removes record and events: true, then false', async () => {
-    const s = await service();
+    const s = await localServiceForTest();
     const id = await create(s.url, { initial_user_msg: 'hello' });
     const other = await create(s.url);
     const a = client(s.url, id);
@@ -127,7 +113,7 @@ describe('DELETE /api/conversations/{id}', () => {
   });
 
   it('deletes a stopped conversation too; an unknown id is 200 false', async () => {
-    const s = await service();
+    const s = await localServiceForTest();
     const id = await create(s.url);
     await stop(s.url, id);
     expect(await del(s.url, id)).toMatchObject({ status: 200, body: true });
@@ -137,7 +123,7 @@ describe('DELETE /api/conversations/{id}', () => {
   });
 
   it("401 without the key; another tenant's delete is false and changes nothing", async () => {
-    const s = await service({ sessionApiKeys: ['key-a', 'key-b'] });
+    const s = await localServiceForTest({ sessionApiKeys: ['key-a', 'key-b'] });
     const id = await create(s.url, {}, 'key-a');
     const owner = client(s.url, id, 'key-a');
     await owner.connected;
@@ -151,7 +137,7 @@ describe('DELETE /api/conversations/{id}', () => {
 
 describe('PATCH /api/conversations/{id}', () => {
   it('sets the stripped title and last_updated_at, answers true, and tells the sockets live', async () => {
-    const s = await service();
+    const s = await localServiceForTest();
     const id = await create(s.url);
     const before = await record(s.url, id);
     const watcher = client(s.url, id);
@@ -181,7 +167,7 @@ describe('PATCH /api/conversations/{id}', () => {
   });
 
   it('validates like pydantic: title required, a string, 1..200 after strip, no other keys; nothing changes', async () => {
-    const s = await service();
+    const s = await localServiceForTest();
     const id = await create(s.url);
     const cases: Array<[unknown, unknown[]]> = [
       [{}, [{ type: 'missing', loc: ['body', 'title'], msg: 'Field required', input: {} }]],
@@ -258,7 +244,7 @@ describe('PATCH /api/conversations/{id}', () => {
   });
 
   it('unknown: 404 CONVERSATION$NOT_FOUND; another tenant: 403 AUTHORIZATION$PERMISSION_DENIED; 401 without key', async () => {
-    const s = await service({ sessionApiKeys: ['key-a', 'key-b'] });
+    const s = await localServiceForTest({ sessionApiKeys: ['key-a', 'key-b'] });
     const id = await create(s.url, {}, 'key-a');
     const unknown = newId();
     expect(await patch(s.url, unknown, { title: 'x' }, 'key-b')).toMatchObject({
@@ -287,14 +273,14 @@ describe('PATCH /api/conversations/{id}', () => {
     const id = await create(first.url);
     expect((await patch(first.url, id, { title: 'Kept' })).status).toBe(200);
     await first.close({ keepDataDir: true });
-    const second = await service({ dataDir: first.dataDir });
+    const second = await localServiceForTest({ dataDir: first.dataDir });
     expect((await record(second.url, id))?.title).toBe('Kept');
   });
 });
 
 describe('POST /api/conversations/{id}/start and /stop', () => {
   it('stop: a running agent stops (stored `stopped`, closing observation, STOPPED), sockets stay open', async () => {
-    const s = await service();
+    const s = await localServiceForTest();
     const id = await create(s.url);
     await waitForStatus(s.url, id, 'RUNNING');
     const watcher = client(s.url, id);
@@ -328,7 +314,7 @@ describe('POST /api/conversations/{id}/start and /stop', () => {
   });
 
   it('stop while starting reports STARTING; an unknown id is "not running" (200, no 404)', async () => {
-    const s = await service({ agentTimings: { startupMs: 60_000 } });
+    const s = await localServiceForTest({ agentTimings: { startupMs: 60_000 } });
     const id = await create(s.url);
     expect((await stop(s.url, id)).body).toMatchObject({
       message: 'Conversation stopped successfully',
@@ -347,7 +333,7 @@ describe('POST /api/conversations/{id}/start and /stop', () => {
   });
 
   it('start: a stopped conversation starts (STARTING, then RUNNING); a running one answers RUNNING', async () => {
-    const s = await service();
+    const s = await localServiceForTest();
     const id = await create(s.url);
     await waitForStatus(s.url, id, 'RUNNING');
     await stop(s.url, id);
@@ -372,7 +358,7 @@ describe('POST /api/conversations/{id}/start and /stop', () => {
   });
 
   it('start validates providers_set and needs a body; unknown id 404 {"status":"error","conversation_id"}', async () => {
-    const s = await service({ agentTimings: { startupMs: 60_000 } });
+    const s = await localServiceForTest({ agentTimings: { startupMs: 60_000 } });
     const id = await create(s.url);
     await stop(s.url, id);
     expect(await start(s.url, id, { providers_set: ['github', 'svn'] })).toMatchObject({
@@ -403,7 +389,7 @@ describe('POST /api/conversations/{id}/start and /stop', () => {
   });
 
   it('tenancy: another tenant cannot start or stop a conversation; 401 without the key', async () => {
-    const s = await service({ sessionApiKeys: ['key-a', 'key-b'] });
+    const s = await localServiceForTest({ sessionApiKeys: ['key-a', 'key-b'] });
     const running = await create(s.url, {}, 'key-a');
     const stopped = await create(s.url, {}, 'key-a');
     await waitForStatus(s.url, running, 'RUNNING', 'key-a');
@@ -427,7 +413,7 @@ describe('POST /api/conversations/{id}/start and /stop', () => {
 
 describe('routing', () => {
   it('answers 405 with Allow for methods a conversation path does not take', async () => {
-    const s = await service();
+    const s = await localServiceForTest();
     const id = await create(s.url);
     const put = await rest(s.url, `/api/conversations/${id}`, { method: 'PUT', body: {} });
     expect(put.status).toBe(405);
@@ -440,7 +426,7 @@ describe('routing', () => {
 
 describe('nested-runtime mode', () => {
   it("a running conversation's own key opens its events, rename and stop routes, and no other conversation's", async () => {
-    const s = await service({ nestedRuntime: true, sessionApiKeys: ['main-key'] });
+    const s = await localServiceForTest({ nestedRuntime: true, sessionApiKeys: ['main-key'] });
     const id = await create(s.url, {}, 'main-key');
     const other = await create(s.url, {}, 'main-key');
     await waitForStatus(s.url, id, 'RUNNING', 'main-key');

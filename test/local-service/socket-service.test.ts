@@ -1,30 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { ConversationRecord } from '../../src/contract/records.ts';
-import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
-import { lastAgentState, openClient, type RecordingClient } from './socket-harness.ts';
+import { localServiceForTest, rest } from '../helpers/local-service.ts';
+import { socketClientForTest } from './fixtures.ts';
+import { lastAgentState, type RecordingClient } from './socket-harness.ts';
 
 // The conversation socket inside the whole local service (REST + auth + socket on one port).
-
-const services: TestLocalService[] = [];
-const clients: RecordingClient[] = [];
-
-afterEach(async () => {
-  for (const client of clients.splice(0)) client.close();
-  for (const service of services.splice(0)) await service.close();
-});
-
-async function service(options: Parameters<typeof startTestLocalService>[0] = {}) {
-  const s = await startTestLocalService(options);
-  services.push(s);
-  return s;
-}
-
-function client(url: string, query: Record<string, string>) {
-  const c = openClient(url, query);
-  clients.push(c);
-  return c;
-}
 
 const newId = () => randomBytes(16).toString('hex');
 
@@ -57,7 +38,7 @@ function waitFor<T>(read: () => Promise<T>, test: (value: T) => boolean): Promis
 
 describe('conversation socket in the local service', () => {
   it('counts live sockets in num_connections and starts the agent on connect', async () => {
-    const s = await service();
+    const s = await localServiceForTest();
     const created = await rest<{ conversation_id: string }>(s.url, '/api/conversations', {
       method: 'POST',
       body: { initial_user_msg: 'hi from REST' },
@@ -65,8 +46,8 @@ describe('conversation socket in the local service', () => {
     expect(created.status).toBe(200);
     const id = created.body.conversation_id;
 
-    const a = client(s.url, { conversation_id: id, latest_event_id: '-1', session_api_key: '' });
-    const b = client(s.url, { conversation_id: id, latest_event_id: '-1', session_api_key: '' });
+    const a = socketClientForTest(s.url, { conversation_id: id, latest_event_id: '-1', session_api_key: '' });
+    const b = socketClientForTest(s.url, { conversation_id: id, latest_event_id: '-1', session_api_key: '' });
     await Promise.all([a.connected, b.connected]);
     expect(await getConversation(s.url, id)).toMatchObject({ num_connections: 2 });
     // The initial message created over REST is answered and reaches the sockets.
@@ -89,9 +70,9 @@ describe('conversation socket in the local service', () => {
   });
 
   it('creates a record for an unknown valid id and refuses an invalid one', async () => {
-    const s = await service();
+    const s = await localServiceForTest();
     const id = newId();
-    const c = client(s.url, { conversation_id: id, session_api_key: '' });
+    const c = socketClientForTest(s.url, { conversation_id: id, session_api_key: '' });
     await c.until((events) => lastAgentState(events) === 'awaiting_user_input');
     expect(await getConversation(s.url, id)).toMatchObject({
       conversation_id: id,
@@ -100,20 +81,20 @@ describe('conversation socket in the local service', () => {
       runtime_status: 'STATUS$READY',
       num_connections: 1,
     });
-    const bad = client(s.url, { conversation_id: 'not-a-conversation', session_api_key: '' });
+    const bad = socketClientForTest(s.url, { conversation_id: 'not-a-conversation', session_api_key: '' });
     expect((await refusalOf(bad)).message).toBe('Failed to join conversation');
   });
 
   it('refuses a missing conversation_id, a wrong key and a bad latest_event_id', async () => {
-    const s = await service({ sessionApiKeys: ['key-a'] });
-    const missing = client(s.url, { session_api_key: 'key-a' });
+    const s = await localServiceForTest({ sessionApiKeys: ['key-a'] });
+    const missing = socketClientForTest(s.url, { session_api_key: 'key-a' });
     expect((await refusalOf(missing)).message).toBe('No conversation_id in query params');
     const id = newId();
-    const wrong = client(s.url, { conversation_id: id, session_api_key: 'key-b' });
+    const wrong = socketClientForTest(s.url, { conversation_id: id, session_api_key: 'key-b' });
     expect((await refusalOf(wrong)).message).toBe('invalid_session_api_key');
-    const absent = client(s.url, { conversation_id: id });
+    const absent = socketClientForTest(s.url, { conversation_id: id });
     expect((await refusalOf(absent)).message).toBe('invalid_session_api_key');
-    const badCursor = client(s.url, {
+    const badCursor = socketClientForTest(s.url, {
       conversation_id: id,
       latest_event_id: 'soon',
       session_api_key: 'key-a',
@@ -124,24 +105,24 @@ describe('conversation socket in the local service', () => {
   });
 
   it("keeps tenants apart: A's key cannot join B's conversation or see its events", async () => {
-    const s = await service({ sessionApiKeys: ['key-a', 'key-b'] });
+    const s = await localServiceForTest({ sessionApiKeys: ['key-a', 'key-b'] });
     const created = await rest<{ conversation_id: string }>(s.url, '/api/conversations', {
       method: 'POST',
       key: 'key-b',
       body: { initial_user_msg: 'secret plans of B' },
     });
     const id = created.body.conversation_id;
-    const owner = client(s.url, { conversation_id: id, session_api_key: 'key-b' });
+    const owner = socketClientForTest(s.url, { conversation_id: id, session_api_key: 'key-b' });
     await owner.until((events) => events.some((e) => e.source === 'agent' && e.action === 'message'));
 
-    const intruder = client(s.url, { conversation_id: id, session_api_key: 'key-a' });
+    const intruder = socketClientForTest(s.url, { conversation_id: id, session_api_key: 'key-a' });
     expect((await refusalOf(intruder)).message).toBe('Failed to join conversation');
     expect(intruder.events()).toEqual([]);
     // B's conversation is untouched: one connection, no record for A.
     expect(await getConversation(s.url, id, 'key-b')).toMatchObject({ num_connections: 1 });
     expect(await getConversation(s.url, id, 'key-a')).toBeNull();
     // And B's live traffic does not leak to A on A's own conversation either.
-    const mine = client(s.url, { conversation_id: newId(), session_api_key: 'key-a' });
+    const mine = socketClientForTest(s.url, { conversation_id: newId(), session_api_key: 'key-a' });
     await mine.until((events) => lastAgentState(events) === 'awaiting_user_input');
     owner.socket.emit('oh_user_action', { action: 'message', args: { content: 'more secrets' } });
     await owner.until((events) => events.some((e) => e.message === 'more secrets'));
@@ -149,7 +130,7 @@ describe('conversation socket in the local service', () => {
   });
 
   it('nested-runtime mode: the conversation key joins that conversation only, and is cleared on stop', async () => {
-    const s = await service({ sessionApiKeys: ['key-a'], nestedRuntime: true });
+    const s = await localServiceForTest({ sessionApiKeys: ['key-a'], nestedRuntime: true });
     const created = await rest<{ conversation_id: string }>(s.url, '/api/conversations', {
       method: 'POST',
       key: 'key-a',
@@ -161,9 +142,15 @@ describe('conversation socket in the local service', () => {
     expect(runtimeKey).toBeTypeOf('string');
     expect(runtimeKey).not.toBe('key-a');
 
-    const viaRuntimeKey = client(s.url, { conversation_id: id, session_api_key: runtimeKey ?? '' });
+    const viaRuntimeKey = socketClientForTest(s.url, {
+      conversation_id: id,
+      session_api_key: runtimeKey ?? '',
+    });
     await viaRuntimeKey.connected;
-    const elsewhere = client(s.url, { conversation_id: newId(), session_api_key: runtimeKey ?? '' });
+    const elsewhere = socketClientForTest(s.url, {
+      conversation_id: newId(),
+      session_api_key: runtimeKey ?? '',
+    });
     expect((await refusalOf(elsewhere)).message).toBe('invalid_session_api_key');
 
     viaRuntimeKey.socket.emit('oh_user_action', {
@@ -178,7 +165,7 @@ describe('conversation socket in the local service', () => {
       session_api_key: null,
       url: null,
     });
-    const afterStop = client(s.url, { conversation_id: id, session_api_key: runtimeKey ?? '' });
+    const afterStop = socketClientForTest(s.url, { conversation_id: id, session_api_key: runtimeKey ?? '' });
     expect((await refusalOf(afterStop)).message).toBe('invalid_session_api_key');
   });
 });

@@ -7,20 +7,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ConversationEventRecord } from '../../src/contract/records.ts';
 import type { StoredConversation } from '../../src/local-service/contracts.ts';
 import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
-import {
-  lastAgentState,
-  openClient,
-  type RecordingClient,
-  type SocketHarness,
-  startSocketHarness,
-} from './socket-harness.ts';
+import { socketClientForTest } from './fixtures.ts';
+import { lastAgentState, type SocketHarness, startSocketHarness } from './socket-harness.ts';
 
 const harnesses: SocketHarness[] = [];
-const clients: RecordingClient[] = [];
 const dirs: string[] = [];
 
 afterEach(async () => {
-  for (const client of clients.splice(0)) client.close();
   for (const harness of harnesses.splice(0).reverse()) await harness.close();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
@@ -29,12 +22,6 @@ async function harness(options: Parameters<typeof startSocketHarness>[0] = {}) {
   const h = await startSocketHarness(options);
   harnesses.push(h);
   return h;
-}
-
-function client(url: string, query: Record<string, string>, transports?: Array<'websocket' | 'polling'>) {
-  const c = openClient(url, query, transports);
-  clients.push(c);
-  return c;
 }
 
 const newId = () => randomBytes(16).toString('hex');
@@ -74,7 +61,7 @@ describe('conversation socket: replay', () => {
     ];
     for (const event of seed) h.store.appendEvent('default', id, event);
 
-    const c = client(h.url, { conversation_id: id, latest_event_id: '0', session_api_key: '' });
+    const c = socketClientForTest(h.url, { conversation_id: id, latest_event_id: '0', session_api_key: '' });
     await c.connected;
     const connectAt = c.seen.findIndex((s) => s.kind === 'connect');
     const beforeConnect = c.seen.slice(0, connectAt).flatMap((s) => (s.kind === 'event' ? [s.event] : []));
@@ -101,7 +88,7 @@ describe('conversation socket: replay', () => {
     for (const n of [0, 1, 2]) {
       h.store.appendEvent('default', id, { source: 'user', message: `m${n}`, action: 'message', args: {} });
     }
-    const all = client(h.url, { conversation_id: id, session_api_key: '' });
+    const all = socketClientForTest(h.url, { conversation_id: id, session_api_key: '' });
     await all.connected;
     expect(
       all
@@ -109,7 +96,11 @@ describe('conversation socket: replay', () => {
         .slice(0, 3)
         .map((e) => e.id),
     ).toEqual([0, 1, 2]);
-    const upToDate = client(h.url, { conversation_id: id, latest_event_id: '2', session_api_key: '' });
+    const upToDate = socketClientForTest(h.url, {
+      conversation_id: id,
+      latest_event_id: '2',
+      session_api_key: '',
+    });
     await upToDate.connected;
     expect(upToDate.events().filter((e) => typeof e.id === 'number' && e.id <= 2)).toEqual([]);
   });
@@ -125,7 +116,7 @@ describe('conversation socket: replay', () => {
     h.store.insertConversation(
       conversation('default', id, { request: { replay_json: JSON.stringify(recorded) } }),
     );
-    const c = client(h.url, { conversation_id: id, session_api_key: '' });
+    const c = socketClientForTest(h.url, { conversation_id: id, session_api_key: '' });
     await c.until((events) => lastAgentState(events) === 'awaiting_user_input');
     const replayed = c
       .events()
@@ -142,8 +133,8 @@ describe('conversation socket: live traffic', () => {
   it('echoes a user message to every socket of the conversation and the agent answers with cause', async () => {
     const h = await harness();
     const id = newId();
-    const a = client(h.url, { conversation_id: id, session_api_key: '' });
-    const b = client(h.url, { conversation_id: id, session_api_key: '' });
+    const a = socketClientForTest(h.url, { conversation_id: id, session_api_key: '' });
+    const b = socketClientForTest(h.url, { conversation_id: id, session_api_key: '' });
     await Promise.all([a.connected, b.connected]);
     await a.until((events) => lastAgentState(events) === 'awaiting_user_input');
     // The unknown but valid id created a record, like the real server.
@@ -178,7 +169,7 @@ describe('conversation socket: live traffic', () => {
   it('ignores garbage payloads: no echo, no crash, the socket keeps working', async () => {
     const h = await harness();
     const id = newId();
-    const c = client(h.url, { conversation_id: id, session_api_key: '' });
+    const c = socketClientForTest(h.url, { conversation_id: id, session_api_key: '' });
     await c.until((events) => lastAgentState(events) === 'awaiting_user_input');
     const before = c.events().length;
     for (const garbage of [
@@ -206,7 +197,7 @@ describe('conversation socket: live traffic', () => {
   it('change_agent_state stopped stops the conversation and sends the closing observation', async () => {
     const h = await harness();
     const id = newId();
-    const c = client(h.url, { conversation_id: id, session_api_key: '' });
+    const c = socketClientForTest(h.url, { conversation_id: id, session_api_key: '' });
     await c.until((events) => lastAgentState(events) === 'awaiting_user_input');
     c.socket.emit('oh_user_action', { action: 'change_agent_state', args: { agent_state: 'stopped' } });
     await c.until((events) =>
@@ -233,7 +224,7 @@ describe('conversation socket: live traffic', () => {
   it('works over the polling transport too', async () => {
     const h = await harness();
     const id = newId();
-    const c = client(h.url, { conversation_id: id, session_api_key: '' }, ['polling']);
+    const c = socketClientForTest(h.url, { conversation_id: id, session_api_key: '' }, ['polling']);
     await c.until((events) => lastAgentState(events) === 'awaiting_user_input');
     c.socket.emit('oh_user_action', userMessage('polled'));
     await c.until((events) => events.some((e) => e.source === 'agent' && e.action === 'message'));
@@ -244,7 +235,7 @@ describe('conversation socket: live traffic', () => {
     dirs.push(dir);
     const id = newId();
     const first = await harness({ dir });
-    const c = client(first.url, { conversation_id: id, session_api_key: '' });
+    const c = socketClientForTest(first.url, { conversation_id: id, session_api_key: '' });
     c.socket.emit('oh_user_action', userMessage('before restart'));
     await c.until((events) => events.some((e) => e.source === 'agent' && e.action === 'message'));
     await c.until((events) => lastAgentState(events) === 'awaiting_user_input');
@@ -255,7 +246,7 @@ describe('conversation socket: live traffic', () => {
     const second = await harness({ dir });
     // Nothing survives a restart alive; the record says so.
     expect(second.store.getConversation('default', id)?.status).toBe('STOPPED');
-    const c2 = client(second.url, {
+    const c2 = socketClientForTest(second.url, {
       conversation_id: id,
       latest_event_id: String(lastBefore),
       session_api_key: '',
@@ -275,9 +266,12 @@ describe('conversation socket: live traffic', () => {
     const lines: string[] = [];
     const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(line) });
     const h = await harness({ keys: ['key-a-secret-value'], logger });
-    const wrong = client(h.url, { conversation_id: newId(), session_api_key: 'guessed-secret-value' });
+    const wrong = socketClientForTest(h.url, {
+      conversation_id: newId(),
+      session_api_key: 'guessed-secret-value',
+    });
     await expect(wrong.connected).rejects.toThrow('invalid_session_api_key');
-    const c = client(h.url, { conversation_id: newId(), session_api_key: 'key-a-secret-value' });
+    const c = socketClientForTest(h.url, { conversation_id: newId(), session_api_key: 'key-a-secret-value' });
     await c.until((events) => lastAgentState(events) === 'awaiting_user_input');
     c.socket.emit('oh_user_action', { action: 'bogus', args: { token: 'payload-secret-value' } });
     c.socket.emit('oh_user_action', userMessage('after the bogus one'));
