@@ -2,13 +2,12 @@
  * `Conversation.events` paging and the lifecycle mutations (delete, rename, start, stop), through the
  * real gateway over HTTP against the real local service (seeded through its own store).
  */
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConversationEventRecord } from '../../src/contract/records.ts';
 import { createTenantResolver } from '../../src/local-service/auth.ts';
 import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
+import { newConversationId, seededEvent } from '../helpers/fixtures.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import {
   makeTempDataDir,
@@ -19,26 +18,6 @@ import {
 
 const KEY_A = 'key-a';
 const KEY_B = 'key-b';
-const newId = () => randomBytes(16).toString('hex');
-
-/** Event i: every fifth an agent-state observation, the others user messages `m<i>`. */
-function seededEvent(i: number): ConversationEventRecord {
-  if (i % 5 === 4) {
-    return {
-      source: 'environment',
-      message: '',
-      observation: 'agent_state_changed',
-      content: '',
-      extras: { agent_state: 'awaiting_user_input', reason: '' },
-    };
-  }
-  return {
-    source: 'user',
-    message: `m${i}`,
-    action: 'message',
-    args: { content: `m${i}`, image_urls: [], file_urls: [], wait_for_response: false },
-  };
-}
 
 const EVENTS = /* GraphQL */ `
   query Events($id: ID!, $first: Int, $after: String, $last: Int, $before: String) {
@@ -73,10 +52,10 @@ type Page = {
 
 let service: TestLocalService;
 let gateway: TestGateway;
-const c0 = newId();
-const c100 = newId();
-const c101 = newId();
-const c1000 = newId();
+const c0 = newConversationId();
+const c100 = newConversationId();
+const c101 = newConversationId();
+const c1000 = newConversationId();
 
 async function post(query: string, variables: Record<string, unknown>, key = KEY_A) {
   const response = await fetch(gateway.url, {
@@ -352,7 +331,7 @@ describe('lifecycle mutations', () => {
     expect(long.data?.renameConversation).toMatchObject({ __typename: 'UpstreamValidationError' });
     expect((await upstreamRecord(id))?.title).toBe('Hello');
 
-    const unknown = newId();
+    const unknown = newConversationId();
     expect(
       (await post(RENAME, { input: { conversationId: unknown, title: 'x' } })).data?.renameConversation,
     ).toEqual({
@@ -412,7 +391,7 @@ describe('lifecycle mutations', () => {
     const again = await post(STOP, { input: { conversationId: id } });
     expect(again.data?.stopConversation).toMatchObject({ wasRunning: false });
 
-    const unknown = newId();
+    const unknown = newConversationId();
     expect((await post(START, { input: { conversationId: unknown } })).data?.startConversation).toEqual({
       __typename: 'ConversationNotFoundError',
       conversationId: unknown,

@@ -1,14 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
-import type {
-  ConversationEventRecord,
-  ConversationRecord,
-  CreateConversationResponseRecord,
-} from '../../src/contract/records.ts';
+import type { ConversationRecord, CreateConversationResponseRecord } from '../../src/contract/records.ts';
 import { createTenantResolver, DEFAULT_TENANT } from '../../src/local-service/auth.ts';
 import type { ConversationEventsPageRecord, TenantId } from '../../src/local-service/contracts.ts';
 import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
+import { newConversationId, seededEvent } from '../helpers/fixtures.ts';
 import {
   localServiceForTest,
   makeTempDataDir,
@@ -18,27 +14,6 @@ import {
 import { socketClientForTest } from './fixtures.ts';
 
 // GET and POST /api/conversations/{id}/events over real HTTP (and Socket.IO where events go live).
-
-const newId = () => randomBytes(16).toString('hex');
-
-/** Event i of a seeded conversation: every fifth an agent-state observation, the others user messages. */
-function seededEvent(i: number): ConversationEventRecord {
-  if (i % 5 === 4) {
-    return {
-      source: 'environment',
-      message: '',
-      observation: 'agent_state_changed',
-      content: '',
-      extras: { agent_state: 'awaiting_user_input', reason: '' },
-    };
-  }
-  return {
-    source: 'user',
-    message: `m${i}`,
-    action: 'message',
-    args: { content: `m${i}`, image_urls: [], file_urls: [], wait_for_response: false },
-  };
-}
 
 /**
  * A service whose data dir holds conversations with exactly the given numbers of events (ids 0..n-1),
@@ -78,7 +53,7 @@ const range = (from: number, to: number) => Array.from({ length: to - from + 1 }
 
 describe('GET /api/conversations/{id}/events: paging', () => {
   it('0 events: every direction and limit answers no events and has_more false', async () => {
-    const id = newId();
+    const id = newConversationId();
     const s = await seeded({ [id]: 0 });
     for (const query of ['', '?reverse=true', '?limit=0', '?limit=100', '?start_id=5&end_id=9']) {
       expect((await page(s.url, id, query)).body, query).toEqual({ events: [], has_more: false });
@@ -86,7 +61,7 @@ describe('GET /api/conversations/{id}/events: paging', () => {
   });
 
   it('defaults: start_id 0, limit 20, oldest first; the events are the stored dicts', async () => {
-    const id = newId();
+    const id = newConversationId();
     const s = await seeded({ [id]: 30 });
     const res = await page(s.url, id);
     expect(res.status).toBe(200);
@@ -99,7 +74,7 @@ describe('GET /api/conversations/{id}/events: paging', () => {
   });
 
   it('exactly limit events: one full page, has_more false, both directions', async () => {
-    const id = newId();
+    const id = newConversationId();
     const s = await seeded({ [id]: 100 });
     expect(await ids(s.url, id, '?limit=100')).toEqual({ ids: range(0, 99), hasMore: false });
     expect(await ids(s.url, id, '?limit=100&reverse=true')).toEqual({
@@ -109,7 +84,7 @@ describe('GET /api/conversations/{id}/events: paging', () => {
   });
 
   it('limit + 1 events: has_more true, and the next page (start_id = last + 1 / end_id = oldest - 1) holds the one left', async () => {
-    const id = newId();
+    const id = newConversationId();
     const s = await seeded({ [id]: 101 });
     expect(await ids(s.url, id, '?limit=100')).toEqual({ ids: range(0, 99), hasMore: true });
     expect(await ids(s.url, id, '?limit=100&start_id=100')).toEqual({ ids: [100], hasMore: false });
@@ -121,7 +96,7 @@ describe('GET /api/conversations/{id}/events: paging', () => {
   });
 
   it('limit=0: no events; has_more says whether any event lies within the bounds', async () => {
-    const id = newId();
+    const id = newConversationId();
     const s = await seeded({ [id]: 3 });
     expect(await ids(s.url, id, '?limit=0')).toEqual({ ids: [], hasMore: true });
     expect(await ids(s.url, id, '?limit=0&reverse=true')).toEqual({ ids: [], hasMore: true });
@@ -129,7 +104,7 @@ describe('GET /api/conversations/{id}/events: paging', () => {
   });
 
   it('start_id and end_id are inclusive in both directions; empty and out-of-range bounds', async () => {
-    const id = newId();
+    const id = newConversationId();
     const s = await seeded({ [id]: 10 });
     expect(await ids(s.url, id, '?start_id=5&end_id=7')).toEqual({ ids: [5, 6, 7], hasMore: false });
     expect(await ids(s.url, id, '?start_id=5&end_id=7&reverse=true')).toEqual({
@@ -151,7 +126,7 @@ describe('GET /api/conversations/{id}/events: paging', () => {
   });
 
   it('pages 1,000 events forward and backward in pages of 100 and 7: all, in order, none twice', async () => {
-    const id = newId();
+    const id = newConversationId();
     const s = await seeded({ [id]: 1000 });
     for (const limit of [100, 7]) {
       const forward: number[] = [];
@@ -184,7 +159,7 @@ describe('GET /api/conversations/{id}/events: paging', () => {
   }, 30_000);
 
   it('reading changes nothing: no agent starts, no event is added', async () => {
-    const id = newId();
+    const id = newConversationId();
     const s = await seeded({ [id]: 4 });
     await page(s.url, id);
     await page(s.url, id, '?reverse=true');
@@ -196,7 +171,7 @@ describe('GET /api/conversations/{id}/events: paging', () => {
 
 describe('GET /api/conversations/{id}/events: errors', () => {
   it('limit outside 0..100 is 400 {"detail":"Invalid limit"}; 0 and 100 are fine', async () => {
-    const id = newId();
+    const id = newConversationId();
     const s = await seeded({ [id]: 1 });
     for (const limit of ['-1', '101', '1000']) {
       const res = await page(s.url, id, `?limit=${limit}`);
@@ -207,7 +182,7 @@ describe('GET /api/conversations/{id}/events: errors', () => {
   });
 
   it('non-integer ids and limits and a non-boolean reverse are FastAPI 422s, all listed at once', async () => {
-    const id = newId();
+    const id = newConversationId();
     const s = await seeded({ [id]: 1 });
     const res = await page(s.url, id, '?start_id=abc&end_id=&limit=1.5&reverse=maybe');
     expect(res.status).toBe(422);
@@ -240,7 +215,7 @@ describe('GET /api/conversations/{id}/events: errors', () => {
 
   it('unknown conversation: 404 {"detail":"Conversation <id> not found"}, before any query check', async () => {
     const s = await seeded({});
-    const id = newId();
+    const id = newConversationId();
     expect(await page(s.url, id)).toMatchObject({
       status: 404,
       body: { detail: `Conversation ${id} not found` },
@@ -253,7 +228,7 @@ describe('GET /api/conversations/{id}/events: errors', () => {
   });
 
   it('401 without the key; another tenant gets the same 404 as for an unknown id', async () => {
-    const id = newId();
+    const id = newConversationId();
     const tenantA = createTenantResolver(['key-a', 'key-b'])('key-a') ?? '';
     const s = await seeded({ [id]: 5 }, { keys: ['key-a', 'key-b'], tenant: tenantA });
     expect(await page(s.url, id)).toMatchObject({ status: 401, body: { detail: 'Unauthorized' } });
@@ -467,7 +442,7 @@ describe('POST /api/conversations/{id}/events', () => {
 
   it('unknown conversation: 404 before the body is looked at', async () => {
     const s = await localServiceForTest();
-    const id = newId();
+    const id = newConversationId();
     for (const body of [message('hi'), '{not json', { action: 'nope' }]) {
       expect(await postEvent(s.url, id, body)).toMatchObject({
         status: 404,

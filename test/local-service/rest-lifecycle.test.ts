@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import type {
   ConversationEventRecord,
@@ -7,6 +6,7 @@ import type {
   SearchConversationsResponseRecord,
 } from '../../src/contract/records.ts';
 import type { ConversationEventsPageRecord } from '../../src/local-service/contracts.ts';
+import { newConversationId } from '../helpers/fixtures.ts';
 import { localServiceForTest, rest, startTestLocalService } from '../helpers/local-service.ts';
 import { socketClientForTest } from './fixtures.ts';
 import type { RecordingClient } from './socket-harness.ts';
@@ -22,8 +22,6 @@ function client(url: string, id: string, key = '') {
 function disconnectReason(c: RecordingClient): Promise<string> {
   return new Promise((resolve) => c.socket.once('disconnect', (reason: string) => resolve(reason)));
 }
-
-const newId = () => randomBytes(16).toString('hex');
 
 async function create(url: string, body: unknown = {}, key?: string): Promise<string> {
   const res = await rest<CreateConversationResponseRecord>(url, '/api/conversations', {
@@ -118,7 +116,7 @@ describe('DELETE /api/conversations/{id}', () => {
     await stop(s.url, id);
     expect(await del(s.url, id)).toMatchObject({ status: 200, body: true });
     expect(await record(s.url, id)).toBeNull();
-    expect(await del(s.url, newId())).toMatchObject({ status: 200, body: false });
+    expect(await del(s.url, newConversationId())).toMatchObject({ status: 200, body: false });
     expect(await del(s.url, 'not-an-id')).toMatchObject({ status: 200, body: false });
   });
 
@@ -246,7 +244,7 @@ describe('PATCH /api/conversations/{id}', () => {
   it('unknown: 404 CONVERSATION$NOT_FOUND; another tenant: 403 AUTHORIZATION$PERMISSION_DENIED; 401 without key', async () => {
     const s = await localServiceForTest({ sessionApiKeys: ['key-a', 'key-b'] });
     const id = await create(s.url, {}, 'key-a');
-    const unknown = newId();
+    const unknown = newConversationId();
     expect(await patch(s.url, unknown, { title: 'x' }, 'key-b')).toMatchObject({
       status: 404,
       body: { status: 'error', message: 'Conversation not found', msg_id: 'CONVERSATION$NOT_FOUND' },
@@ -320,7 +318,7 @@ describe('POST /api/conversations/{id}/start and /stop', () => {
       message: 'Conversation stopped successfully',
       conversation_status: 'STARTING',
     });
-    const unknown = newId();
+    const unknown = newConversationId();
     expect(await stop(s.url, unknown)).toMatchObject({
       status: 200,
       body: {
@@ -381,7 +379,7 @@ describe('POST /api/conversations/{id}/start and /stop', () => {
     const missing = await rest(s.url, `/api/conversations/${id}/start`, { method: 'POST' });
     expect(missing).toMatchObject({ status: 422, body: { detail: [{ type: 'missing', loc: ['body'] }] } });
     expect((await record(s.url, id))?.status).toBe('STOPPED');
-    const unknown = newId();
+    const unknown = newConversationId();
     expect(await start(s.url, unknown)).toEqual(
       expect.objectContaining({ status: 404, body: { status: 'error', conversation_id: unknown } }),
     );

@@ -1,13 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import type { ConversationRecord } from '../../src/contract/records.ts';
+import { newConversationId } from '../helpers/fixtures.ts';
 import { localServiceForTest, rest } from '../helpers/local-service.ts';
 import { socketClientForTest } from './fixtures.ts';
 import { lastAgentState, type RecordingClient } from './socket-harness.ts';
 
 // The conversation socket inside the whole local service (REST + auth + socket on one port).
-
-const newId = () => randomBytes(16).toString('hex');
 
 async function refusalOf(c: RecordingClient): Promise<{ message: string }> {
   try {
@@ -71,7 +69,7 @@ describe('conversation socket in the local service', () => {
 
   it('creates a record for an unknown valid id and refuses an invalid one', async () => {
     const s = await localServiceForTest();
-    const id = newId();
+    const id = newConversationId();
     const c = socketClientForTest(s.url, { conversation_id: id, session_api_key: '' });
     await c.until((events) => lastAgentState(events) === 'awaiting_user_input');
     expect(await getConversation(s.url, id)).toMatchObject({
@@ -89,7 +87,7 @@ describe('conversation socket in the local service', () => {
     const s = await localServiceForTest({ sessionApiKeys: ['key-a'] });
     const missing = socketClientForTest(s.url, { session_api_key: 'key-a' });
     expect((await refusalOf(missing)).message).toBe('No conversation_id in query params');
-    const id = newId();
+    const id = newConversationId();
     const wrong = socketClientForTest(s.url, { conversation_id: id, session_api_key: 'key-b' });
     expect((await refusalOf(wrong)).message).toBe('invalid_session_api_key');
     const absent = socketClientForTest(s.url, { conversation_id: id });
@@ -122,7 +120,10 @@ describe('conversation socket in the local service', () => {
     expect(await getConversation(s.url, id, 'key-b')).toMatchObject({ num_connections: 1 });
     expect(await getConversation(s.url, id, 'key-a')).toBeNull();
     // And B's live traffic does not leak to A on A's own conversation either.
-    const mine = socketClientForTest(s.url, { conversation_id: newId(), session_api_key: 'key-a' });
+    const mine = socketClientForTest(s.url, {
+      conversation_id: newConversationId(),
+      session_api_key: 'key-a',
+    });
     await mine.until((events) => lastAgentState(events) === 'awaiting_user_input');
     owner.socket.emit('oh_user_action', { action: 'message', args: { content: 'more secrets' } });
     await owner.until((events) => events.some((e) => e.message === 'more secrets'));
@@ -148,7 +149,7 @@ describe('conversation socket in the local service', () => {
     });
     await viaRuntimeKey.connected;
     const elsewhere = socketClientForTest(s.url, {
-      conversation_id: newId(),
+      conversation_id: newConversationId(),
       session_api_key: runtimeKey ?? '',
     });
     expect((await refusalOf(elsewhere)).message).toBe('invalid_session_api_key');

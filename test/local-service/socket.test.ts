@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ConversationEventRecord } from '../../src/contract/records.ts';
 import type { StoredConversation } from '../../src/local-service/contracts.ts';
 import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
+import { newConversationId } from '../helpers/fixtures.ts';
 import { socketClientForTest } from './fixtures.ts';
 import { lastAgentState, type SocketHarness, startSocketHarness } from './socket-harness.ts';
 
@@ -23,8 +23,6 @@ async function harness(options: Parameters<typeof startSocketHarness>[0] = {}) {
   harnesses.push(h);
   return h;
 }
-
-const newId = () => randomBytes(16).toString('hex');
 
 function conversation(tenant: string, id: string, overrides: Partial<StoredConversation> = {}) {
   return newStoredConversation(tenant, id, { createdAt: '2026-01-01T00:00:00.000Z', ...overrides });
@@ -46,7 +44,7 @@ const userMessage = (content: string) => ({
 describe('conversation socket: replay', () => {
   it('replays stored events after latest_event_id before the connect ack, with the agent-state hold-back', async () => {
     const h = await harness();
-    const id = newId();
+    const id = newConversationId();
     h.store.insertConversation(conversation('default', id));
     const seed: ConversationEventRecord[] = [
       { source: 'user', message: 'first', action: 'message', args: { content: 'first' } }, // 0 (before cut)
@@ -83,7 +81,7 @@ describe('conversation socket: replay', () => {
 
   it('replays everything with the default latest_event_id and nothing the client already has', async () => {
     const h = await harness();
-    const id = newId();
+    const id = newConversationId();
     h.store.insertConversation(conversation('default', id));
     for (const n of [0, 1, 2]) {
       h.store.appendEvent('default', id, { source: 'user', message: `m${n}`, action: 'message', args: {} });
@@ -107,7 +105,7 @@ describe('conversation socket: replay', () => {
 
   it('plays replay_json back as live events with new ids', async () => {
     const h = await harness();
-    const id = newId();
+    const id = newConversationId();
     const recorded = [
       { id: 10, source: 'user', message: 'build it', action: 'message', args: { content: 'build it' } },
       { id: 11, source: 'agent', cause: 10, message: '', action: 'run', args: { command: 'make' } },
@@ -132,7 +130,7 @@ describe('conversation socket: replay', () => {
 describe('conversation socket: live traffic', () => {
   it('echoes a user message to every socket of the conversation and the agent answers with cause', async () => {
     const h = await harness();
-    const id = newId();
+    const id = newConversationId();
     const a = socketClientForTest(h.url, { conversation_id: id, session_api_key: '' });
     const b = socketClientForTest(h.url, { conversation_id: id, session_api_key: '' });
     await Promise.all([a.connected, b.connected]);
@@ -168,7 +166,7 @@ describe('conversation socket: live traffic', () => {
 
   it('ignores garbage payloads: no echo, no crash, the socket keeps working', async () => {
     const h = await harness();
-    const id = newId();
+    const id = newConversationId();
     const c = socketClientForTest(h.url, { conversation_id: id, session_api_key: '' });
     await c.until((events) => lastAgentState(events) === 'awaiting_user_input');
     const before = c.events().length;
@@ -196,7 +194,7 @@ describe('conversation socket: live traffic', () => {
 
   it('change_agent_state stopped stops the conversation and sends the closing observation', async () => {
     const h = await harness();
-    const id = newId();
+    const id = newConversationId();
     const c = socketClientForTest(h.url, { conversation_id: id, session_api_key: '' });
     await c.until((events) => lastAgentState(events) === 'awaiting_user_input');
     c.socket.emit('oh_user_action', { action: 'change_agent_state', args: { agent_state: 'stopped' } });
@@ -223,7 +221,7 @@ describe('conversation socket: live traffic', () => {
 
   it('works over the polling transport too', async () => {
     const h = await harness();
-    const id = newId();
+    const id = newConversationId();
     const c = socketClientForTest(h.url, { conversation_id: id, session_api_key: '' }, ['polling']);
     await c.until((events) => lastAgentState(events) === 'awaiting_user_input');
     c.socket.emit('oh_user_action', userMessage('polled'));
@@ -233,7 +231,7 @@ describe('conversation socket: live traffic', () => {
   it('continues event numbering after a restart on the same data dir', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'socket-restart-'));
     dirs.push(dir);
-    const id = newId();
+    const id = newConversationId();
     const first = await harness({ dir });
     const c = socketClientForTest(first.url, { conversation_id: id, session_api_key: '' });
     c.socket.emit('oh_user_action', userMessage('before restart'));
@@ -267,11 +265,14 @@ describe('conversation socket: live traffic', () => {
     const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(line) });
     const h = await harness({ keys: ['key-a-secret-value'], logger });
     const wrong = socketClientForTest(h.url, {
-      conversation_id: newId(),
+      conversation_id: newConversationId(),
       session_api_key: 'guessed-secret-value',
     });
     await expect(wrong.connected).rejects.toThrow('invalid_session_api_key');
-    const c = socketClientForTest(h.url, { conversation_id: newId(), session_api_key: 'key-a-secret-value' });
+    const c = socketClientForTest(h.url, {
+      conversation_id: newConversationId(),
+      session_api_key: 'key-a-secret-value',
+    });
     await c.until((events) => lastAgentState(events) === 'awaiting_user_input');
     c.socket.emit('oh_user_action', { action: 'bogus', args: { token: 'payload-secret-value' } });
     c.socket.emit('oh_user_action', userMessage('after the bogus one'));
