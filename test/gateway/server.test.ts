@@ -5,6 +5,7 @@
 import { createClient } from 'graphql-ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { runOverWs } from '../hardening/transport-helpers.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
 
@@ -37,22 +38,6 @@ function wsClient(url: string, connectionParams: Record<string, unknown>) {
   });
   disposers.push(() => client.dispose());
   return client;
-}
-
-function queryOverWs(client: ReturnType<typeof createClient>, query: string) {
-  return new Promise<{ data?: unknown; errors?: unknown[] }>((resolve, reject) => {
-    let result: { data?: unknown; errors?: unknown[] } | undefined;
-    client.subscribe(
-      { query },
-      {
-        next: (value) => {
-          result = value as typeof result;
-        },
-        error: reject,
-        complete: () => (result ? resolve(result) : reject(new Error('no result'))),
-      },
-    );
-  });
 }
 
 describe('the listening gateway', () => {
@@ -90,7 +75,7 @@ describe('the listening gateway', () => {
       body: {},
     });
     const client = wsClient(gateway.url, { 'X-Session-API-Key': KEY });
-    const result = await queryOverWs(
+    const result = await runOverWs(
       client,
       '{ conversations(first: 5) { edges { node { conversationId } } } }',
     );
@@ -99,7 +84,7 @@ describe('the listening gateway', () => {
     });
 
     const wrongKey = wsClient(gateway.url, { 'X-Session-API-Key': 'nope' });
-    const refused = await queryOverWs(wrongKey, '{ conversations(first: 5) { edges { cursor } } }');
+    const refused = await runOverWs(wrongKey, '{ conversations(first: 5) { edges { cursor } } }');
     expect(refused).toMatchObject({
       data: { conversations: null },
       errors: [{ extensions: { code: 'UNAUTHENTICATED' } }],
@@ -109,7 +94,7 @@ describe('the listening gateway', () => {
   it('refuses a graphql-ws connection whose credential is not a string', async () => {
     const { gateway } = await start();
     const client = wsClient(gateway.url, { 'X-Session-API-Key': 42 });
-    await expect(queryOverWs(client, '{ __typename }')).rejects.toMatchObject({ code: 4403 });
+    await expect(runOverWs(client, '{ __typename }')).rejects.toMatchObject({ code: 4403 });
   });
 
   it('refuses a malformed Authorization header with UNAUTHENTICATED', async () => {

@@ -3,6 +3,8 @@
  * body (or the raw text when it is not JSON), and a cleanup stack for afterEach.
  */
 
+import { startTestGateway, type TestGatewayOptions } from '../helpers/gateway.ts';
+import { startTestLocalService } from '../helpers/local-service.ts';
 /** A raw answer of the gateway. */
 export interface RawAnswer {
   status: number;
@@ -77,4 +79,19 @@ export async function metric(
     found = true;
   }
   return found ? total : Number.NaN;
+}
+
+/**
+ * The real local service and a gateway with `hardening` in front of it, both closed by `cleanup` (the
+ * suite's {@link cleanupStack}, run in afterEach), gateway first.
+ */
+export async function startServiceAndGateway(
+  cleanup: ReturnType<typeof cleanupStack>,
+  hardening: TestGatewayOptions['hardening'] = {},
+) {
+  const service = cleanup.add(await startTestLocalService(), (s) => s.close());
+  const gateway = cleanup.add(await startTestGateway({ upstreamUrl: service.url, hardening }), (g) =>
+    g.close(),
+  );
+  return { service, gateway };
 }

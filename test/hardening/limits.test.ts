@@ -5,21 +5,14 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { PersistedOperations, sha256 } from '../../src/gateway/limits.ts';
-import { startTestGateway } from '../helpers/gateway.ts';
-import { startTestLocalService } from '../helpers/local-service.ts';
+import type { TestGatewayOptions } from '../helpers/gateway.ts';
 import { Collector, wsClient } from '../live/helpers.ts';
-import { cleanupStack, codes, post } from './helpers.ts';
+import { cleanupStack, codes, post, startServiceAndGateway } from './helpers.ts';
 
 const cleanup = cleanupStack();
 afterEach(() => cleanup.run());
 
-async function setup(hardening: Parameters<typeof startTestGateway>[0]['hardening'] = {}) {
-  const service = cleanup.add(await startTestLocalService(), (s) => s.close());
-  const gateway = cleanup.add(await startTestGateway({ upstreamUrl: service.url, hardening }), (g) =>
-    g.close(),
-  );
-  return { service, gateway };
-}
+const setup = (hardening: TestGatewayOptions['hardening'] = {}) => startServiceAndGateway(cleanup, hardening);
 
 const LIST = 'query List { conversations(first: 2) { edges { node { id title } } } }';
 
