@@ -2,8 +2,10 @@
  * Flags + environment -> one typed, validated Config. Flags win over env. A bad value stops start-up
  * with a message naming the setting (ConfigError); secrets are never echoed in those messages.
  */
+
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
+import type { QueryLimits } from './gateway/limits.ts';
 import { SETTINGS, settingOfFlag } from './settings.ts';
 import { isKnownTimeZone } from './upstream/timestamps.ts';
 
@@ -57,20 +59,11 @@ interface SharedStateConfig {
   apqRedisTtlSeconds: number;
 }
 
-/** Hardening settings; each names its flag / env variable. */
-export interface HardeningConfig {
-  /** `--max-depth` / `GRAPHQL_MAX_DEPTH`. @default 10 */
-  maxDepth: number;
-  /** `--max-aliases` / `GRAPHQL_MAX_ALIASES`. @default 15 */
-  maxAliases: number;
-  /** `--max-tokens` / `GRAPHQL_MAX_TOKENS`. @default 2000 */
-  maxTokens: number;
-  /** `--max-directives` / `GRAPHQL_MAX_DIRECTIVES`. @default 50 */
-  maxDirectives: number;
-  /** Cost once variables are known (src/gateway/operation-cost.ts). `--max-cost` / `GRAPHQL_MAX_COST`. @default 6000 */
-  maxCost: number;
-  /** Upper bound of upstream calls per operation. `--max-upstream-calls` / `GRAPHQL_MAX_UPSTREAM_CALLS`. @default 150 */
-  maxUpstreamCalls: number;
+/**
+ * Hardening settings; each names its flag / env variable. The graphql-armor limits and the upstream
+ * call bound are the gateway's QueryLimits (src/gateway/limits.ts: meaning and defaults live there).
+ */
+export interface HardeningConfig extends QueryLimits {
   /**
    * Upstream calls in flight per credential; 0 off. `--calls-per-credential` /
    * `UPSTREAM_CALLS_PER_CREDENTIAL`. @default null (a quarter of UPSTREAM_CONNECTIONS, at least 1)

@@ -15,18 +15,6 @@ import type {
   GitProviderValue,
 } from '../contract/records.ts';
 
-// The wire shapes of the history and lifecycle routes live in src/contract/history-records.ts (the
-// gateway reads them too); re-exported so the service's modules keep importing their seams from here.
-export type {
-  AddEventResponseRecord,
-  ConversationEventsPageRecord,
-  DetailErrorRecord,
-  StartConversationNotFoundRecord,
-  StartConversationResponseRecord,
-  StopConversationResponseRecord,
-  UpdateConversationErrorRecord,
-} from '../contract/history-records.ts';
-
 /**
  * Opaque tenant id. Each configured session API key is its own tenant; with no key configured every
  * caller is the one tenant `default`. Derived from the key (never the key itself), so the store holds

@@ -22,7 +22,7 @@ import type {
   StartConversationResponseRecord,
   StopConversationResponseRecord,
   UpdateConversationErrorRecord,
-} from './contracts.ts';
+} from '../contract/history-records.ts';
 import type { ApiRequest, ApiResponse, Route, RouteDeps } from './routes.ts';
 import {
   MAX_EVENTS_LIMIT,

@@ -1,6 +1,8 @@
 /** Flags + env -> Config: defaults, precedence, and start-up errors that name the setting. */
+
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
+import { DEFAULT_QUERY_LIMITS } from '../../src/gateway/limits.ts';
 
 describe('loadConfig', () => {
   it('has documented defaults: port 4000, embedded local service, ./.data', () => {
@@ -25,12 +27,8 @@ describe('loadConfig', () => {
         apqRedisTtlSeconds: 86_400,
       },
       hardening: {
-        maxDepth: 10,
-        maxAliases: 15,
-        maxTokens: 2000,
-        maxDirectives: 50,
-        maxCost: 6000,
-        maxUpstreamCalls: 150,
+        // The documented limits (src/gateway/limits.ts) are the flags' defaults.
+        ...DEFAULT_QUERY_LIMITS,
         upstreamConcurrencyPerCredential: null,
         maxBodyBytes: 1_048_576,
         corsOrigins: [],

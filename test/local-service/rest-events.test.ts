@@ -1,7 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
+import type { ConversationEventsPageRecord } from '../../src/contract/history-records.ts';
 import type { ConversationRecord, CreateConversationResponseRecord } from '../../src/contract/records.ts';
 import { createTenantResolver, DEFAULT_TENANT } from '../../src/local-service/auth.ts';
-import type { ConversationEventsPageRecord, TenantId } from '../../src/local-service/contracts.ts';
+import type { TenantId } from '../../src/local-service/contracts.ts';
 import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
 import { newConversationId, seededEvent } from '../helpers/fixtures.ts';

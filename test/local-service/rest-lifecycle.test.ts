@@ -1,11 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
+import type { ConversationEventsPageRecord } from '../../src/contract/history-records.ts';
 import type {
   ConversationEventRecord,
   ConversationRecord,
   CreateConversationResponseRecord,
   SearchConversationsResponseRecord,
 } from '../../src/contract/records.ts';
-import type { ConversationEventsPageRecord } from '../../src/local-service/contracts.ts';
 import { newConversationId } from '../helpers/fixtures.ts';
 import { localServiceForTest, rest, startTestLocalService } from '../helpers/local-service.ts';
 import { socketClientForTest } from './fixtures.ts';
