@@ -37,7 +37,7 @@ interface SpawnOptions {
  * (a full pipe would block the child's logger and distort every figure) and is otherwise discarded;
  * stderr is kept for the error message if it dies early.
  */
-export function spawnAnnounced(options: SpawnOptions): Promise<BenchProcess> {
+function spawnAnnounced(options: SpawnOptions): Promise<BenchProcess> {
   const started = performance.now();
   const child = spawn(options.command, options.args, {
     cwd: ROOT,

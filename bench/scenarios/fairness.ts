@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, type Dispatcher, Pool } from 'undici';
 import { type BenchContext, CONVERSATION_FIELDS } from '../lib/context.ts';
-import { spawnAnnounced, spawnGateway, TSX_NODE_ARGS } from '../lib/processes.ts';
+import { spawnGateway, spawnLocalService } from '../lib/processes.ts';
 import { fmt, type Row, type ScenarioResult } from '../lib/report.ts';
 import { seed } from '../lib/seed.ts';
 import { median, percentile, round, sorted } from '../lib/stats.ts';
@@ -165,23 +165,8 @@ async function measure(
 /** Runs the fairness scenario. */
 export async function runFairness(context: BenchContext): Promise<ScenarioResult> {
   const dataDir = mkdtempSync(join(os.tmpdir(), 'gateway-bench-fairness-'));
-  const service = await spawnAnnounced({
-    command: process.execPath,
-    args: [
-      ...TSX_NODE_ARGS,
-      'src/local-service/main.ts',
-      '--port',
-      '0',
-      '--data-dir',
-      dataDir,
-      '--session-api-key',
-      `${TENANT_A},${TENANT_B}`,
-      '--log-level',
-      'warn',
-    ],
-    announce: /listening on (http:\/\/\S+)/,
-    env: { TZ: 'UTC' },
-  });
+  // One service with both tenants' keys (comma-separated, as the CLI takes them).
+  const service = await spawnLocalService(dataDir, `${TENANT_A},${TENANT_B}`);
   const details: Record<string, unknown> = {};
   const rows: Row[] = [];
   const onExit: Array<() => Promise<void>> = [];

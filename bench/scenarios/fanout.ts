@@ -116,6 +116,24 @@ export async function collect(clients: SubscriberProcess[]) {
   };
 }
 
+/**
+ * Lets the last deliveries land: polls the subscriber processes every 500 ms until `expected` events
+ * arrived, the count stopped moving for 3 s, or 2 minutes passed; then collects their reports.
+ */
+export async function collectWhenSettled(clients: SubscriberProcess[], expected: number) {
+  let last = -1;
+  let still = 0;
+  for (const until = performance.now() + 120_000; performance.now() < until; ) {
+    const { received } = await collect(clients);
+    if (received >= expected) break;
+    still = received === last ? still + 1 : 0;
+    if (still >= 6) break;
+    last = received;
+    await sleep(500);
+  }
+  return collect(clients);
+}
+
 interface FanoutFigures {
   subscribers: number;
   opened: number;
@@ -224,19 +242,8 @@ async function runOne(
     }
     await sleep(500);
     driver.off('oh_event', countEmitted);
-    // Let the last deliveries land: until all expected arrived, or the count stops moving for 3 s.
     const expected = emitted * opened;
-    let last = -1;
-    let still = 0;
-    for (const until = performance.now() + 120_000; performance.now() < until; ) {
-      const { received } = await collect(clients);
-      if (received >= expected) break;
-      still = received === last ? still + 1 : 0;
-      if (still >= 6) break;
-      last = received;
-      await sleep(500);
-    }
-    const result = await collect(clients);
+    const result = await collectWhenSettled(clients, expected);
     // The wait loop polls every 500 ms, so up to one idle poll is included (an idle gateway uses ~0 CPU).
     const cpuSpent = cpuMs(gateway.pid) - cpuBefore;
     const s = sorted(result.latencies);

@@ -24,7 +24,7 @@ import { fmt, type Row, ratio, type ScenarioResult } from '../lib/report.ts';
 import { percentile, round, sorted } from '../lib/stats.ts';
 import {
   CLIENT_PROCESSES,
-  collect,
+  collectWhenSettled,
   createConversation,
   type FanoutServer,
   SubscriberProcess,
@@ -217,17 +217,7 @@ async function runSide(
     const after = await latestEventIds(service, ids);
     const stored = after.reduce((sum, id, i) => sum + (id - (before[i] ?? -1)), 0);
     const expected = stored * size.subscribersPerConversation;
-    let last = -1;
-    let still = 0;
-    for (const end = performance.now() + 120_000; performance.now() < end; ) {
-      const { received } = await collect(clients);
-      if (received >= expected) break;
-      still = received === last ? still + 1 : 0;
-      if (still >= 6) break;
-      last = received;
-      await sleep(500);
-    }
-    const result = await collect(clients);
+    const result = await collectWhenSettled(clients, expected);
     const cpuSpent = cpuMs(served.pid) - cpuBefore;
     const s = sorted(result.latencies);
     return {
