@@ -106,7 +106,7 @@ function say(driver: Socket, content: string): void {
   });
 }
 
-export async function collect(clients: SubscriberProcess[]) {
+async function collect(clients: SubscriberProcess[]) {
   const reports = await Promise.all(clients.map((c) => c.request({ type: 'report' }, 'report')));
   return {
     reached: reports.reduce((n, r) => n + r.reached, 0),
