@@ -22,7 +22,7 @@ import {
 } from './observer-guard.ts';
 
 /** Distinct operation names tracked before new ones are counted as `_other`. */
-export const MAX_OPERATION_NAMES = 200;
+const MAX_OPERATION_NAMES = 200;
 
 /** What the metrics read at scrape time. */
 export interface MetricsSources {

@@ -19,7 +19,7 @@ import { routeOf } from './metrics.ts';
 import { guardObserver, type ObserverFault, reportToConsole } from './observer-guard.ts';
 
 /** Where spans go. `TRACING`. `otlp` posts to `OTEL_EXPORTER_OTLP_ENDPOINT` (default http://localhost:4318). */
-export type TracingExporterKind = 'off' | 'console' | 'otlp';
+type TracingExporterKind = 'off' | 'console' | 'otlp';
 
 /** A started tracer. */
 export interface Tracing {

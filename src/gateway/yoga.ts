@@ -51,7 +51,7 @@ export interface GatewayOptions {
 }
 
 /** Server context that graphql-ws adds for operations over WebSocket. */
-export interface WebSocketServerContext {
+interface WebSocketServerContext {
   connectionParams?: Readonly<Record<string, unknown>>;
 }
 

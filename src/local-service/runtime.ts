@@ -112,7 +112,7 @@ function stringList(value: unknown): string[] | null {
 }
 
 /** Validates an `oh_user_action` payload; the reason is safe to log (never echoes the payload). */
-export function parseUserAction(raw: unknown): ParsedUserAction | { error: string } {
+function parseUserAction(raw: unknown): ParsedUserAction | { error: string } {
   if (!isRecord(raw)) return { error: 'payload is not an object' };
   const { action, args } = raw;
   if (typeof action !== 'string') return { error: 'payload has no string "action"' };
@@ -158,7 +158,7 @@ function agentStateObservation(agentState: AgentStateValue, cause?: number): Con
 }
 
 /** The live status update the real server sends when a conversation's title changes (never stored). */
-export function titleStatusUpdate(conversationId: string, title: string): ConversationEventRecord {
+function titleStatusUpdate(conversationId: string, title: string): ConversationEventRecord {
   return { status_update: true, type: 'info', message: conversationId, conversation_title: title };
 }
 

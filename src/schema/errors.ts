@@ -1,7 +1,8 @@
 /**
  * The Error interface and the error types a client branches on (channel 1 of the house style).
- * Only DomainError subclasses from src/upstream/conversations.ts are listed; everything else is either a
- * coded GraphQLError (channels 2 and 3) or a bug that Yoga masks.
+ * DomainError itself lives in src/upstream/conversations.ts because upstream calls throw its subclasses
+ * (the arrow points schema -> upstream); ConversationUnavailableError is the schema's own. Everything
+ * else is either a coded GraphQLError (channels 2 and 3) or a bug that Yoga masks.
  */
 import {
   DomainError,
@@ -62,3 +63,30 @@ builder.objectType(UpstreamDomainError, {
 /** Error classes for `errors.types` of the mutations. */
 export const MUTATION_ERROR_TYPES = [UpstreamValidationError, UpstreamDomainError];
 export { DomainError };
+
+/** The conversation cannot be reached to deliver an action (channel 1: a client can retry or give up). */
+export class ConversationUnavailableError extends DomainError {
+  constructor(
+    message: string,
+    readonly reason: 'NOT_FOUND' | 'UNREACHABLE',
+  ) {
+    super(message, reason === 'NOT_FOUND' ? 'CONVERSATION_NOT_FOUND' : 'CONVERSATION_UNREACHABLE');
+  }
+}
+
+const UnavailableReasonEnum = builder.enumType('ConversationUnavailableReason', {
+  description: 'Why an action could not be delivered.',
+  values: {
+    NOT_FOUND: { description: 'No conversation with this id for this caller.' },
+    UNREACHABLE: { description: 'The conversation service refused or could not be reached.' },
+  },
+});
+
+builder.objectType(ConversationUnavailableError, {
+  name: 'ConversationUnavailableError',
+  description: 'The action was not delivered: the conversation does not exist or cannot be reached.',
+  interfaces: [ErrorInterface],
+  fields: (t) => ({
+    reason: t.field({ type: UnavailableReasonEnum, description: 'Why.', resolve: (error) => error.reason }),
+  }),
+});

@@ -3,6 +3,7 @@ import { builder } from './builder.ts';
 import './errors.ts';
 import './conversation.ts';
 import './events.ts';
+import './agent-actions.ts';
 import './history.ts';
 
 /** The gateway's schema (sorted when printed; see scripts/print-schema.ts). */

@@ -9,10 +9,10 @@ import { AGENT_STATES, type AgentStateValue } from '../contract/records.ts';
 import { upstreamTimestampToUtc } from './timestamps.ts';
 
 /** Which of the four upstream shapes an event had (`UNKNOWN` for none of them: a future shape). */
-export type EventPhase = 'ACTION' | 'OBSERVATION' | 'STATUS_UPDATE' | 'ERROR' | 'UNKNOWN';
+type EventPhase = 'ACTION' | 'OBSERVATION' | 'STATUS_UPDATE' | 'ERROR' | 'UNKNOWN';
 
 /** Fields every mapped event has. */
-export interface EventCommon {
+interface EventCommon {
   /** Per-conversation id; null for status updates, errors and the session-closing state change. */
   eventId: number | null;
   /** ISO 8601 UTC with `Z` (microseconds kept), read in the configured upstream time zone. */
@@ -29,7 +29,7 @@ export interface EventCommon {
 }
 
 /** The kind-specific fields of a mapped event, discriminated by `kind`. */
-export type EventKindFields =
+type EventKindFields =
   | { kind: 'USER_MESSAGE'; content: string; imageUrls: string[]; fileUrls: string[] }
   | { kind: 'AGENT_MESSAGE'; content: string; imageUrls: string[]; waitForResponse: boolean }
   | { kind: 'COMMAND'; command: string; thought: string | null; isInput: boolean }
@@ -97,7 +97,7 @@ function agentState(value: unknown): AgentStateValue | null {
  * Everything else, including kinds the gateway has no type for (`recall`, future kinds), is delivered,
  * as `OtherEvent` when untyped.
  */
-export function isOmittedEvent(payload: Readonly<Record<string, unknown>>): boolean {
+function isOmittedEvent(payload: Readonly<Record<string, unknown>>): boolean {
   return payload.action === 'null' || payload.observation === 'null';
 }
 

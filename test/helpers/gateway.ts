@@ -13,7 +13,7 @@ import { type StartGatewayOptions, startGateway } from '../../src/gateway/server
 import type { UpstreamCallInfo } from '../../src/upstream/http.ts';
 
 /** How a test request authenticates. */
-export interface CallerCredentials {
+interface CallerCredentials {
   /** Sent as X-Session-API-Key. */
   key?: string;
   /** Sent as `Authorization: Bearer <bearer>`. */

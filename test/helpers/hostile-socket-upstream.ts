@@ -24,7 +24,7 @@ import { type Socket, Server as SocketIoServer } from 'socket.io';
 export type WireEvent = Record<string, unknown>;
 
 /** What one socket connection of the gateway gets, in order. */
-export interface ScriptedConnection {
+interface ScriptedConnection {
   /** Emitted before the connect acknowledgement, in this order (the connect replay). */
   replay?: WireEvent[];
   /** Emitted right after the acknowledgement, in this order. */

@@ -16,7 +16,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** What the double received (body parsed as JSON when it is JSON). */
-export interface HostileRequest {
+interface HostileRequest {
   method: string;
   /** Path without the query string. */
   path: string;
@@ -26,7 +26,7 @@ export interface HostileRequest {
 }
 
 /** One scripted answer. */
-export interface HostileReply {
+interface HostileReply {
   /** @default 200 */
   status?: number;
   headers?: Record<string, string>;
@@ -46,7 +46,7 @@ export interface HostileReply {
 }
 
 /** A reply, or a function of the request that makes one. */
-export type HostileScript = HostileReply | ((request: HostileRequest) => HostileReply);
+type HostileScript = HostileReply | ((request: HostileRequest) => HostileReply);
 
 /** A running hostile upstream. */
 export interface HostileUpstream {

@@ -15,7 +15,7 @@ import { onTestFinished } from 'vitest';
 import { type LocalServiceOptions, startLocalService } from '../../src/local-service/index.ts';
 
 /** Agent delays small enough for tests yet keeping the STARTING -> RUNNING order observable. */
-export const FAST_AGENT_TIMINGS = { startupMs: 20, replyMs: 20, replayStepMs: 5 } as const;
+const FAST_AGENT_TIMINGS = { startupMs: 20, replyMs: 20, replayStepMs: 5 } as const;
 
 /** A local service started for one test. */
 export interface TestLocalService {

@@ -45,7 +45,7 @@ export function replicaTools(): { redisServer: string; haproxy: string } | { mis
 }
 
 /** A free loopback port (bound then released). */
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   const server = createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

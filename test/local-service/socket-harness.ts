@@ -24,7 +24,7 @@ export interface SocketHarness {
   close(): Promise<void>;
 }
 
-export const FAST_TIMINGS = { startupMs: 5, replyMs: 10, replayStepMs: 2 };
+const FAST_TIMINGS = { startupMs: 5, replyMs: 10, replayStepMs: 2 };
 
 export async function startSocketHarness(
   options: { keys?: string[]; nestedRuntime?: boolean; dir?: string; logger?: pino.Logger } = {},
@@ -71,7 +71,7 @@ export async function startSocketHarness(
 }
 
 /** One entry of what a client saw, in arrival order. */
-export type Seen = { kind: 'connect' } | { kind: 'event'; event: Record<string, unknown> };
+type Seen = { kind: 'connect' } | { kind: 'event'; event: Record<string, unknown> };
 
 /** A socket.io-client connection that records everything it sees. Close it with `close()`. */
 export interface RecordingClient {

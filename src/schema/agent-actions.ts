@@ -1,0 +1,210 @@
+/**
+ * Talking back to a conversation: `sendMessage` and `changeAgentState`. Both deliver an `oh_user_action`
+ * (built in src/upstream/user-actions.ts) over the conversation socket and answer the upstream's echo;
+ * `sendMessage` goes over the REST events route when no socket is open and no echo is asked for.
+ */
+import {
+  REQUESTABLE_AGENT_STATES,
+  type RequestableAgentStateValue,
+  type UserActionRecord,
+} from '../contract/records.ts';
+import type { ConversationEvent, ConversationEventKind } from '../upstream/events.ts';
+import { ConversationNotFoundError, postUserAction } from '../upstream/history.ts';
+import { BridgeError } from '../upstream/socket.ts';
+import { agentStateAction, messageAction } from '../upstream/user-actions.ts';
+import { builder } from './builder.ts';
+import type { GatewayContext } from './context.ts';
+import { ConversationUnavailableError } from './errors.ts';
+import {
+  AgentStateChangeRequestedEventType,
+  badInput,
+  conversationIdArg,
+  UserMessageEventType,
+} from './events.ts';
+import { selectsField } from './selection.ts';
+
+type EventOf<K extends ConversationEventKind> = Extract<ConversationEvent, { kind: K }>;
+
+const RequestableAgentStateEnum = builder.enumType('RequestableAgentState', {
+  description: 'Agent states a client may ask for with `changeAgentState`.',
+  values: Object.fromEntries(
+    REQUESTABLE_AGENT_STATES.map((state) => [
+      state.toUpperCase(),
+      { value: state, description: `Upstream \`${state}\`.` },
+    ]),
+  ) as Record<
+    Uppercase<RequestableAgentStateValue>,
+    { value: RequestableAgentStateValue; description: string }
+  >,
+});
+
+/** Sends through the bridge; unavailability becomes the error type, other bridge errors stay coded errors. */
+async function deliver(
+  context: GatewayContext,
+  conversationId: string,
+  action: UserActionRecord,
+): Promise<ConversationEvent> {
+  try {
+    return await context.eventBridge.send(
+      { conversationId, credentials: context.upstream.credentials, action },
+      context.upstream.signal,
+    );
+  } catch (error) {
+    if (error instanceof BridgeError && error.code === 'CONVERSATION_NOT_FOUND') {
+      throw new ConversationUnavailableError('No conversation with this id.', 'NOT_FOUND');
+    }
+    if (error instanceof BridgeError && error.code === 'CONVERSATION_UNREACHABLE') {
+      throw new ConversationUnavailableError(error.message, 'UNREACHABLE');
+    }
+    throw error;
+  }
+}
+
+/** Sends over the REST events route; not found becomes the same error member as on the socket path. */
+async function postMessage(
+  context: GatewayContext,
+  conversationId: string,
+  action: UserActionRecord,
+): Promise<void> {
+  try {
+    await postUserAction(context.upstream, conversationId, action);
+  } catch (error) {
+    if (error instanceof ConversationNotFoundError) {
+      throw new ConversationUnavailableError('No conversation with this id.', 'NOT_FOUND');
+    }
+    throw error;
+  }
+}
+
+const MAX_MESSAGE_LENGTH = 100_000;
+const MAX_IMAGE_URLS = 20;
+
+const SendMessageInput = builder.inputType('SendMessageInput', {
+  description: 'A message to the agent of a conversation.',
+  fields: (t) => ({
+    conversationId: t.id({
+      required: true,
+      description: 'A `Conversation.id` global id or a raw `conversationId`.',
+    }),
+    content: t.string({ required: true, description: `The text (1 to ${MAX_MESSAGE_LENGTH} characters).` }),
+    imageUrls: t.stringList({
+      description: `Image URLs to attach (http, https or data URLs; at most ${MAX_IMAGE_URLS}).`,
+    }),
+  }),
+});
+
+const MessageDeliveryEnum = builder.enumType('MessageDelivery', {
+  description: 'Which upstream route carried a message (see `sendMessage`).',
+  values: {
+    SOCKET: {
+      description:
+        "The conversation socket (`oh_user_action`); the upstream's echo is the payload's `event`.",
+    },
+    REST: {
+      description: '`POST /api/conversations/{id}/events`: no socket was open and `event` was not selected.',
+    },
+  },
+});
+
+const SendMessagePayload = builder
+  .objectRef<{ event: EventOf<'USER_MESSAGE'> | null; delivery: 'SOCKET' | 'REST' }>('SendMessagePayload')
+  .implement({
+    description: 'The upstream accepted the message.',
+    fields: (t) => ({
+      event: t.field({
+        type: UserMessageEventType,
+        description:
+          'The accepted message as the upstream stored it (with its new `eventId`). Selecting it makes the message go over the socket (the REST route answers no event).',
+        // Never null when selected: the REST path is taken only when this field is not selected.
+        resolve: (payload) => payload.event as EventOf<'USER_MESSAGE'>,
+      }),
+      delivery: t.field({
+        type: MessageDeliveryEnum,
+        description: 'Which upstream route carried the message.',
+        resolve: (payload) => payload.delivery,
+      }),
+    }),
+  });
+
+builder.mutationField('sendMessage', (t) =>
+  t.field({
+    type: SendMessagePayload,
+    description:
+      "Sends a user message; the agent answers on `conversationEvents`. Over the conversation socket (`oh_user_action`, answering the upstream's echo as `event`) when `event` is selected or this gateway already has the conversation's socket open for the caller; otherwise over `POST /api/conversations/{id}/events`, which needs no socket (no connect, no history replay).",
+    args: { input: t.arg({ type: SendMessageInput, required: true, description: 'The message.' }) },
+    errors: {
+      types: [ConversationUnavailableError],
+      directResult: true,
+      union: { name: 'SendMessageResult', description: 'The payload, or why the message was not delivered.' },
+    },
+    resolve: async (_root, { input }, context, info) => {
+      const conversationId = conversationIdArg(String(input.conversationId), 'input.conversationId');
+      if (input.content.length === 0 || input.content.length > MAX_MESSAGE_LENGTH) {
+        throw badInput(`input.content must have 1 to ${MAX_MESSAGE_LENGTH} characters.`);
+      }
+      const imageUrls = input.imageUrls ?? [];
+      if (imageUrls.length > MAX_IMAGE_URLS)
+        throw badInput(`input.imageUrls: at most ${MAX_IMAGE_URLS} URLs.`);
+      if (imageUrls.some((url) => !/^(https?:\/\/|data:image\/)/i.test(url))) {
+        throw badInput('input.imageUrls: only http(s) and data:image URLs are accepted.');
+      }
+      const action = messageAction(input.content, imageUrls);
+      if (
+        !selectsField(info, 'event') &&
+        !context.eventBridge.isConnected(conversationId, context.upstream.credentials)
+      ) {
+        await postMessage(context, conversationId, action);
+        return { event: null, delivery: 'REST' as const };
+      }
+      const event = await deliver(context, conversationId, action);
+      return { event: event as EventOf<'USER_MESSAGE'>, delivery: 'SOCKET' as const };
+    },
+  }),
+);
+
+const ChangeAgentStateInput = builder.inputType('ChangeAgentStateInput', {
+  description: "A request to change a conversation's agent state.",
+  fields: (t) => ({
+    conversationId: t.id({
+      required: true,
+      description: 'A `Conversation.id` global id or a raw `conversationId`.',
+    }),
+    state: t.field({ type: RequestableAgentStateEnum, required: true, description: 'The state to ask for.' }),
+  }),
+});
+
+const ChangeAgentStatePayload = builder
+  .objectRef<{ event: EventOf<'AGENT_STATE_CHANGE_REQUESTED'> }>('ChangeAgentStatePayload')
+  .implement({
+    description:
+      'The upstream accepted the request; the resulting state arrives as an AgentStateChangedEvent.',
+    fields: (t) => ({
+      event: t.field({
+        type: AgentStateChangeRequestedEventType,
+        description: 'The accepted request as the upstream stored it (with its new `eventId`).',
+        resolve: (payload) => payload.event,
+      }),
+    }),
+  });
+
+builder.mutationField('changeAgentState', (t) =>
+  t.field({
+    type: ChangeAgentStatePayload,
+    description:
+      'Asks the agent to stop, pause, resume or confirm/reject a pending action, over the conversation socket.',
+    args: { input: t.arg({ type: ChangeAgentStateInput, required: true, description: 'The request.' }) },
+    errors: {
+      types: [ConversationUnavailableError],
+      directResult: true,
+      union: {
+        name: 'ChangeAgentStateResult',
+        description: 'The payload, or why the request was not delivered.',
+      },
+    },
+    resolve: async (_root, { input }, context) => {
+      const conversationId = conversationIdArg(String(input.conversationId), 'input.conversationId');
+      const event = await deliver(context, conversationId, agentStateAction(input.state));
+      return { event: event as EventOf<'AGENT_STATE_CHANGE_REQUESTED'> };
+    },
+  }),
+);
