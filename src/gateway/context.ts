@@ -6,17 +6,17 @@
 import DataLoader from 'dataloader';
 import { unauthenticated } from '../errors.ts';
 import type { ConversationLoader, GatewayContext } from '../schema/context.ts';
+import type { EventBridge } from '../upstream/bridge/event-bridge.ts';
 import { type CallScope, type Conversation, getConversation } from '../upstream/conversations.ts';
 import type { UpstreamClient, UpstreamCredentials } from '../upstream/http.ts';
 import { DEFAULT_PAGING, type PagingSettings } from '../upstream/page-walker.ts';
-import type { EventBridge } from '../upstream/socket.ts';
 
 /** Settings the context needs from the gateway. */
 export interface ContextSettings {
   client: UpstreamClient;
   /** Key used only when the caller sends none (single-user setups). Secret. */
   defaultSessionApiKey?: string | null | undefined;
-  /** The gateway's event bridge (src/upstream/socket.ts); shared, keyed per conversation and credential. */
+  /** The gateway's event bridge (src/upstream/bridge/); shared, keyed per conversation and credential. */
   eventBridge: EventBridge;
   /** @default DEFAULT_PAGING */
   paging?: PagingSettings | undefined;

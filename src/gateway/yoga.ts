@@ -8,9 +8,9 @@ import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type pino from 'pino';
 import type { GatewayContext } from '../schema/context.ts';
 import { schema } from '../schema/index.ts';
+import { EventBridge, type EventBridgeOptions } from '../upstream/bridge/event-bridge.ts';
 import { UpstreamClient, type UpstreamClientOptions } from '../upstream/http.ts';
 import type { PagingSettings } from '../upstream/page-walker.ts';
-import { EventBridge, type EventBridgeOptions } from '../upstream/socket.ts';
 import { recordSocketTargetResolver } from '../upstream/socket-target.ts';
 import { readStoredEventsAfter } from '../upstream/stored-events.ts';
 import {

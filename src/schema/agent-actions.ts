@@ -8,9 +8,9 @@ import {
   type RequestableAgentStateValue,
   type UserActionRecord,
 } from '../contract/records.ts';
+import { BridgeError } from '../upstream/bridge/bridge-error.ts';
 import type { ConversationEvent, ConversationEventKind } from '../upstream/events.ts';
 import { ConversationNotFoundError, postUserAction } from '../upstream/history.ts';
-import { BridgeError } from '../upstream/socket.ts';
 import { agentStateAction, messageAction } from '../upstream/user-actions.ts';
 import { builder } from './builder.ts';
 import type { GatewayContext } from './context.ts';

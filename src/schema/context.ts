@@ -2,9 +2,10 @@
  * What every resolver receives. Declared here, by the schema that uses it, so the arrow points one
  * way: src/gateway/context.ts builds it per operation (HTTP and graphql-ws alike).
  */
+
+import type { EventBridge } from '../upstream/bridge/event-bridge.ts';
 import type { CallScope, Conversation } from '../upstream/conversations.ts';
 import type { PagingSettings } from '../upstream/page-walker.ts';
-import type { EventBridge } from '../upstream/socket.ts';
 
 /** Conversations by id, batched and cached for one operation (a DataLoader underneath). */
 export interface ConversationLoader {

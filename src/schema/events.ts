@@ -1,13 +1,13 @@
 /**
  * Live conversations: the `ConversationEvent` interface and its types and `Subscription.conversationEvents`.
- * Resolvers only read the mapped events of src/upstream/events.ts; the socket is src/upstream/socket.ts.
+ * Resolvers only read the mapped events of src/upstream/events.ts; the socket is src/upstream/bridge/.
  * The mutations that talk back (`sendMessage`, `changeAgentState`) are in agent-actions.ts.
  */
 import type { GraphQLError } from 'graphql';
 import { AGENT_STATES } from '../contract/records.ts';
 import { badUserInput } from '../errors.ts';
+import { BridgeError } from '../upstream/bridge/bridge-error.ts';
 import type { ConversationEvent, ConversationEventKind } from '../upstream/events.ts';
-import { BridgeError } from '../upstream/socket.ts';
 import { builder } from './builder.ts';
 import type { GatewayContext } from './context.ts';
 import { KNOWN_RUNTIME_STATUSES, knownOrUnknown, RuntimeStatusEnum, UNKNOWN_VALUE } from './enums.ts';

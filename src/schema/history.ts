@@ -7,6 +7,7 @@
  */
 
 import type { GitProviderValue } from '../contract/records.ts';
+import { BridgeError } from '../upstream/bridge/bridge-error.ts';
 import type { Conversation } from '../upstream/conversations.ts';
 import { UpstreamValidationError } from '../upstream/conversations.ts';
 import {
@@ -18,7 +19,6 @@ import {
   startConversation,
   stopConversation,
 } from '../upstream/history.ts';
-import { BridgeError } from '../upstream/socket.ts';
 import { builder } from './builder.ts';
 import type { GatewayContext } from './context.ts';
 import { ConversationRef } from './conversation.ts';

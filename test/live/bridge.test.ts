@@ -3,9 +3,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { UserActionRecord } from '../../src/contract/records.ts';
+import { BridgeError } from '../../src/upstream/bridge/bridge-error.ts';
 import type { ConversationEvent } from '../../src/upstream/events.ts';
 import type { UpstreamCredentials } from '../../src/upstream/http.ts';
-import { BridgeError } from '../../src/upstream/socket.ts';
 import {
   directSocketTarget,
   recordSocketTargetResolver,

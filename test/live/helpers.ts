@@ -10,8 +10,8 @@ import { io } from 'socket.io-client';
 import { WebSocket } from 'ws';
 import { createLogger } from '../../src/gateway/logging.ts';
 import { type RunningGateway, type StartGatewayOptions, startGateway } from '../../src/gateway/server.ts';
+import { EventBridge, type EventBridgeOptions } from '../../src/upstream/bridge/event-bridge.ts';
 import { UpstreamClient } from '../../src/upstream/http.ts';
-import { EventBridge, type EventBridgeOptions } from '../../src/upstream/socket.ts';
 import { recordSocketTargetResolver } from '../../src/upstream/socket-target.ts';
 import { readStoredEventsAfter } from '../../src/upstream/stored-events.ts';
 

@@ -1,0 +1,28 @@
+/** The coded failure of a live stream or a sent action; its codes are the catalogue's (src/errors.ts). */
+import { GraphQLError } from 'graphql';
+import type { ErrorCode } from '../../errors.ts';
+
+/** Codes a live stream or a sent action can fail with. */
+export type BridgeErrorCode = Extract<
+  ErrorCode,
+  | 'UNAUTHENTICATED'
+  | 'CONVERSATION_NOT_FOUND'
+  | 'CONVERSATION_UNREACHABLE'
+  | 'CONVERSATION_DELETED'
+  | 'CONVERSATION_STOPPED'
+  | 'SUBSCRIBER_TOO_SLOW'
+  | 'UPSTREAM_TIMEOUT'
+  | 'UPSTREAM_ERROR'
+  | 'REQUEST_CANCELLED'
+  | 'GATEWAY_SHUTTING_DOWN'
+>;
+
+/** A coded failure of the bridge; a GraphQLError so it reaches clients unmasked with its code. */
+export class BridgeError extends GraphQLError {
+  readonly code: BridgeErrorCode;
+  constructor(code: BridgeErrorCode, message: string, extra: Record<string, unknown> = {}) {
+    super(message, { extensions: { code, ...extra } });
+    this.name = 'BridgeError';
+    this.code = code;
+  }
+}

@@ -1,0 +1,196 @@
+/** The subscriber side of the bridge: one bounded queue per subscription, with catch-up merging. */
+import { mergeCatchUp } from '../event-order.ts';
+import type { ConversationEvent } from '../events.ts';
+import { BridgeError } from './bridge-error.ts';
+
+/** What a subscriber needs from the socket it is attached to. */
+export interface SubscriberOwner {
+  detach(subscriber: Subscriber): void;
+}
+
+/**
+ * One subscriber: a bounded queue and at most one waiting `next()`. Kept deliberately small (a few
+ * fields, no closures per event) because a single upstream socket may feed thousands of them.
+ */
+export class Subscriber implements AsyncIterableIterator<ConversationEvent | BridgeError> {
+  readonly #owner: SubscriberOwner;
+  readonly #limit: number;
+  #queue: ConversationEvent[] = [];
+  #waiting: {
+    resolve: (result: IteratorResult<ConversationEvent | BridgeError>) => void;
+    reject: (error: Error) => void;
+  } | null = null;
+  #done = false;
+  #error: BridgeError | null = null;
+  /**
+   * The last stored id queued for this subscriber (its afterEventId before any): a lower or equal id
+   * is a duplicate for it, or would break its order, and is not queued.
+   */
+  lastId = Number.NEGATIVE_INFINITY;
+  /** Set while the first connection replays history to a live-only subscriber. */
+  skipUntilAck = false;
+  /** Set while older history is fetched on a second socket: live events wait in #caughtUpLive. */
+  catchingUp = false;
+  /** Live events offered during a catch-up, in the shared stream's order. */
+  #caughtUpLive: ConversationEvent[] = [];
+  /** The shared stream's last id when the catch-up started: history up to it precedes every live event. */
+  #catchUpSeamId = -1;
+  /** The terminal error is handed out as the last item instead of rejecting (subscribeEndingWithError). */
+  errorAsItem = false;
+  /** Aborts this subscriber's stored-events read when it ends (only catch-up subscribers get one). */
+  #endAbort: AbortController | null = null;
+
+  constructor(owner: SubscriberOwner, limit: number) {
+    this.#owner = owner;
+    this.#limit = limit;
+  }
+
+  /** A live event from the shared stream. */
+  offer(event: ConversationEvent): void {
+    if (this.skipUntilAck) return;
+    if (this.catchingUp) {
+      if (this.#done) return;
+      if (this.#caughtUpLive.length >= this.#limit) this.#tooSlow();
+      else this.#caughtUpLive.push(event);
+      return;
+    }
+    this.push(event);
+  }
+
+  /** Queues (or hands over) one event in final order; ids at or below `lastId` are skipped. */
+  push(event: ConversationEvent): void {
+    if (this.#done) return;
+    if (event.eventId !== null) {
+      if (event.eventId <= this.lastId) return;
+      this.lastId = event.eventId;
+    }
+    if (this.#waiting && !this.catchingUp) {
+      const waiting = this.#waiting;
+      this.#waiting = null;
+      waiting.resolve({ value: event, done: false });
+      return;
+    }
+    if (this.#queue.length >= this.#limit) {
+      this.#tooSlow();
+      return;
+    }
+    this.#queue.push(event);
+  }
+
+  /** Older history is being fetched: hold live events until {@link finishCatchUp}. */
+  startCatchUp(seamId: number): void {
+    this.catchingUp = true;
+    this.#catchUpSeamId = seamId;
+  }
+
+  /** The history after `lastId`, in id order: merged with the live events held meanwhile, then queued. */
+  finishCatchUp(history: ConversationEvent[]): void {
+    if (!this.catchingUp || this.#done) return;
+    const live = this.#caughtUpLive;
+    this.#caughtUpLive = [];
+    this.catchingUp = false;
+    // The history may exceed the buffer limit: it was asked for, so it is queued whole.
+    for (const event of mergeCatchUp(history, live, this.#catchUpSeamId)) {
+      if (event.eventId !== null && event.eventId <= this.lastId) continue;
+      if (event.eventId !== null) this.lastId = event.eventId;
+      this.#queue.push(event);
+    }
+    this.#drain();
+  }
+
+  #tooSlow(): void {
+    this.fail(
+      new BridgeError(
+        'SUBSCRIBER_TOO_SLOW',
+        `The subscriber fell more than ${this.#limit} events behind and was disconnected.`,
+      ),
+    );
+  }
+
+  fail(error: BridgeError): void {
+    if (this.#done) return;
+    this.#error = error;
+    this.#queue = [];
+    this.#caughtUpLive = [];
+    this.catchingUp = false;
+    this.#finish();
+  }
+
+  complete(): void {
+    if (this.#done) return;
+    this.#finish();
+  }
+
+  /** True once the stream has ended (failed, completed or returned). */
+  isDone(): boolean {
+    return this.#done;
+  }
+
+  /** An abort controller fired when this subscriber ends, for work done on its behalf. */
+  abortOnEnd(): AbortController {
+    this.#endAbort ??= new AbortController();
+    return this.#endAbort;
+  }
+
+  /** Ends with `error` after the events already queued (nothing received is dropped). */
+  endAfterQueued(error: BridgeError): void {
+    if (this.#done) return;
+    this.#error = error;
+    this.#finish();
+  }
+
+  #finish(): void {
+    this.#done = true;
+    this.#endAbort?.abort();
+    this.#owner.detach(this);
+    this.#drain();
+  }
+
+  #drain(): void {
+    if (!this.#waiting || this.catchingUp) return;
+    const waiting = this.#waiting;
+    const next = this.#queue.shift();
+    if (next) {
+      this.#waiting = null;
+      waiting.resolve({ value: next, done: false });
+    } else if (this.#done) {
+      this.#waiting = null;
+      if (!this.#error) waiting.resolve({ value: undefined, done: true });
+      else if (this.errorAsItem) waiting.resolve({ value: this.#error, done: false });
+      else waiting.reject(this.#error);
+      this.#error = null;
+    }
+  }
+
+  next(): Promise<IteratorResult<ConversationEvent | BridgeError>> {
+    if (!this.catchingUp) {
+      const next = this.#queue.shift();
+      if (next) return Promise.resolve({ value: next, done: false });
+    }
+    if (this.#done) {
+      const error = this.#error;
+      this.#error = null;
+      if (!error) return Promise.resolve({ value: undefined, done: true });
+      return this.errorAsItem ? Promise.resolve({ value: error, done: false }) : Promise.reject(error);
+    }
+    return new Promise((resolve, reject) => {
+      this.#waiting = { resolve, reject };
+    });
+  }
+
+  return(): Promise<IteratorResult<ConversationEvent>> {
+    this.#queue = [];
+    this.#caughtUpLive = [];
+    this.#error = null;
+    if (!this.#done) this.#finish();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  throw(): Promise<IteratorResult<ConversationEvent>> {
+    return this.return();
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+}
