@@ -18,7 +18,7 @@ import {
   startTestLocalService,
   type TestLocalService,
 } from '../helpers/local-service.ts';
-import { Collector, createTestBridge, eventually, socketReplay } from './helpers.ts';
+import { bridgeEvents, Collector, createTestBridge, eventually, socketReplay } from './helpers.ts';
 
 const NO_KEY: UpstreamCredentials = { kind: 'none' };
 
@@ -87,8 +87,8 @@ describe('EventBridge', () => {
     const { bridge } = bridgeFor(upstream.url);
     const id = await createConversation(upstream.url);
 
-    const first = bridge.subscribe({ conversationId: id, credentials: NO_KEY, afterEventId: -1 });
-    const second = bridge.subscribe({ conversationId: id, credentials: NO_KEY, afterEventId: -1 });
+    const first = bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY, afterEventId: -1 });
+    const second = bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY, afterEventId: -1 });
     const a = new Collector(first);
     const b = new Collector(second);
     await eventually(async () => (await numConnections(upstream.url, id)) === 1);
@@ -132,14 +132,14 @@ describe('EventBridge', () => {
     const { bridge } = bridgeFor(upstream.url, { historySize });
     const id = await createConversation(upstream.url, undefined, { initial_user_msg: 'first' });
 
-    const full = bridge.subscribe({ conversationId: id, credentials: NO_KEY, afterEventId: -1 });
+    const full = bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY, afterEventId: -1 });
     const all = new Collector(full);
     await all.until(idleAfter('first'));
     const seenIds = ids(all.items);
     const cut = seenIds[Math.floor(seenIds.length / 2)] ?? 0;
 
     const late = new Collector(
-      bridge.subscribe({ conversationId: id, credentials: NO_KEY, afterEventId: cut }),
+      bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY, afterEventId: cut }),
     );
     await late.until((items) => items.length > 0);
     await bridge.send({ conversationId: id, credentials: NO_KEY, action: message('second') });
@@ -160,7 +160,7 @@ describe('EventBridge', () => {
     const id = await createConversation(upstream.url, undefined, { initial_user_msg: 'before' });
 
     const stream = new Collector(
-      bridge.subscribe({ conversationId: id, credentials: NO_KEY, afterEventId: -1 }),
+      bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY, afterEventId: -1 }),
     );
     await stream.until(idleAfter('before'));
 
@@ -193,7 +193,7 @@ describe('EventBridge', () => {
       reconnect: { initialDelayMs: 10, maxDelayMs: 20, maxAttempts: 3 },
     });
     const id = await createConversation(upstream.url);
-    const stream = new Collector(bridge.subscribe({ conversationId: id, credentials: NO_KEY }));
+    const stream = new Collector(bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY }));
     await eventually(async () => (await numConnections(upstream.url, id)) === 1);
     await upstream.close();
     await stream.finished();
@@ -212,7 +212,7 @@ describe('EventBridge', () => {
       resolveTarget: async (_id, credentials) => directSocketTarget(upstream.url, credentials),
     }).bridge;
     for (const bridge of [viaRecord, viaSocket]) {
-      const stream = new Collector(bridge.subscribe({ conversationId: id, credentials: wrong }));
+      const stream = new Collector(bridgeEvents(bridge, { conversationId: id, credentials: wrong }));
       await stream.finished();
       expect((stream.error as BridgeError).extensions.code).toBe('UNAUTHENTICATED');
       expect(String((stream.error as Error).message)).not.toContain('wrong-key-secret');
@@ -230,7 +230,7 @@ describe('EventBridge', () => {
     const upstream = await service();
     const { bridge } = bridgeFor(upstream.url);
     const unknown = 'f'.repeat(32);
-    const stream = new Collector(bridge.subscribe({ conversationId: unknown, credentials: NO_KEY }));
+    const stream = new Collector(bridgeEvents(bridge, { conversationId: unknown, credentials: NO_KEY }));
     await stream.finished();
     expect((stream.error as BridgeError).extensions.code).toBe('CONVERSATION_NOT_FOUND');
     const record = await rest(upstream.url, `/api/conversations/${unknown}`);
@@ -241,9 +241,9 @@ describe('EventBridge', () => {
     const upstream = await service();
     const { bridge } = bridgeFor(upstream.url, { maxBufferedEvents: 3 });
     const id = await createConversation(upstream.url);
-    const fast = new Collector(bridge.subscribe({ conversationId: id, credentials: NO_KEY }));
+    const fast = new Collector(bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY }));
     await eventually(async () => (await numConnections(upstream.url, id)) === 1);
-    const slow = bridge.subscribe({ conversationId: id, credentials: NO_KEY }); // never read until the end
+    const slow = bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY }); // never read until the end
 
     await bridge.send({ conversationId: id, credentials: NO_KEY, action: message('one') });
     await bridge.send({ conversationId: id, credentials: NO_KEY, action: message('two') });
@@ -281,7 +281,7 @@ describe('EventBridge', () => {
         return target;
       },
     });
-    const stream = new Collector(bridge.subscribe({ conversationId: id, credentials: caller }));
+    const stream = new Collector(bridgeEvents(bridge, { conversationId: id, credentials: caller }));
     await eventually(async () => (await numConnections(upstream.url, id, 'caller-key')) === 1);
     await bridge.send({ conversationId: id, credentials: caller, action: message('nested') });
     await stream.until(answered('nested'));

@@ -10,7 +10,13 @@ import { io } from 'socket.io-client';
 import { WebSocket } from 'ws';
 import { createLogger } from '../../src/gateway/logging.ts';
 import { type RunningGateway, type StartGatewayOptions, startGateway } from '../../src/gateway/server.ts';
-import { EventBridge, type EventBridgeOptions } from '../../src/upstream/bridge/event-bridge.ts';
+import { BridgeError } from '../../src/upstream/bridge/bridge-error.ts';
+import {
+  EventBridge,
+  type EventBridgeOptions,
+  type SubscribeRequest,
+} from '../../src/upstream/bridge/event-bridge.ts';
+import type { ConversationEvent } from '../../src/upstream/events.ts';
 import { UpstreamClient } from '../../src/upstream/http.ts';
 import { recordSocketTargetResolver } from '../../src/upstream/socket-target.ts';
 import { readStoredEventsAfter } from '../../src/upstream/stored-events.ts';
@@ -208,4 +214,30 @@ export async function* sseSubscribe(
   } finally {
     await reader.cancel().catch(() => undefined);
   }
+}
+
+/**
+ * The bridge's one subscribe path (subscribeEndingWithError, what the schema uses), read the way a
+ * test wants: the terminal BridgeError item becomes a rejected `next()`, so Collector records it as
+ * the stream's error. Subscribes at once; `return()` detaches as the real stream does.
+ */
+export function bridgeEvents(
+  bridge: EventBridge,
+  request: SubscribeRequest,
+): AsyncIterableIterator<ConversationEvent> {
+  const stream = bridge.subscribeEndingWithError(request);
+  return {
+    async next() {
+      const step = await stream.next();
+      if (!step.done && step.value instanceof BridgeError) throw step.value;
+      return step as IteratorResult<ConversationEvent>;
+    },
+    async return() {
+      await stream.return?.();
+      return { done: true, value: undefined };
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
 }

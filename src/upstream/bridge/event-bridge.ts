@@ -133,19 +133,8 @@ export class EventBridge {
   }
 
   /**
-   * Subscribes to a conversation's events. The iterator yields mapped events and throws a
-   * {@link BridgeError} when the stream ends abnormally; `return()` detaches it.
-   */
-  subscribe(request: SubscribeRequest): AsyncIterableIterator<ConversationEvent> {
-    if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN', SHUTTING_DOWN_MESSAGE);
-    const entry = this.#entryFor(request.conversationId, request.credentials);
-    // Without errorAsItem a Subscriber yields only events (the error rejects `next()`).
-    return entry.attach(request.afterEventId ?? null) as AsyncIterableIterator<ConversationEvent>;
-  }
-
-  /**
-   * Like {@link subscribe}, but an abnormal end is the last *item* (the {@link BridgeError}), then the
-   * stream completes, instead of a rejected `next()`. The schema's resolver throws that item, so both
+   * Subscribes to a conversation's events; `return()` detaches. An abnormal end is the last *item*
+   * (the {@link BridgeError}), then the stream completes, instead of a rejected `next()`. The schema's resolver throws that item, so both
    * graphql-ws and SSE deliver a normal result with the error code; doing it here instead of in a
    * wrapper saves one promise-chained iterator per subscriber and event (fan-out).
    */
@@ -154,9 +143,7 @@ export class EventBridge {
   ): AsyncIterableIterator<ConversationEvent | BridgeError> {
     if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN', SHUTTING_DOWN_MESSAGE);
     const entry = this.#entryFor(request.conversationId, request.credentials);
-    const subscriber = entry.attach(request.afterEventId ?? null);
-    subscriber.errorAsItem = true;
-    return subscriber;
+    return entry.attach(request.afterEventId ?? null);
   }
 
   /**

@@ -35,8 +35,6 @@ export class Subscriber implements AsyncIterableIterator<ConversationEvent | Bri
   #caughtUpLive: ConversationEvent[] = [];
   /** The shared stream's last id when the catch-up started: history up to it precedes every live event. */
   #catchUpSeamId = -1;
-  /** The terminal error is handed out as the last item instead of rejecting (subscribeEndingWithError). */
-  errorAsItem = false;
   /** Aborts this subscriber's stored-events read when it ends (only catch-up subscribers get one). */
   #endAbort: AbortController | null = null;
 
@@ -155,9 +153,8 @@ export class Subscriber implements AsyncIterableIterator<ConversationEvent | Bri
       waiting.resolve({ value: next, done: false });
     } else if (this.#done) {
       this.#waiting = null;
-      if (!this.#error) waiting.resolve({ value: undefined, done: true });
-      else if (this.errorAsItem) waiting.resolve({ value: this.#error, done: false });
-      else waiting.reject(this.#error);
+      // The terminal error is the last item, not a rejection: the resolver throws it (event-bridge.ts).
+      waiting.resolve(this.#error ? { value: this.#error, done: false } : { value: undefined, done: true });
       this.#error = null;
     }
   }
@@ -171,7 +168,7 @@ export class Subscriber implements AsyncIterableIterator<ConversationEvent | Bri
       const error = this.#error;
       this.#error = null;
       if (!error) return Promise.resolve({ value: undefined, done: true });
-      return this.errorAsItem ? Promise.resolve({ value: error, done: false }) : Promise.reject(error);
+      return Promise.resolve({ value: error, done: false });
     }
     return new Promise((resolve, reject) => {
       this.#waiting = { resolve, reject };
