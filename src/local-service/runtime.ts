@@ -3,22 +3,8 @@
  * like real OpenHands 0.53 conversations (status transitions, agent-state observations, answers to
  * user messages) without an LLM, so the gateway and its tests see realistic event streams.
  *
- * The little command language of the agent (a user message's content, leading/trailing space ignored):
- *
- *   run: <cmd>      a `run` action, then a `run` observation with `extras.metadata.exit_code` and
- *                   top-level `success`. `echo <text>` prints <text> (exit 0); `exit <n>` prints nothing
- *                   and exits with <n>; `true` exits 0 and `false` exits 1; anything else prints
- *                   `bash: <cmd>: command not found` and exits 127.
- *   think: <text>   a `think` action (args.thought) and its `think` observation.
- *   title: <text>   the conversation's stored title becomes <text> (at most 200 characters), a title-change
- *                   status update is sent live, and the agent confirms with a `message` action.
- *   error: <text>   an `error` observation whose content is <text>.
- *   finish          a `finish` action (args.final_thought = the text after `finish:` if any) and the agent
- *                   state `finished` instead of `awaiting_user_input`.
- *   anything else   a `message` action from the agent quoting it: `You said: <content>`.
- *
- * Every answer carries `cause` = the id of the user message it answers, is preceded by an
- * agent_state_changed `running` observation and followed by `awaiting_user_input` (or `finished`).
+ * What the agent answers to a message is agent-script.ts (a pure function); this module runs it: it
+ * stores and publishes the events in order, on timers.
  *
  * Each conversation's alive part is an AgentLoop with a FIFO of timed steps; one timer per loop at most,
  * so the order of events is deterministic whatever the timings. Status updates and the closing
@@ -33,6 +19,7 @@ import {
   REQUESTABLE_AGENT_STATES,
   type RequestableAgentStateValue,
 } from '../contract/records.ts';
+import { agentScript } from './agent-script.ts';
 import type {
   AgentRuntime,
   AgentTimings,
@@ -43,7 +30,6 @@ import type {
   StoredEvent,
   TenantId,
 } from './contracts.ts';
-import { MAX_TITLE_LENGTH } from './validation.ts';
 
 /**
  * Event timestamps as the real server writes them: ISO 8601 in the server's local time, microsecond
@@ -132,18 +118,6 @@ function parseUserAction(raw: unknown): ParsedUserAction | { error: string } {
     return { kind: 'change_agent_state', agentState: state as RequestableAgentStateValue };
   }
   return { error: 'unsupported action' };
-}
-
-/** Deterministic output of `run: <cmd>`. */
-function simulateCommand(command: string): { output: string; exitCode: number } {
-  const echo = /^echo(?:\s+(.*))?$/s.exec(command);
-  if (echo) return { output: echo[1] ?? '', exitCode: 0 };
-  const exit = /^exit\s+(\d{1,3})$/.exec(command);
-  if (exit) return { output: '', exitCode: Number(exit[1]) % 256 };
-  if (command === 'true') return { output: '', exitCode: 0 };
-  if (command === 'false') return { output: '', exitCode: 1 };
-  const name = command.split(/\s+/)[0] ?? command;
-  return { output: `bash: ${name}: command not found`, exitCode: 127 };
 }
 
 function agentStateObservation(agentState: AgentStateValue, cause?: number): ConversationEventRecord {
@@ -258,96 +232,30 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
     });
   }
 
+  /** Runs the agent's answer to a user message (agent-script.ts) against the store and the live hub. */
   function answer(loop: AgentLoop, userEventId: number, content: string): void {
     const { tenant, conversationId } = loop;
-    const text = content.trim();
-    const command = /^(run|think|title|error|finish)(?::\s*(.*))?$/is.exec(text);
-    const verb = command?.[1]?.toLowerCase();
-    const rest = command?.[2]?.trim() ?? '';
-    let finalState: AgentStateValue = 'awaiting_user_input';
-    if (verb === 'run' && rest !== '') {
-      const run = append(tenant, conversationId, {
-        source: 'agent',
-        message: `Running command: ${rest}`,
-        cause: userEventId,
-        action: 'run',
-        args: {
-          command: rest,
-          is_input: false,
-          thought: '',
-          blocking: false,
-          hidden: false,
-          confirmation_state: 'confirmed',
-          security_risk: -1,
-        },
-      });
-      const { output, exitCode } = simulateCommand(rest);
-      append(tenant, conversationId, {
-        source: 'agent',
-        message: `Command \`${rest}\` executed with exit code ${exitCode}.`,
-        cause: run.id,
-        observation: 'run',
-        content: output,
-        extras: {
-          command: rest,
-          metadata: { exit_code: exitCode, working_dir: '/workspace' },
-          hidden: false,
-        },
-        success: exitCode === 0,
-      });
-    } else if (verb === 'think' && rest !== '') {
-      const think = append(tenant, conversationId, {
-        source: 'agent',
-        message: rest,
-        cause: userEventId,
-        action: 'think',
-        args: { thought: rest },
-      });
-      append(tenant, conversationId, {
-        source: 'agent',
-        message: 'Your thought has been logged.',
-        cause: think.id,
-        observation: 'think',
-        content: 'Your thought has been logged.',
-        extras: {},
-      });
-    } else if (verb === 'title' && rest !== '') {
-      const title = rest.slice(0, MAX_TITLE_LENGTH);
-      store.updateConversation(tenant, conversationId, { title, lastUpdatedAt: new Date().toISOString() });
-      publish(loop.key, titleStatusUpdate(conversationId, title));
-      agentMessage(loop, userEventId, `Title changed to: ${title}`);
-    } else if (verb === 'error' && rest !== '') {
-      append(tenant, conversationId, {
-        source: 'agent',
-        message: rest,
-        cause: userEventId,
-        observation: 'error',
-        content: rest,
-        extras: { error_id: '' },
-      });
-    } else if (verb === 'finish') {
-      append(tenant, conversationId, {
-        source: 'agent',
-        message: rest,
-        cause: userEventId,
-        action: 'finish',
-        args: { final_thought: rest, outputs: {} },
-      });
-      finalState = 'finished';
-    } else {
-      agentMessage(loop, userEventId, `You said: ${content}`);
+    const script = agentScript(content);
+    let previousId = userEventId;
+    for (const step of script.steps) {
+      if (step.kind === 'title') {
+        store.updateConversation(tenant, conversationId, {
+          title: step.title,
+          lastUpdatedAt: new Date().toISOString(),
+        });
+        publish(loop.key, titleStatusUpdate(conversationId, step.title));
+        continue;
+      }
+      const cause = step.causedBy === 'message' ? userEventId : previousId;
+      // `cause` right after `message`, where the real server writes it.
+      const { source, message, ...rest } = step.event as ConversationEventRecord & {
+        source: string;
+        message: string;
+      };
+      const event = { source, message, cause, ...rest } as ConversationEventRecord;
+      previousId = append(tenant, conversationId, event).id;
     }
-    setAgentState(loop, finalState, userEventId);
-  }
-
-  function agentMessage(loop: AgentLoop, cause: number, content: string): void {
-    append(loop.tenant, loop.conversationId, {
-      source: 'agent',
-      message: content,
-      cause,
-      action: 'message',
-      args: { content, image_urls: [], file_urls: [], wait_for_response: true },
-    });
+    setAgentState(loop, script.finalState, userEventId);
   }
 
   /** Queues the agent's handling of a stored user message: `running`, then (after replyMs) the answer. */

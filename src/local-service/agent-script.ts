@@ -1,0 +1,182 @@
+/**
+ * The scripted agent of the local service, as a pure function: what it answers to one user message, as
+ * the events to store in order (their ids and timestamps come later, from the store) plus the agent
+ * state it ends in. No timers, store or I/O: runtime.ts runs the steps.
+ *
+ * The little command language of the agent (a user message's content, leading/trailing space ignored):
+ *
+ *   run: <cmd>      a `run` action, then a `run` observation with `extras.metadata.exit_code` and
+ *                   top-level `success`. `echo <text>` prints <text> (exit 0); `exit <n>` prints nothing
+ *                   and exits with <n>; `true` exits 0 and `false` exits 1; anything else prints
+ *                   `bash: <cmd>: command not found` and exits 127.
+ *   think: <text>   a `think` action (args.thought) and its `think` observation.
+ *   title: <text>   the conversation's stored title becomes <text> (at most 200 characters), a title-change
+ *                   status update is sent live, and the agent confirms with a `message` action.
+ *   error: <text>   an `error` observation whose content is <text>.
+ *   finish          a `finish` action (args.final_thought = the text after `finish:` if any) and the agent
+ *                   state `finished` instead of `awaiting_user_input`.
+ *   anything else   a `message` action from the agent quoting it: `You said: <content>`.
+ *
+ * Every answer carries `cause` = the id of the user message it answers, is preceded by an
+ * agent_state_changed `running` observation and followed by `awaiting_user_input` (or `finished`).
+ */
+import type { AgentStateValue, ConversationEventRecord } from '../contract/records.ts';
+import { MAX_TITLE_LENGTH } from './validation.ts';
+
+/** One step of an answer, in order. */
+type ScriptStep =
+  /**
+   * An event to store. Its `cause` is the user message (`message`) or the event stored just before
+   * it (`previous`: an observation answers its action); the id is only known once stored.
+   */
+  | { kind: 'event'; event: ConversationEventRecord; causedBy: 'message' | 'previous' }
+  /** The conversation's title changes (stored, and a title status update goes out live). */
+  | { kind: 'title'; title: string };
+
+/** The agent's whole answer to one message. */
+export interface AgentAnswer {
+  steps: ScriptStep[];
+  /** The agent state after the answer (`running` precedes it, see runtime.ts). */
+  finalState: Extract<AgentStateValue, 'awaiting_user_input' | 'finished'>;
+}
+
+/** Deterministic output of `run: <cmd>`. */
+function simulateCommand(command: string): { output: string; exitCode: number } {
+  const echo = /^echo(?:\s+(.*))?$/s.exec(command);
+  if (echo) return { output: echo[1] ?? '', exitCode: 0 };
+  const exit = /^exit\s+(\d{1,3})$/.exec(command);
+  if (exit) return { output: '', exitCode: Number(exit[1]) % 256 };
+  if (command === 'true') return { output: '', exitCode: 0 };
+  if (command === 'false') return { output: '', exitCode: 1 };
+  const name = command.split(/\s+/)[0] ?? command;
+  return { output: `bash: ${name}: command not found`, exitCode: 127 };
+}
+
+function agentMessage(content: string): ScriptStep {
+  return {
+    kind: 'event',
+    causedBy: 'message',
+    event: {
+      source: 'agent',
+      message: content,
+      action: 'message',
+      args: { content, image_urls: [], file_urls: [], wait_for_response: true },
+    },
+  };
+}
+
+/** What the agent answers to a user message with this content (the command language above). */
+export function agentScript(content: string): AgentAnswer {
+  const text = content.trim();
+  const command = /^(run|think|title|error|finish)(?::\s*(.*))?$/is.exec(text);
+  const verb = command?.[1]?.toLowerCase();
+  const rest = command?.[2]?.trim() ?? '';
+  if (verb === 'run' && rest !== '') {
+    const { output, exitCode } = simulateCommand(rest);
+    return {
+      steps: [
+        {
+          kind: 'event',
+          causedBy: 'message',
+          event: {
+            source: 'agent',
+            message: `Running command: ${rest}`,
+            action: 'run',
+            args: {
+              command: rest,
+              is_input: false,
+              thought: '',
+              blocking: false,
+              hidden: false,
+              confirmation_state: 'confirmed',
+              security_risk: -1,
+            },
+          },
+        },
+        {
+          kind: 'event',
+          causedBy: 'previous',
+          event: {
+            source: 'agent',
+            message: `Command \`${rest}\` executed with exit code ${exitCode}.`,
+            observation: 'run',
+            content: output,
+            extras: {
+              command: rest,
+              metadata: { exit_code: exitCode, working_dir: '/workspace' },
+              hidden: false,
+            },
+            success: exitCode === 0,
+          },
+        },
+      ],
+      finalState: 'awaiting_user_input',
+    };
+  }
+  if (verb === 'think' && rest !== '') {
+    return {
+      steps: [
+        {
+          kind: 'event',
+          causedBy: 'message',
+          event: { source: 'agent', message: rest, action: 'think', args: { thought: rest } },
+        },
+        {
+          kind: 'event',
+          causedBy: 'previous',
+          event: {
+            source: 'agent',
+            message: 'Your thought has been logged.',
+            observation: 'think',
+            content: 'Your thought has been logged.',
+            extras: {},
+          },
+        },
+      ],
+      finalState: 'awaiting_user_input',
+    };
+  }
+  if (verb === 'title' && rest !== '') {
+    const title = rest.slice(0, MAX_TITLE_LENGTH);
+    return {
+      steps: [{ kind: 'title', title }, agentMessage(`Title changed to: ${title}`)],
+      finalState: 'awaiting_user_input',
+    };
+  }
+  if (verb === 'error' && rest !== '') {
+    return {
+      steps: [
+        {
+          kind: 'event',
+          causedBy: 'message',
+          event: {
+            source: 'agent',
+            message: rest,
+            observation: 'error',
+            content: rest,
+            extras: { error_id: '' },
+          },
+        },
+      ],
+      finalState: 'awaiting_user_input',
+    };
+  }
+  if (verb === 'finish') {
+    return {
+      steps: [
+        {
+          kind: 'event',
+          causedBy: 'message',
+          event: {
+            source: 'agent',
+            message: rest,
+            action: 'finish',
+            args: { final_thought: rest, outputs: {} },
+          },
+        },
+      ],
+      finalState: 'finished',
+    };
+  }
+  return { steps: [agentMessage(`You said: ${content}`)], finalState: 'awaiting_user_input' };
+}
