@@ -8,7 +8,7 @@ import { type DocumentNode, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import pino from 'pino';
 import { errorCodes } from './error-code.ts';
-import { guardObserver, type StreamWatch, watchStream } from './observer-guard.ts';
+import { useOperationOutcome } from './operation-outcome.ts';
 
 /** Paths that could carry a secret if someone ever logs a header bag, a record or an input. */
 const REDACT_PATHS = [
@@ -57,63 +57,15 @@ function operationName(document: DocumentNode, requested: string | null | undefi
  */
 export function useOperationLog(logger: pino.Logger): Plugin {
   const report = (error: unknown) => logger.error({ err: error, observer: 'log' }, 'observer failed');
-  const start = (operation: string, type: string) => {
+  return useOperationOutcome('log', report, (document, requested, type) => {
+    const operation = operationName(document, requested);
     const startedAt = performance.now();
-    let finished = false;
-    // Once, whatever path reports the end first.
-    return (errors: readonly unknown[]) => {
-      if (finished) return;
-      finished = true;
+    return (errors) => {
       const durationMs = Math.round((performance.now() - startedAt) * 100) / 100;
       const codes = errorCodes(errors);
       const line = { operation, type, durationMs, outcome: codes.length ? 'error' : 'ok' };
       if (codes.length) logger.warn({ ...line, errorCodes: codes }, 'operation');
       else logger.info(line, 'operation');
     };
-  };
-  const plugin: Plugin = {
-    onExecute({ args }) {
-      const finish = start(operationName(args.document, args.operationName), 'execute');
-      return {
-        onExecuteDone({ result }) {
-          if (Symbol.asyncIterator in result) {
-            // Incremental delivery; the gateway does not use it, so log without per-part detail.
-            finish([]);
-            return;
-          }
-          finish(result.errors ?? []);
-        },
-      };
-    },
-    onSubscribe({ args }) {
-      const finish = start(operationName(args.document, args.operationName), 'subscribe');
-      let watch: StreamWatch | undefined;
-      return {
-        onSubscribeResult({ result }) {
-          if (!(Symbol.asyncIterator in result)) {
-            // Refused before streaming (bad id, rate limited, draining): one result, logged now.
-            finish(result.errors ?? []);
-            return;
-          }
-          let errors: unknown[] = [];
-          watch = watchStream(
-            {
-              result(next) {
-                if (next.errors) errors = errors.concat(next.errors);
-              },
-              end: (failure) => finish(failure === undefined ? errors : [...errors, failure]),
-            },
-            report,
-          );
-          return watch.hooks;
-        },
-        onSubscribeError({ error }) {
-          // Before streaming: subscribe itself failed. While streaming: the source failed.
-          if (watch) watch.fail(error);
-          else finish([error]);
-        },
-      };
-    },
-  };
-  return guardObserver(plugin, 'log', report);
+  });
 }

@@ -8,18 +8,13 @@
  * the first {@link MAX_OPERATION_NAMES} collapse into `_other`; upstream paths become routes with
  * `:id` in place of ids; error codes must look like codes.
  */
-import { type DocumentNode, getOperationAST } from 'graphql';
+import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { UpstreamAttemptOutcome, UpstreamCallInfo } from '../upstream/http.ts';
 import { errorCode } from './error-code.ts';
-import {
-  guardObserver,
-  type ObserverFault,
-  reportToConsole,
-  type StreamWatch,
-  watchStream,
-} from './observer-guard.ts';
+import { type ObserverFault, reportToConsole } from './observer-guard.ts';
+import { useOperationOutcome } from './operation-outcome.ts';
 
 /** Distinct operation names tracked before new ones are counted as `_other`. */
 const MAX_OPERATION_NAMES = 200;
@@ -165,67 +160,27 @@ export class GatewayMetrics {
    * as open. Hooks are guarded: a fault here goes to `report`, never into the operation.
    */
   plugin(report: ObserverFault = reportToConsole): Plugin {
-    const streamFault = (error: unknown) => report(error, 'metrics');
-    const start = (document: DocumentNode, requested: string | null | undefined, type: string) => {
-      const children = this.#childrenFor(
-        this.#operationLabel(getOperationAST(document, requested)?.name?.value ?? requested),
-        type,
-      );
-      const startedAt = performance.now();
-      let finished = false;
-      // Once, whatever path reports the end first.
-      return (errors: readonly unknown[]) => {
-        if (finished) return;
-        finished = true;
-        children.duration.observe((performance.now() - startedAt) / 1000);
-        (errors.length ? children.error : children.ok).inc();
-        for (const error of errors) this.#errors.inc({ code: errorCode(error) });
-      };
-    };
     const gauge = this.#subscriptions;
-    const plugin: Plugin = {
-      onExecute: ({ args }) => {
-        const finish = start(args.document, args.operationName, 'execute');
-        return {
-          onExecuteDone({ result }) {
-            finish(Symbol.asyncIterator in result ? [] : (result.errors ?? []));
-          },
+    return useOperationOutcome(
+      'metrics',
+      report,
+      (document, requested, type) => {
+        const children = this.#childrenFor(
+          this.#operationLabel(getOperationAST(document, requested)?.name?.value ?? requested),
+          type,
+        );
+        const startedAt = performance.now();
+        return (errors) => {
+          children.duration.observe((performance.now() - startedAt) / 1000);
+          (errors.length ? children.error : children.ok).inc();
+          for (const error of errors) this.#errors.inc({ code: errorCode(error) });
         };
       },
-      onSubscribe: ({ args }) => {
-        const finish = start(args.document, args.operationName, 'subscribe');
-        let watch: StreamWatch | undefined;
-        return {
-          onSubscribeResult({ result }) {
-            if (!(Symbol.asyncIterator in result)) {
-              finish(result.errors ?? []);
-              return;
-            }
-            let errors: unknown[] = [];
-            gauge.inc();
-            watch = watchStream(
-              {
-                result(next) {
-                  if (next.errors) errors = errors.concat(next.errors);
-                },
-                end(failure) {
-                  gauge.dec();
-                  finish(failure === undefined ? errors : [...errors, failure]);
-                },
-              },
-              streamFault,
-            );
-            return watch.hooks;
-          },
-          onSubscribeError({ error }) {
-            // Before streaming: subscribe itself failed. While streaming: the source failed.
-            if (watch) watch.fail(error);
-            else finish([error]);
-          },
-        };
+      () => {
+        gauge.inc();
+        return () => gauge.dec();
       },
-    };
-    return guardObserver(plugin, 'metrics', report);
+    );
   }
 
   #childrenFor(operation: string, type: string) {
