@@ -20,7 +20,12 @@
  * Every answer carries `cause` = the id of the user message it answers, is preceded by an
  * agent_state_changed `running` observation and followed by `awaiting_user_input` (or `finished`).
  */
-import type { AgentStateValue, ConversationEventRecord } from '../contract/records.ts';
+import type {
+  ActionEventRecord,
+  AgentStateValue,
+  ConversationEventRecord,
+  ObservationEventRecord,
+} from '../contract/records.ts';
 import { MAX_TITLE_LENGTH } from './validation.ts';
 
 /** One step of an answer, in order. */
@@ -52,17 +57,23 @@ function simulateCommand(command: string): { output: string; exitCode: number } 
   return { output: `bash: ${name}: command not found`, exitCode: 127 };
 }
 
+/** Omit over each member of a union (a plain Omit would merge the members). */
+type WithoutSource<T> = T extends unknown ? Omit<T, 'source'> : never;
+
+/** An event from the agent, caused by the user message or by the event stored just before it. */
+function agentEvent(
+  causedBy: 'message' | 'previous',
+  event: WithoutSource<ActionEventRecord | ObservationEventRecord>,
+): ScriptStep {
+  return { kind: 'event', causedBy, event: { source: 'agent', ...event } as ConversationEventRecord };
+}
+
 function agentMessage(content: string): ScriptStep {
-  return {
-    kind: 'event',
-    causedBy: 'message',
-    event: {
-      source: 'agent',
-      message: content,
-      action: 'message',
-      args: { content, image_urls: [], file_urls: [], wait_for_response: true },
-    },
-  };
+  return agentEvent('message', {
+    message: content,
+    action: 'message',
+    args: { content, image_urls: [], file_urls: [], wait_for_response: true },
+  });
 }
 
 /** What the agent answers to a user message with this content (the command language above). */
@@ -71,112 +82,63 @@ export function agentScript(content: string): AgentAnswer {
   const command = /^(run|think|title|error|finish)(?::\s*(.*))?$/is.exec(text);
   const verb = command?.[1]?.toLowerCase();
   const rest = command?.[2]?.trim() ?? '';
+  const answered = (...steps: ScriptStep[]): AgentAnswer => ({ steps, finalState: 'awaiting_user_input' });
   if (verb === 'run' && rest !== '') {
     const { output, exitCode } = simulateCommand(rest);
-    return {
-      steps: [
-        {
-          kind: 'event',
-          causedBy: 'message',
-          event: {
-            source: 'agent',
-            message: `Running command: ${rest}`,
-            action: 'run',
-            args: {
-              command: rest,
-              is_input: false,
-              thought: '',
-              blocking: false,
-              hidden: false,
-              confirmation_state: 'confirmed',
-              security_risk: -1,
-            },
-          },
+    return answered(
+      agentEvent('message', {
+        message: `Running command: ${rest}`,
+        action: 'run',
+        args: {
+          command: rest,
+          is_input: false,
+          thought: '',
+          blocking: false,
+          hidden: false,
+          confirmation_state: 'confirmed',
+          security_risk: -1,
         },
-        {
-          kind: 'event',
-          causedBy: 'previous',
-          event: {
-            source: 'agent',
-            message: `Command \`${rest}\` executed with exit code ${exitCode}.`,
-            observation: 'run',
-            content: output,
-            extras: {
-              command: rest,
-              metadata: { exit_code: exitCode, working_dir: '/workspace' },
-              hidden: false,
-            },
-            success: exitCode === 0,
-          },
+      }),
+      agentEvent('previous', {
+        message: `Command \`${rest}\` executed with exit code ${exitCode}.`,
+        observation: 'run',
+        content: output,
+        extras: {
+          command: rest,
+          metadata: { exit_code: exitCode, working_dir: '/workspace' },
+          hidden: false,
         },
-      ],
-      finalState: 'awaiting_user_input',
-    };
+        success: exitCode === 0,
+      }),
+    );
   }
   if (verb === 'think' && rest !== '') {
-    return {
-      steps: [
-        {
-          kind: 'event',
-          causedBy: 'message',
-          event: { source: 'agent', message: rest, action: 'think', args: { thought: rest } },
-        },
-        {
-          kind: 'event',
-          causedBy: 'previous',
-          event: {
-            source: 'agent',
-            message: 'Your thought has been logged.',
-            observation: 'think',
-            content: 'Your thought has been logged.',
-            extras: {},
-          },
-        },
-      ],
-      finalState: 'awaiting_user_input',
-    };
+    const logged = 'Your thought has been logged.';
+    return answered(
+      agentEvent('message', { message: rest, action: 'think', args: { thought: rest } }),
+      agentEvent('previous', { message: logged, observation: 'think', content: logged, extras: {} }),
+    );
   }
   if (verb === 'title' && rest !== '') {
     const title = rest.slice(0, MAX_TITLE_LENGTH);
-    return {
-      steps: [{ kind: 'title', title }, agentMessage(`Title changed to: ${title}`)],
-      finalState: 'awaiting_user_input',
-    };
+    return answered({ kind: 'title', title }, agentMessage(`Title changed to: ${title}`));
   }
   if (verb === 'error' && rest !== '') {
-    return {
-      steps: [
-        {
-          kind: 'event',
-          causedBy: 'message',
-          event: {
-            source: 'agent',
-            message: rest,
-            observation: 'error',
-            content: rest,
-            extras: { error_id: '' },
-          },
-        },
-      ],
-      finalState: 'awaiting_user_input',
-    };
+    return answered(
+      agentEvent('message', { message: rest, observation: 'error', content: rest, extras: { error_id: '' } }),
+    );
   }
   if (verb === 'finish') {
     return {
       steps: [
-        {
-          kind: 'event',
-          causedBy: 'message',
-          event: {
-            source: 'agent',
-            message: rest,
-            action: 'finish',
-            args: { final_thought: rest, outputs: {} },
-          },
-        },
+        agentEvent('message', {
+          message: rest,
+          action: 'finish',
+          args: { final_thought: rest, outputs: {} },
+        }),
       ],
       finalState: 'finished',
     };
   }
-  return { steps: [agentMessage(`You said: ${content}`)], finalState: 'awaiting_user_input' };
+  return answered(agentMessage(`You said: ${content}`));
 }
