@@ -28,8 +28,8 @@ import {
   useQueryStringGuard,
 } from './limits.ts';
 import { GatewayMetrics, type MetricsSources, useMetricsEndpoint } from './metrics.ts';
-import { type ObserverFault, reportToConsole } from './observer-guard.ts';
 import { useOperationBudget } from './operation-cost.ts';
+import { type ObserverFault, type OperationObserver, reportToConsole } from './operation-observer.ts';
 import {
   DEFAULT_RATE_LIMIT_PER_SECOND,
   RateLimiter,
@@ -39,7 +39,7 @@ import {
 import type { SharedStateHealth } from './shared-state.ts';
 import { ShutdownCoordinator } from './shutdown.ts';
 import { useSuggestionsHidden } from './suggestions.ts';
-import { type Tracing, tracingAttemptHook, useTracing } from './tracing.ts';
+import { type Tracing, tracingAttemptHook, tracingObserver } from './tracing.ts';
 import { useVariableErrors } from './variable-errors.ts';
 
 /** Hardening settings of a gateway; every field has a production-minded default. */
@@ -77,8 +77,8 @@ export interface HardeningOptions {
 export interface Hardening {
   /** Request-level plugins (before parsing) and validation rules. */
   requestPlugins: Plugin[];
-  /** Plugins that observe operations (log order: before refusals). */
-  observerPlugins: Plugin[];
+  /** Observers of operations besides the log (metrics, traces), fed by one plugin (operation-observer.ts). */
+  observers: OperationObserver[];
   /** Plugins that may refuse or wrap execution; after graphql-jit. */
   executionPlugins: Plugin<GatewayContext>[];
   cors: YogaServerOptions<object, object>['cors'];
@@ -142,9 +142,11 @@ export function createHardening(
     ...(fieldSuggestions ? [] : [useSuggestionsHidden()]),
     ...(options.introspection === false ? [useIntrospectionDisabled()] : []),
   ];
-  const observerPlugins: Plugin[] = [...(metrics ? [metrics.plugin(report)] : [])];
+  const observers: OperationObserver[] = [
+    ...(metrics ? [metrics.observer()] : []),
+    ...(tracing ? [tracingObserver(tracing)] : []),
+  ];
   const executionPlugins: Plugin<GatewayContext>[] = [
-    ...(tracing ? [useTracing(tracing, report) as Plugin<GatewayContext>] : []),
     // After the observers (installed before these), so a refused operation is still logged and counted;
     // first among the refusals, so the budget below only ever reads coerced variables.
     useVariableErrors({ hideSuggestions: !fieldSuggestions }) as Plugin<GatewayContext>,
@@ -173,7 +175,7 @@ export function createHardening(
 
   return {
     requestPlugins,
-    observerPlugins,
+    observers,
     executionPlugins,
     cors: corsOption(options.corsOrigins ?? []),
     metrics,

@@ -4,11 +4,9 @@
  * operation with its name, duration and outcome.
  */
 import type { Writable } from 'node:stream';
-import { type DocumentNode, getOperationAST } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
 import pino from 'pino';
 import { errorCodes } from './error-code.ts';
-import { useOperationOutcome } from './operation-outcome.ts';
+import type { OperationObserver } from './operation-observer.ts';
 
 /** Paths that could carry a secret if someone ever logs a header bag, a record or an input. */
 const REDACT_PATHS = [
@@ -43,29 +41,28 @@ export function createLogger(options: LoggerOptions = {}): pino.Logger {
   return options.destination ? pino(settings, options.destination) : pino(settings);
 }
 
-/** The operation's name from the document (clients often omit `operationName` in the request). */
-function operationName(document: DocumentNode, requested: string | null | undefined): string {
-  return getOperationAST(document, requested)?.name?.value ?? requested ?? 'anonymous';
-}
-
 /**
  * One log line per executed operation: `operation`, `type`, `durationMs`, `outcome` (`ok` | `error`)
  * and the error codes. Variables are never logged (they carry tokens and MCP keys).
  * Subscriptions log when their stream ends (completed, left, failed or cut by shutdown); a subscription
- * refused before it streamed logs at once. Every hook is guarded: a fault in logging is itself logged
- * (`observer failed`) and the operation goes on.
+ * refused before it streamed logs at once. A fault in logging is itself logged (`observer failed`,
+ * operation-observer.ts) and the operation goes on.
  */
-export function useOperationLog(logger: pino.Logger): Plugin {
-  const report = (error: unknown) => logger.error({ err: error, observer: 'log' }, 'observer failed');
-  return useOperationOutcome('log', report, (document, requested, type) => {
-    const operation = operationName(document, requested);
-    const startedAt = performance.now();
-    return (errors) => {
-      const durationMs = Math.round((performance.now() - startedAt) * 100) / 100;
-      const codes = errorCodes(errors);
-      const line = { operation, type, durationMs, outcome: codes.length ? 'error' : 'ok' };
-      if (codes.length) logger.warn({ ...line, errorCodes: codes }, 'operation');
-      else logger.info(line, 'operation');
-    };
-  });
+export function operationLogObserver(logger: pino.Logger): OperationObserver {
+  return {
+    name: 'log',
+    start({ name, type }) {
+      const operation = name ?? 'anonymous';
+      const startedAt = performance.now();
+      return {
+        ended(errors) {
+          const durationMs = Math.round((performance.now() - startedAt) * 100) / 100;
+          const codes = errorCodes(errors);
+          const line = { operation, type, durationMs, outcome: codes.length ? 'error' : 'ok' };
+          if (codes.length) logger.warn({ ...line, errorCodes: codes }, 'operation');
+          else logger.info(line, 'operation');
+        },
+      };
+    },
+  };
 }

@@ -8,13 +8,11 @@
  * the first {@link MAX_OPERATION_NAMES} collapse into `_other`; upstream paths become routes with
  * `:id` in place of ids; error codes must look like codes.
  */
-import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { UpstreamAttemptOutcome, UpstreamCallInfo } from '../upstream/http.ts';
 import { errorCode } from './error-code.ts';
-import { type ObserverFault, reportToConsole } from './observer-guard.ts';
-import { useOperationOutcome } from './operation-outcome.ts';
+import type { OperationObserver } from './operation-observer.ts';
 
 /** Distinct operation names tracked before new ones are counted as `_other`. */
 const MAX_OPERATION_NAMES = 200;
@@ -157,30 +155,30 @@ export class GatewayMetrics {
    * streams only: it goes up when a subscription starts streaming and down exactly once when that
    * stream ends, however it ends (completed, left by the client or a closed socket, failed, cut by
    * shutdown); a subscription refused before streaming (bad id, rate limited, draining) never counts
-   * as open. Hooks are guarded: a fault here goes to `report`, never into the operation.
+   * as open.
    */
-  plugin(report: ObserverFault = reportToConsole): Plugin {
+  observer(): OperationObserver {
     const gauge = this.#subscriptions;
-    return useOperationOutcome(
-      'metrics',
-      report,
-      (document, requested, type) => {
-        const children = this.#childrenFor(
-          this.#operationLabel(getOperationAST(document, requested)?.name?.value ?? requested),
-          type,
-        );
+    return {
+      name: 'metrics',
+      start: ({ name, type }) => {
+        const children = this.#childrenFor(this.#operationLabel(name), type);
         const startedAt = performance.now();
-        return (errors) => {
-          children.duration.observe((performance.now() - startedAt) / 1000);
-          (errors.length ? children.error : children.ok).inc();
-          for (const error of errors) this.#errors.inc({ code: errorCode(error) });
+        let streaming = false;
+        return {
+          streaming() {
+            streaming = true;
+            gauge.inc();
+          },
+          ended: (errors) => {
+            if (streaming) gauge.dec();
+            children.duration.observe((performance.now() - startedAt) / 1000);
+            (errors.length ? children.error : children.ok).inc();
+            for (const error of errors) this.#errors.inc({ code: errorCode(error) });
+          },
         };
       },
-      () => {
-        gauge.inc();
-        return () => gauge.dec();
-      },
-    );
+    };
   }
 
   #childrenFor(operation: string, type: string) {

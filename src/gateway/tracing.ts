@@ -11,12 +11,10 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type * as OtelApi from '@opentelemetry/api';
 import type { Span, Tracer } from '@opentelemetry/api';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { getOperationAST } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
 import type { UpstreamAttemptOutcome, UpstreamCallInfo } from '../upstream/http.ts';
 import { errorCodes } from './error-code.ts';
 import { routeOf } from './metrics.ts';
-import { guardObserver, type ObserverFault, reportToConsole } from './observer-guard.ts';
+import type { OperationObserver } from './operation-observer.ts';
 
 /** Where spans go. `TRACING`. `otlp` posts to `OTEL_EXPORTER_OTLP_ENDPOINT` (default http://localhost:4318). */
 type TracingExporterKind = 'off' | 'console' | 'otlp';
@@ -70,52 +68,34 @@ export async function startTracing(options: StartTracingOptions): Promise<Tracin
 const activeOperation = new AsyncLocalStorage<Span>();
 
 /**
- * Spans per operation. Put it after plugins that replace the execute function (graphql-jit). Hooks are
- * guarded: a fault here goes to `report` and the operation runs on (without its span if need be).
+ * A span per operation, the current one while it executes (upstream attempt spans become its
+ * children). A subscription's span covers setting the stream up (auth, first upstream calls), not its
+ * whole life.
  */
-export function useTracing(tracing: Tracing, report: ObserverFault = reportToConsole): Plugin {
+export function tracingObserver(tracing: Tracing): OperationObserver {
   const { tracer, api } = tracing;
-  const begin = (document: Parameters<typeof getOperationAST>[0], requested: string | null | undefined) => {
-    const operation = getOperationAST(document, requested);
-    const name = operation?.name?.value ?? 'anonymous';
-    const type = operation?.operation ?? 'query';
-    return tracer.startSpan(`${type} ${name}`, {
-      kind: api.SpanKind.SERVER,
-      attributes: { 'graphql.operation.name': name, 'graphql.operation.type': type },
-    });
-  };
-  const end = (span: Span, errors: readonly unknown[]) => {
-    if (errors.length) {
-      span.setAttribute('graphql.error.codes', errorCodes(errors));
-      span.setStatus({ code: api.SpanStatusCode.ERROR });
-    }
-    span.end();
-  };
-  const plugin: Plugin = {
-    onExecute({ args, executeFn, setExecuteFn }) {
-      const span = begin(args.document, args.operationName);
-      setExecuteFn((executeArgs) => activeOperation.run(span, () => executeFn(executeArgs)));
+  return {
+    name: 'tracing',
+    start({ name = 'anonymous', operationType }) {
+      const span = tracer.startSpan(`${operationType} ${name}`, {
+        kind: api.SpanKind.SERVER,
+        attributes: { 'graphql.operation.name': name, 'graphql.operation.type': operationType },
+      });
+      let open = true;
       return {
-        onExecuteDone({ result }) {
-          end(span, Symbol.asyncIterator in result ? [] : (result.errors ?? []));
-        },
-      };
-    },
-    onSubscribe({ args, subscribeFn, setSubscribeFn }) {
-      // The span covers setting the stream up (auth, first upstream calls), not its whole life.
-      const span = begin(args.document, args.operationName);
-      setSubscribeFn((subscribeArgs) => activeOperation.run(span, () => subscribeFn(subscribeArgs)));
-      return {
-        onSubscribeResult({ result }) {
-          end(span, Symbol.asyncIterator in result ? [] : (result.errors ?? []));
-        },
-        onSubscribeError({ error }) {
-          end(span, [error]);
+        run: (call) => activeOperation.run(span, call),
+        answered(errors) {
+          if (!open) return;
+          open = false;
+          if (errors.length) {
+            span.setAttribute('graphql.error.codes', errorCodes(errors));
+            span.setStatus({ code: api.SpanStatusCode.ERROR });
+          }
+          span.end();
         },
       };
     },
   };
-  return guardObserver(plugin, 'tracing', report);
 }
 
 /** Upstream attempt spans for UpstreamClientOptions.onAttempt (children of the operation span). */

@@ -22,7 +22,8 @@ import {
 } from './context.ts';
 import { useStaticGraphiQL } from './graphiql.ts';
 import { createHardening, type Hardening, type HardeningOptions } from './hardening.ts';
-import { createLogger, useOperationLog } from './logging.ts';
+import { createLogger, operationLogObserver } from './logging.ts';
+import { type ObserverFault, useOperationObservers } from './operation-observer.ts';
 import { useSharedSubscriptionResults } from './shared-subscription-results.ts';
 import { createUpstreamFailureLog } from './upstream-failure-log.ts';
 
@@ -87,6 +88,8 @@ query RecentConversations {
 /** Builds Yoga with the schema, per-operation context, logging, /health and /ready. Never listens. */
 export function createGateway(options: GatewayOptions): Gateway {
   const logger = options.logger ?? createLogger();
+  const reportObserverFault: ObserverFault = (error, observer) =>
+    logger.error({ err: error, observer }, 'observer failed');
   // Sources are read at scrape time, after `upstream` and `eventBridge` exist.
   const hardening = createHardening(
     options.hardening ?? {},
@@ -95,7 +98,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       circuitState: () => upstream.circuitState,
       upstreamLoad: () => upstream.load,
     },
-    (error, observer) => logger.error({ err: error, observer }, 'observer failed'),
+    reportObserverFault,
   );
   // At most a line and a summary per second, not one line per failed call (upstream-failure-log.ts).
   const failureLog = createUpstreamFailureLog(logger);
@@ -160,9 +163,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     // list benchmark spent ~20% of the gateway's CPU in the generic executor; with it CPU per request
     // dropped by about a third (README, Performance). Subscriptions stay on graphql-js: under jit their
     // abstract event types did not resolve (test/live/subscriptions.test.ts fails).
-    // Order: request checks and limits first, graphql-jit before the hardening wrappers of execute
-    // (jit replaces the execute function, the wrappers wrap whatever is there), the log and metrics
-    // before anything that may refuse an operation so refusals are logged and counted.
+    // Order: request checks and limits first, graphql-jit before the observers and the hardening
+    // wrappers of execute (jit replaces the execute function, the others wrap whatever is there), the
+    // observers (log, metrics, traces) before anything that may refuse an operation, so refusals are
+    // logged, counted and traced.
     plugins: [
       useStaticGraphiQL({
         endpoint: '/graphql',
@@ -177,8 +181,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       useGraphQlJit({}, { enableIf: (args) => !isSubscription(args) }),
       // One execution per event and operation for all subscribers (fan-out; see the module).
       useSharedSubscriptionResults(),
-      useOperationLog(logger),
-      ...hardening.observerPlugins,
+      useOperationObservers([operationLogObserver(logger), ...hardening.observers], reportObserverFault),
       ...hardening.executionPlugins,
       useReadinessCheckPlugin(upstream, hardening),
     ],

@@ -1,6 +1,6 @@
 /**
  * Observers (operation log, metrics, traces) can never fail an operation: errors of every origin are
- * read through one defensive `errorCode`, every observer hook is guarded, and a subscription stream's
+ * read through one defensive `errorCode`, every observer call is guarded, and a subscription stream's
  * end is seen exactly once on every path. In-process Yoga (schema-level behaviour); the same paths
  * over real HTTP and graphql-ws are in test/hardening/operation-errors.test.ts.
  */
@@ -12,10 +12,10 @@ import { GraphQLError as JitGraphQLError } from 'graphql-jit/dist/error';
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import { afterEach, describe, expect, it } from 'vitest';
 import { errorCode, errorCodes } from '../../src/gateway/error-code.ts';
-import { createLogger, useOperationLog } from '../../src/gateway/logging.ts';
+import { createLogger, operationLogObserver } from '../../src/gateway/logging.ts';
 import { GatewayMetrics } from '../../src/gateway/metrics.ts';
-import { guardObserver } from '../../src/gateway/observer-guard.ts';
-import { startTracing, useTracing } from '../../src/gateway/tracing.ts';
+import { type OperationObserver, useOperationObservers } from '../../src/gateway/operation-observer.ts';
+import { startTracing, tracingObserver } from '../../src/gateway/tracing.ts';
 
 /** An error as graphql-jit builds it: a GraphQLError whose `extensions` is undefined. */
 function jitError(message: string): GraphQLError {
@@ -144,9 +144,10 @@ describe('the observers fed errors of every origin', () => {
       logging: false,
       plugins: [
         inject,
-        useOperationLog(logger),
-        metrics.plugin((error) => faults.push(error)),
-        useTracing(tracing, (error) => faults.push(error)),
+        useOperationObservers(
+          [operationLogObserver(logger), metrics.observer(), tracingObserver(tracing)],
+          (error) => faults.push(error),
+        ),
         restore,
       ],
     });
@@ -170,67 +171,108 @@ describe('the observers fed errors of every origin', () => {
   });
 });
 
-describe('guardObserver', () => {
-  /** An observer with a bug in every hook it has. */
-  const broken: Plugin = {
-    onExecute() {
-      return {
-        onExecuteDone() {
-          throw new Error('bug in onExecuteDone');
-        },
-      };
-    },
-    onSubscribe() {
-      return {
-        onSubscribeResult() {
-          return {
-            onNext() {
-              throw new Error('bug in onNext');
-            },
-            onEnd() {
-              throw new Error('bug in onEnd');
-            },
-          };
-        },
-      };
-    },
-    onParse() {
-      throw new Error('bug in onParse');
+describe('a faulty observer', () => {
+  /** An observer with a bug in every call it gets. */
+  const broken: OperationObserver = {
+    name: 'broken',
+    start: () => ({
+      run() {
+        throw new Error('bug in run');
+      },
+      answered() {
+        throw new Error('bug in answered');
+      },
+      streaming() {
+        throw new Error('bug in streaming');
+      },
+      ended() {
+        throw new Error('bug in ended');
+      },
+    }),
+  };
+  const failsToStart: OperationObserver = {
+    name: 'failsToStart',
+    start() {
+      throw new Error('bug in start');
     },
   };
 
-  it('a throwing observer is reported and the operation answers as if it were not there', async () => {
+  it('is reported under its name; the operation and the other observers go on as if it were not there', async () => {
     const faults: Array<[string, string]> = [];
+    const { logger, lines } = capturedLogger();
     const yoga = createYoga({
       schema,
       logging: false,
-      plugins: [guardObserver(broken, 'broken', (error, name) => faults.push([name, String(error)]))],
+      plugins: [
+        useOperationObservers([broken, failsToStart, operationLogObserver(logger)], (error, name) =>
+          faults.push([name, String(error)]),
+        ),
+      ],
     });
-    expect(await run(yoga, '{ hello }')).toEqual({ status: 200, body: { data: { hello: 'world' } } });
+    expect(await run(yoga, 'query Hello { hello }')).toEqual({
+      status: 200,
+      body: { data: { hello: 'world' } },
+    });
     expect(faults).toEqual([
-      ['broken', 'Error: bug in onParse'],
-      ['broken', 'Error: bug in onExecuteDone'],
+      ['failsToStart', 'Error: bug in start'],
+      ['broken', 'Error: bug in run'],
+      ['broken', 'Error: bug in answered'],
+      ['broken', 'Error: bug in ended'],
+    ]);
+    expect(lines.filter((line) => line.msg === 'operation')).toEqual([
+      expect.objectContaining({ operation: 'Hello', outcome: 'ok' }),
     ]);
 
     faults.length = 0;
     const response = await yoga.fetch('http://gateway/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-      body: JSON.stringify({ query: 'subscription { ticks }' }),
+      body: JSON.stringify({ query: 'subscription Ticks { ticks }' }),
     });
     const text = await response.text();
     expect(text.match(/"ticks":\d/g)).toEqual(['"ticks":1', '"ticks":2', '"ticks":3']);
     expect(faults.map(([, error]) => error)).toEqual([
-      'Error: bug in onParse',
-      'Error: bug in onNext',
-      'Error: bug in onNext',
-      'Error: bug in onNext',
-      'Error: bug in onEnd',
+      'Error: bug in start',
+      'Error: bug in run',
+      'Error: bug in answered',
+      'Error: bug in streaming',
+      'Error: bug in ended',
     ]);
+    expect(lines.filter((line) => line.msg === 'operation')).toHaveLength(2);
   });
 
-  it('without the guard the same observer fails the operation (the guard is what holds)', async () => {
-    const yoga = createYoga({ schema, logging: false, plugins: [{ onExecute: broken.onExecute } as Plugin] });
+  it("an error the operation itself throws inside an observer's run is the operation's, not a fault", async () => {
+    const faults: unknown[] = [];
+    const passing: OperationObserver = { name: 'passing', start: () => ({ run: (call) => call() }) };
+    const throwing = createSchema({
+      typeDefs: 'type Query { hello: String }',
+      resolvers: {
+        Query: {
+          hello: () => {
+            throw new Error('resolver bug');
+          },
+        },
+      },
+    });
+    const yoga = createYoga({
+      schema: throwing,
+      logging: false,
+      plugins: [useOperationObservers([passing], (error) => faults.push(error))],
+    });
+    const answer = await run(yoga, '{ hello }');
+    expect(answer.body.errors?.[0]?.message).toBe('Unexpected error.');
+    expect(faults).toEqual([]);
+  });
+
+  it('a plugin hook that throws fails the operation (the premise: the guard is what holds)', async () => {
+    const unguarded: Plugin = {
+      onExecute: () => ({
+        onExecuteDone() {
+          throw new Error('bug in onExecuteDone');
+        },
+      }),
+    };
+    const yoga = createYoga({ schema, logging: false, plugins: [unguarded] });
     const answer = await run(yoga, '{ hello }');
     expect(answer.status).toBe(500);
   });
@@ -266,7 +308,11 @@ describe('subscription ends, seen once by the log and the gauge', () => {
     const yoga = createYoga({
       schema: streams,
       logging: false,
-      plugins: [useOperationLog(logger), metrics.plugin((error) => faults.push(error))],
+      plugins: [
+        useOperationObservers([operationLogObserver(logger), metrics.observer()], (error) =>
+          faults.push(error),
+        ),
+      ],
     });
     const open = async () => Number(/^graphql_subscriptions_open (\d+)$/m.exec(await metrics.render())?.[1]);
     const logged = () => lines.filter((line) => line.msg === 'operation');
@@ -335,7 +381,7 @@ describe('subscription ends, seen once by the log and the gauge', () => {
     const refusing = createYoga({
       schema: streams,
       logging: false,
-      plugins: [useOperationLog(logger), metrics.plugin(), refuse],
+      plugins: [useOperationObservers([operationLogObserver(logger), metrics.observer()]), refuse],
     });
     await (await sse(refusing, 'subscription Refused { ticks(count: 1) }')).text();
     expect(/^graphql_subscriptions_open (\d+)$/m.exec(await metrics.render())?.[1]).toBe('0');

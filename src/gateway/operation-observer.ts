@@ -1,0 +1,235 @@
+/**
+ * The one operation observer: a single set of envelop hooks per operation that tells every observer
+ * (the operation log, metrics, traces) when the operation starts, when its first answer is known and
+ * when it ends, with the errors the client got. The operation's name and type are read once per parsed
+ * document, not once per observer; a subscription gets one stream watch, not one per observer (at
+ * fan-out scale every hook object is held by every idle subscriber).
+ *
+ * A query or mutation ends when it executed. A subscription is answered when its stream begins or it
+ * is refused, and ends when its stream ends (completed, left by the client, failed, cut by shutdown)
+ * or at once when refused. Each observer call is guarded: what an observer throws goes to `report`
+ * naming that observer, and neither the operation nor the other observers notice.
+ */
+import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+
+/** Receives what an observer threw; `observer` names it (e.g. `metrics`). */
+export type ObserverFault = (error: unknown, observer: string) => void;
+
+/** Used when nobody passed a reporter (tests building parts alone). */
+export const reportToConsole: ObserverFault = (error, observer) => {
+  console.error(`observer ${observer} failed; the operation went on`, error);
+};
+
+/** What every observer learns about an operation when it starts. */
+interface ObservedOperation {
+  /** The operation's name in the document, else the requested `operationName`, else undefined. */
+  readonly name: string | undefined;
+  /** `execute` (query, mutation) or `subscribe`. */
+  readonly type: 'execute' | 'subscribe';
+  /** The operation keyword; `query` when the document names no operation that exists. */
+  readonly operationType: 'query' | 'mutation' | 'subscription';
+}
+
+/** One observer's view of one operation; every member is optional. */
+interface OperationWatch {
+  /** Runs the execute/subscribe call, so async work started inside belongs to the operation (spans). */
+  run?<T>(call: () => T): T;
+  /** The first answer is known: a query's result, or a subscription's stream (no errors) or refusal. */
+  answered?(errors: readonly unknown[]): void;
+  /** A subscription began streaming; `ended` follows exactly once. */
+  streaming?(): void;
+  /** The operation ended: a query executed, a subscription's stream ended or it was refused. */
+  ended?(errors: readonly unknown[]): void;
+}
+
+/** An observer: its name (for fault reports) and what it does when an operation starts. */
+export interface OperationObserver {
+  readonly name: string;
+  start(operation: ObservedOperation): OperationWatch;
+}
+
+/** Parsed documents are cached by Yoga, so the same object comes back for the same text. */
+const described = new WeakMap<DocumentNode, Map<string, Omit<ObservedOperation, 'type'>>>();
+
+function describe(document: DocumentNode, requested: string | null | undefined) {
+  let byName = described.get(document);
+  if (!byName) {
+    byName = new Map();
+    described.set(document, byName);
+  }
+  const key = requested ?? '';
+  let description = byName.get(key);
+  if (!description) {
+    const operation = getOperationAST(document, requested);
+    description = {
+      name: operation?.name?.value ?? requested ?? undefined,
+      operationType: operation?.operation ?? 'query',
+    };
+    byName.set(key, description);
+  }
+  return description;
+}
+
+/** The watches of one operation, each call guarded and reported under its observer's name. */
+class Watches {
+  readonly #watches: OperationWatch[] = [];
+  readonly #names: string[] = [];
+  readonly #report: ObserverFault;
+  #ended = false;
+
+  constructor(observers: readonly OperationObserver[], operation: ObservedOperation, report: ObserverFault) {
+    this.#report = report;
+    for (const observer of observers) {
+      try {
+        this.#watches.push(observer.start(operation));
+        this.#names.push(observer.name);
+      } catch (error) {
+        this.#fault(error, observer.name);
+      }
+    }
+  }
+
+  /** Wraps `call` in every observer's `run`, innermost last; a faulty `run` is skipped. */
+  run<T>(call: () => T): T {
+    let wrapped = call;
+    for (let index = this.#watches.length - 1; index >= 0; index--) {
+      const watch = this.#watches[index];
+      if (!watch?.run) continue;
+      const inner = wrapped;
+      const name = this.#names[index] ?? 'observer';
+      wrapped = () => {
+        let entered = false;
+        try {
+          return watch.run?.(() => {
+            entered = true;
+            return inner();
+          }) as T;
+        } catch (error) {
+          // What the operation itself threw passes through; only the observer's own fault is caught.
+          if (entered) throw error;
+          this.#fault(error, name);
+          return inner();
+        }
+      };
+    }
+    return wrapped();
+  }
+
+  get wraps(): boolean {
+    return this.#watches.some((watch) => watch.run);
+  }
+
+  answered(errors: readonly unknown[]): void {
+    this.#each((watch) => watch.answered?.(errors));
+  }
+
+  streaming(): void {
+    this.#each((watch) => watch.streaming?.());
+  }
+
+  /** Once, whatever path reports the end first. */
+  ended(errors: readonly unknown[]): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#each((watch) => watch.ended?.(errors));
+  }
+
+  #each(call: (watch: OperationWatch) => void): void {
+    for (let index = 0; index < this.#watches.length; index++) {
+      try {
+        call(this.#watches[index] as OperationWatch);
+      } catch (error) {
+        this.#fault(error, this.#names[index] ?? 'observer');
+      }
+    }
+  }
+
+  #fault(error: unknown, observer: string): void {
+    try {
+      this.#report(error, observer);
+    } catch {
+      // The reporter itself failed (a closed log stream): nothing else is left to tell.
+    }
+  }
+}
+
+/**
+ * One subscription's stream, watched through envelop's own layers (no wrapper of ours per subscriber):
+ * results and normal ends come from `onNext` / `onEnd`, which envelop applies outermost (after, e.g.,
+ * the shutdown plugin has added its last GATEWAY_SHUTTING_DOWN result), so observers see exactly what
+ * the client sees; a failing source never reaches `onEnd` but does reach `onSubscribeError`.
+ */
+class StreamWatch {
+  #errors: unknown[] = [];
+  readonly #watches: Watches;
+
+  constructor(watches: Watches) {
+    this.#watches = watches;
+  }
+
+  onNext = ({ result }: { result: ExecutionResult }): void => {
+    if (result.errors) this.#errors = this.#errors.concat(result.errors);
+  };
+
+  onEnd = (): void => this.#watches.ended(this.#errors);
+
+  fail(error: unknown): void {
+    this.#watches.ended([...this.#errors, error ?? new Error('the stream failed')]);
+  }
+}
+
+/** The plugin that feeds every observer from one set of hooks. */
+export function useOperationObservers(
+  observers: readonly OperationObserver[],
+  report: ObserverFault = reportToConsole,
+): Plugin {
+  const start = (
+    document: DocumentNode,
+    requested: string | null | undefined,
+    type: ObservedOperation['type'],
+  ) => new Watches(observers, { ...describe(document, requested), type }, report);
+  return {
+    onExecute({ args, executeFn, setExecuteFn }) {
+      const watches = start(args.document, args.operationName, 'execute');
+      if (watches.wraps) setExecuteFn((executeArgs) => watches.run(() => executeFn(executeArgs)));
+      return {
+        onExecuteDone({ result }) {
+          // Incremental delivery: the gateway does not use it, so no per-part detail.
+          const errors = Symbol.asyncIterator in result ? [] : (result.errors ?? []);
+          watches.answered(errors);
+          watches.ended(errors);
+        },
+      };
+    },
+    onSubscribe({ args, subscribeFn, setSubscribeFn }) {
+      const watches = start(args.document, args.operationName, 'subscribe');
+      if (watches.wraps) setSubscribeFn((subscribeArgs) => watches.run(() => subscribeFn(subscribeArgs)));
+      let stream: StreamWatch | undefined;
+      return {
+        onSubscribeResult({ result }) {
+          if (!(Symbol.asyncIterator in result)) {
+            // Refused before streaming (bad id, rate limited, draining): one result, reported now.
+            const errors = result.errors ?? [];
+            watches.answered(errors);
+            watches.ended(errors);
+            return;
+          }
+          watches.answered([]);
+          watches.streaming();
+          stream = new StreamWatch(watches);
+          return stream;
+        },
+        onSubscribeError({ error }) {
+          // Before streaming: subscribe itself failed. While streaming: the source failed.
+          if (stream) {
+            stream.fail(error);
+            return;
+          }
+          watches.answered([error]);
+          watches.ended([error]);
+        },
+      };
+    },
+  };
+}
