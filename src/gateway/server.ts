@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { AsyncDisposableStack } from '@whatwg-node/disposablestack';
 import { type ExecutionArgs, GraphQLError } from 'graphql';
 import { WebSocketServer } from 'ws';
 import { SHUTTING_DOWN_MESSAGE, tooManySubscriptions } from '../errors.ts';
@@ -75,6 +76,10 @@ interface EnvelopedRoot {
 /** Builds the gateway and listens. */
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
   const gateway = createGateway(options);
+  // Each part registers its teardown where it is built; after the drain, close() undoes them in
+  // reverse order (graphql-ws, the WebSocket server, the HTTP server, the transport guard, the gateway).
+  const teardown = new AsyncDisposableStack();
+  teardown.defer(() => gateway.close());
   const { yoga } = gateway;
   const { shutdown } = gateway.hardening;
   const persisted = gateway.hardening.persistedOperations;
@@ -88,6 +93,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     endpoint: yoga.graphqlEndpoint,
     logger: gateway.logger,
   });
+  teardown.defer(() => guard.close());
   const server: Server = createServer(guard.serverOptions, (req: IncomingMessage, res: ServerResponse) => {
     if (shutdown.draining) {
       // Connections kept alive may still send requests after close() began: refuse and hang up.
@@ -105,12 +111,22 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     void yoga(req, res);
   });
   guard.install(server);
+  let serverClosed: Promise<void> | undefined;
+  /** Stops accepting connections (once); resolves when the last one has ended. */
+  const stopAccepting = () =>
+    (serverClosed ??= new Promise<void>((resolve) => server.close(() => resolve())));
+  teardown.defer(async () => {
+    const closed = stopAccepting();
+    server.closeAllConnections();
+    await closed;
+  });
   const wsServer = new WebSocketServer({
     server,
     path: yoga.graphqlEndpoint,
     verifyClient: guard.verifyUpgrade,
     maxPayload: options.wsLimits?.maxPayloadBytes ?? WS_MAX_PAYLOAD_BYTES,
   });
+  teardown.defer(() => new Promise<void>((resolve) => wsServer.close(() => resolve())));
   const maxOperations = options.wsLimits?.maxSubscriptionsPerSocket ?? WS_MAX_SUBSCRIPTIONS_PER_SOCKET;
   // Before serving graphql-ws: protocol violations close with 4400, not graphql-ws's 4500 (see ws-guard.ts).
   guardClientMessages(wsServer);
@@ -177,6 +193,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     },
     wsServer,
   );
+  teardown.defer(() => wsDisposable.dispose());
 
   try {
     await new Promise<void>((resolve, reject) => {
@@ -187,8 +204,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       });
     });
   } catch (error) {
-    await wsDisposable.dispose();
-    await gateway.close();
+    await teardown.disposeAsync();
     throw error;
   }
   const { port } = server.address() as AddressInfo;
@@ -204,7 +220,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       closing ??= (async () => {
         const startedAt = performance.now();
         shutdown.beginDrain();
-        const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+        void stopAccepting();
         const drained = await shutdown.waitForIdle(
           options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS,
           () => activeRequests === 0,
@@ -218,12 +234,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           },
           drained ? 'drained' : 'grace period over; cutting what is left',
         );
-        await wsDisposable.dispose();
-        guard.close();
-        await new Promise<void>((resolve) => wsServer.close(() => resolve()));
-        server.closeAllConnections();
-        await serverClosed;
-        await gateway.close();
+        await teardown.disposeAsync();
       })();
       return closing;
     },

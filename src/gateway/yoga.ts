@@ -3,6 +3,7 @@
  * tests can also call `yoga.fetch` in-process.
  */
 import { useGraphQlJit } from '@envelop/graphql-jit';
+import { AsyncDisposableStack } from '@whatwg-node/disposablestack';
 import { type ExecutionArgs, getOperationAST } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type pino from 'pino';
@@ -65,7 +66,7 @@ export interface Gateway {
   eventBridge: EventBridge;
   /** Metrics, rate limiter, shutdown coordinator and the other hardening parts. */
   hardening: Hardening;
-  /** Releases the upstream pool. Idempotent. */
+  /** Disposes Yoga, ends live streams, releases the upstream pool, flushes the failure log. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -102,6 +103,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   );
   // At most a line and a summary per second, not one line per failed call (upstream-failure-log.ts).
   const failureLog = createUpstreamFailureLog(logger);
+  // Each part registers its teardown where it is built; close() undoes them in reverse order.
+  const teardown = new AsyncDisposableStack();
+  teardown.defer(() => failureLog.flush());
   const upstream = new UpstreamClient({
     baseUrl: options.upstreamUrl,
     ...(options.upstreamTimeoutMs !== undefined ? { timeoutMs: options.upstreamTimeoutMs } : {}),
@@ -112,6 +116,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     ...(hardening.onAttempt ? { onAttempt: hardening.onAttempt } : {}),
     ...options.upstream,
   });
+  teardown.defer(() => upstream.close());
   const eventBridge = new EventBridge({
     ...options.live,
     resolveTarget: recordSocketTargetResolver({ client: upstream }, options.upstreamUrl),
@@ -124,6 +129,8 @@ export function createGateway(options: GatewayOptions): Gateway {
         'the conversation service has no stored events route: subscriptions catch up from its socket replay, which leaves agent-state changes out',
       ),
   });
+  // Live streams complete and their upstream sockets close before the pool does.
+  teardown.defer(() => eventBridge.close());
   const settings: ContextSettings = {
     client: upstream,
     defaultSessionApiKey: options.defaultSessionApiKey,
@@ -186,6 +193,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       useReadinessCheckPlugin(upstream, hardening),
     ],
   });
+  teardown.defer(() => yoga.dispose());
 
   let closing: Promise<void> | undefined;
   return {
@@ -194,16 +202,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     logger,
     eventBridge,
     hardening,
-    close() {
-      closing ??= (async () => {
-        // Live streams first: they complete, and their upstream sockets close with them.
-        eventBridge.close();
-        await yoga.dispose();
-        await upstream.close();
-        failureLog.flush();
-      })();
-      return closing;
-    },
+    close: () => (closing ??= teardown.disposeAsync()),
   };
 }
 
