@@ -11,6 +11,8 @@ import { WebSocketServer } from 'ws';
 import { SHUTTING_DOWN_MESSAGE, tooManySubscriptions } from '../errors.ts';
 import { credentialsFromConnectionParams } from './context.ts';
 import { serveGraphqlWs } from './graphql-ws-binding.ts';
+import { createHttpFastPath } from './http-fast-path.ts';
+import { DEFAULT_MAX_BODY_BYTES } from './limits.ts';
 import { DEFAULT_SHUTDOWN_GRACE_MS, SHUTTING_DOWN_CODE } from './shutdown.ts';
 import { createTransportGuard, type TransportLimits } from './transport-guard.ts';
 import { variableErrors } from './variable-errors.ts';
@@ -94,6 +96,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     logger: gateway.logger,
   });
   teardown.defer(() => guard.close());
+  // The common JSON POST of a query or mutation skips Yoga's fetch-API pipeline (http-fast-path.ts).
+  const fastPath = createHttpFastPath(yoga, {
+    maxBodyBytes: options.hardening?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    persistedOperations: persisted !== null,
+    logger: gateway.logger,
+  });
   const server: Server = createServer(guard.serverOptions, (req: IncomingMessage, res: ServerResponse) => {
     if (shutdown.draining) {
       // Connections kept alive may still send requests after close() began: refuse and hang up.
@@ -108,7 +116,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     if (guard.refuseRequest(req, res)) return;
     activeRequests++;
     res.once('close', () => activeRequests--);
-    void yoga(req, res);
+    if (!fastPath.tryAnswer(req, res)) void yoga(req, res);
   });
   guard.install(server);
   let serverClosed: Promise<void> | undefined;
