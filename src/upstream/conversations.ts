@@ -13,6 +13,7 @@ import type {
   UnsetProviderTokensResponseRecord,
   ValidationIssueRecord,
 } from '../contract/records.ts';
+import { ERROR_CATALOGUE, type ErrorCode } from '../errors.ts';
 import { readConversationRecord } from './conversation-record.ts';
 import { type UpstreamClient, type UpstreamCredentials, UpstreamError, UpstreamRejection } from './http.ts';
 import {
@@ -72,7 +73,7 @@ export interface CallScope {
 /** Base of the outcomes a client branches on (errors plugin channel 1). Also a coded GraphQLError so
  * that, thrown from a field without an error union, it still reaches the client with a code. */
 export class DomainError extends GraphQLError {
-  constructor(message: string, code: string) {
+  constructor(code: ErrorCode, message: string = ERROR_CATALOGUE[code].message) {
     super(message, { extensions: { code } });
     this.name = 'DomainError';
   }
@@ -91,10 +92,10 @@ export class UpstreamValidationError extends DomainError {
   constructor(readonly issues: ValidationIssue[]) {
     const first = issues[0];
     super(
+      'UPSTREAM_VALIDATION',
       first
         ? `The conversation service rejected the input at ${first.loc.join('.')}: ${first.msg}`
         : 'The conversation service rejected the input.',
-      'UPSTREAM_VALIDATION',
     );
     this.name = 'UpstreamValidationError';
   }
@@ -110,7 +111,7 @@ export class UpstreamDomainError extends DomainError {
     message: string,
     readonly msgId: string | null,
   ) {
-    super(message, 'UPSTREAM_REFUSED');
+    super('UPSTREAM_REFUSED', message);
     this.name = 'UpstreamDomainError';
   }
 }

@@ -31,7 +31,7 @@ export const UPSTREAM_MAX_EVENTS_LIMIT = 100;
 /** The conversation does not exist for this caller (unknown, deleted, or another tenant's). */
 export class ConversationNotFoundError extends DomainError {
   constructor(readonly conversationId: string) {
-    super('No conversation with this id.', 'CONVERSATION_NOT_FOUND');
+    super('CONVERSATION_NOT_FOUND');
     this.name = 'ConversationNotFoundError';
   }
 }
@@ -42,7 +42,7 @@ export class PermissionDeniedError extends DomainError {
     readonly conversationId: string,
     readonly msgId: string,
   ) {
-    super('You can only change your own conversations.', 'PERMISSION_DENIED');
+    super('PERMISSION_DENIED');
     this.name = 'PermissionDeniedError';
   }
 }
