@@ -15,7 +15,13 @@ import type {
 } from '../contract/records.ts';
 import { ERROR_CATALOGUE, type ErrorCode } from '../errors.ts';
 import { readConversationRecord } from './conversation-record.ts';
-import { type UpstreamClient, type UpstreamCredentials, UpstreamError, UpstreamRejection } from './http.ts';
+import {
+  failedWithStatus,
+  type UpstreamClient,
+  type UpstreamCredentials,
+  UpstreamRejection,
+  unexpectedAnswer,
+} from './http.ts';
 import {
   CLIENT_REJECTION_STATUSES,
   readableRejection,
@@ -169,7 +175,7 @@ export async function searchConversations(
     credentials: scope.credentials,
     signal: scope.signal,
   });
-  if (!body || !Array.isArray(body.results)) throw malformed();
+  if (!body || !Array.isArray(body.results)) throw unexpectedAnswer();
   const timeZone = scope.client.timeZone;
   return {
     conversations: body.results.map((raw: unknown, index) => {
@@ -200,7 +206,7 @@ export async function getConversation(
   if (reading.dropped === undefined) return reading.conversation;
   // Only this field fails (it is nullable): there is no page of others to protect.
   scope.client.reportDroppedRecord({ path, index: null, reason: reading.dropped });
-  throw malformed();
+  throw unexpectedAnswer();
 }
 
 /**
@@ -222,7 +228,7 @@ export async function createConversation(
       passThroughStatuses: CLIENT_REJECTION_STATUSES,
     }),
   );
-  if (!body || typeof body.conversation_id !== 'string') throw malformed();
+  if (!body || typeof body.conversation_id !== 'string') throw unexpectedAnswer();
   return {
     conversationId: body.conversation_id,
     conversationStatus: String(body.conversation_status),
@@ -238,7 +244,7 @@ export async function unsetProviderTokens(scope: CallScope): Promise<Record<stri
     credentials: scope.credentials,
     signal: scope.signal,
   });
-  if (!body || typeof body !== 'object') throw malformed();
+  if (!body || typeof body !== 'object') throw unexpectedAnswer();
   const map: Record<string, string> = {};
   for (const [key, value] of Object.entries(body)) map[key] = String(value);
   return map;
@@ -344,9 +350,7 @@ async function withRejections<T>(secrets: readonly string[], call: () => Promise
     }
     const readable = readableRejection(error.body as Partial<DomainErrorRecord> | null, secrets);
     if (readable) throw new UpstreamDomainError(readable.message, readable.msgId);
-    throw new UpstreamError('UPSTREAM_ERROR', `The conversation service failed (HTTP ${error.status}).`, {
-      status: error.status,
-    });
+    throw failedWithStatus(error.status);
   }
 }
 
@@ -358,8 +362,4 @@ function toValidationIssue(raw: unknown, secrets: readonly string[]): Validation
     msg: typeof issue.msg === 'string' ? scrubSecrets(issue.msg, secrets) : 'invalid',
     type: typeof issue.type === 'string' ? issue.type : 'unknown',
   };
-}
-
-function malformed(): UpstreamError {
-  return new UpstreamError('UPSTREAM_ERROR', 'The conversation service sent an unexpected answer.');
 }

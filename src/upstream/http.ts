@@ -477,9 +477,17 @@ function mapStatus(status: number, retryAfterHeader: string | string[] | undefin
       ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
     });
   }
-  return new UpstreamError('UPSTREAM_ERROR', `The conversation service failed (HTTP ${status}).`, {
-    status,
-  });
+  return failedWithStatus(status);
+}
+
+/** UPSTREAM_ERROR for a status nobody interpreted: the status, never the body. */
+export function failedWithStatus(status: number): UpstreamError {
+  return new UpstreamError('UPSTREAM_ERROR', `The conversation service failed (HTTP ${status}).`, { status });
+}
+
+/** UPSTREAM_ERROR for a 2xx answer whose body is not what the route answers. */
+export function unexpectedAnswer(): UpstreamError {
+  return new UpstreamError('UPSTREAM_ERROR', 'The conversation service sent an unexpected answer.');
 }
 
 /**
