@@ -22,6 +22,7 @@ import { agentScript } from './agent-script.ts';
 import type {
   AgentRuntime,
   AgentTimings,
+  ConversationPatch,
   ConversationStore,
   StartAgentOptions,
   StoredEvent,
@@ -155,6 +156,22 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
     append(loop.tenant, loop.conversationId, agentStateObservation(state, cause));
   }
 
+  /** Stores the conversation's runtime status (with `patch`) and sends the live status update. */
+  function setRuntimeStatus(
+    loop: AgentLoop,
+    patch: ConversationPatch,
+    runtimeStatus: string,
+    message: string,
+  ): void {
+    const { tenant, conversationId } = loop;
+    store.updateConversation(tenant, conversationId, {
+      ...patch,
+      runtimeStatus,
+      lastUpdatedAt: new Date().toISOString(),
+    });
+    hub.publish(tenant, conversationId, { status_update: true, type: 'info', id: runtimeStatus, message });
+  }
+
   /** Schedules a step of `loop`; a loop already stopped gets none. */
   function enqueue(loop: AgentLoop, delayMs: number, run: () => void): void {
     if (loops.get(conversationKey(loop.tenant, loop.conversationId)) !== loop) return;
@@ -280,32 +297,16 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
       sessionApiKey: deps.nestedRuntime ? randomBytes(24).toString('base64url') : null,
     };
     loops.set(key, loop);
-    store.updateConversation(tenant, conversationId, {
-      status: 'STARTING',
-      runtimeStatus: 'STATUS$STARTING_RUNTIME',
-      sessionApiKey: loop.sessionApiKey,
-      lastUpdatedAt: new Date().toISOString(),
-    });
-    hub.publish(tenant, conversationId, {
-      status_update: true,
-      type: 'info',
-      id: 'STATUS$STARTING_RUNTIME',
-      message: 'Starting runtime...',
-    });
+    setRuntimeStatus(
+      loop,
+      { status: 'STARTING', sessionApiKey: loop.sessionApiKey },
+      'STATUS$STARTING_RUNTIME',
+      'Starting runtime...',
+    );
     setAgentState(loop, 'loading');
-    enqueue(loop, timings.startupMs, () => {
-      store.updateConversation(tenant, conversationId, {
-        status: 'RUNNING',
-        runtimeStatus: 'STATUS$READY',
-        lastUpdatedAt: new Date().toISOString(),
-      });
-      hub.publish(tenant, conversationId, {
-        status_update: true,
-        type: 'info',
-        id: 'STATUS$READY',
-        message: 'Runtime is ready',
-      });
-    });
+    enqueue(loop, timings.startupMs, () =>
+      setRuntimeStatus(loop, { status: 'RUNNING' }, 'STATUS$READY', 'Runtime is ready'),
+    );
     const replayJson = conversation.request.replay_json;
     if (firstStart && typeof replayJson === 'string' && replayJson !== '') scheduleReplay(loop, replayJson);
     const initial = options.initialUserMessage;

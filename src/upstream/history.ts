@@ -234,8 +234,7 @@ function writeConversation<T>(
   write: { method: 'POST' | 'PATCH'; path: string; body: unknown },
   ownership = false,
 ): Promise<T> {
-  const refusals = ownership ? withOwnership : notFoundAs404;
-  return refusals(conversationId, () =>
+  return withRefusals(conversationId, ownership, () =>
     withValidation(() =>
       scope.client.request<T>({
         ...write,
@@ -247,27 +246,22 @@ function writeConversation<T>(
   );
 }
 
-/** 404 -> ConversationNotFoundError; other pass-through rejections are re-thrown as they are. */
-async function notFoundAs404<T>(conversationId: string, call: () => Promise<T>): Promise<T> {
+/**
+ * 404 -> ConversationNotFoundError; with `ownership`, 403 -> PermissionDeniedError (the 403 body
+ * carries the upstream's msg_id); any other pass-through rejection -> UPSTREAM_ERROR.
+ */
+async function withRefusals<T>(
+  conversationId: string,
+  ownership: boolean,
+  call: () => Promise<T>,
+): Promise<T> {
   try {
     return await call();
   } catch (error) {
     if (error instanceof UpstreamRejection && error.status === 404) {
       throw new ConversationNotFoundError(conversationId);
     }
-    throw unexpectedRejection(error);
-  }
-}
-
-/** 404 / 403 of PATCH -> not found / permission denied (the 403 body carries the upstream's msg_id). */
-async function withOwnership<T>(conversationId: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (error instanceof UpstreamRejection && error.status === 404) {
-      throw new ConversationNotFoundError(conversationId);
-    }
-    if (error instanceof UpstreamRejection && error.status === 403) {
+    if (ownership && error instanceof UpstreamRejection && error.status === 403) {
       const msgId = (error.body as { msg_id?: unknown } | null)?.msg_id;
       throw new PermissionDeniedError(
         conversationId,
