@@ -6,7 +6,7 @@
  *
  * Only `graphql` is imported: every layer (schema, gateway, upstream) may use this module.
  */
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type GraphQLErrorOptions } from 'graphql';
 
 export interface ErrorEntry {
   readonly meaning: string;
@@ -105,7 +105,7 @@ export const ERROR_CATALOGUE = {
   PERSISTED_QUERY_NOT_IN_LIST: {
     meaning: 'a persisted operation id not in PERSISTED_OPERATIONS_FILE',
     status: 400,
-    message: 'This operation is not in the persisted list.',
+    message: 'This persisted operation is not in the allow-list.',
   },
   PERSISTED_QUERY_NOT_FOUND: {
     meaning: 'an automatic persisted query hash the gateway does not know (send the document with it)',
@@ -120,7 +120,7 @@ export const ERROR_CATALOGUE = {
   PERSISTED_QUERY_HASH_MISMATCH: {
     meaning: 'the sent document does not hash to the sent sha256Hash',
     status: 400,
-    message: 'The document does not match its hash.',
+    message: 'The persisted query hash is not the sha256 of the query.',
   },
   PERSISTED_QUERY_INVALID: {
     meaning: 'a malformed persistedQuery extension',
@@ -207,23 +207,87 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 /** Every code, for checks such as the README test. */
 export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
 
-/** A coded GraphQLError; `status` only where the code refuses a whole request over HTTP. */
-function codedError(
-  code: ErrorCode,
-  message: string = ERROR_CATALOGUE[code].message,
-  extra: Record<string, unknown> = {},
-): GraphQLError {
-  return new GraphQLError(message, { extensions: { code, ...extra } });
+/** Codes that refuse a whole request: their catalogue entry has an HTTP status. */
+export type RefusalCode = {
+  [K in ErrorCode]: (typeof ERROR_CATALOGUE)[K]['status'] extends number ? K : never;
+}[ErrorCode];
+
+/** The HTTP status a refusal travels with, from the catalogue. */
+export function refusalStatus(code: RefusalCode): number {
+  return ERROR_CATALOGUE[code].status;
+}
+
+/** Options of {@link codedError}. */
+export interface CodedErrorOptions {
+  /** What the client reads. @default the catalogue's message */
+  message?: string;
+  /** Extensions beside `code` (`limit`, `retryAfterSeconds`, `reason`, ...). */
+  extensions?: Record<string, unknown>;
+  /**
+   * The error refuses the whole request: Yoga answers with the catalogue's HTTP status (and these
+   * headers). Only for codes that have one.
+   */
+  refuses?: true | { headers: Record<string, string> };
+  /** The parts of the document the error points at. */
+  nodes?: GraphQLErrorOptions['nodes'];
+}
+
+/**
+ * A GraphQLError with `extensions.code`: the one way a client-visible code is built (a code is typed
+ * from the catalogue, so a new one starts there). One constructor taking the code rather than one per
+ * code: the sites differ in message detail, extra extensions, HTTP status and AST nodes, and each such
+ * combination would otherwise need its own function.
+ */
+export function codedError(code: ErrorCode, options: CodedErrorOptions = {}): GraphQLError {
+  const { message = ERROR_CATALOGUE[code].message, extensions = {}, refuses, nodes } = options;
+  const status = ERROR_CATALOGUE[code].status;
+  const http =
+    refuses && status !== null
+      ? { http: refuses === true ? { status } : { status, headers: refuses.headers } }
+      : {};
+  return new GraphQLError(message, {
+    ...(nodes ? { nodes } : {}),
+    extensions: { code, ...extensions, ...http },
+  });
+}
+
+/** The JSON body of a refusal answered outside GraphQL execution (HTTP guards, WebSocket handshakes). */
+export function refusalBody(code: RefusalCode, message: string = ERROR_CATALOGUE[code].message): string {
+  return JSON.stringify({ errors: [{ message, extensions: { code } }] });
+}
+
+/**
+ * The same error with another message, everything else kept (graphql-jit's errors have a read-only
+ * `message`, so it cannot be edited in place). A plain Error becomes an uncoded GraphQLError.
+ */
+export function withMessage(error: Error, message: string): GraphQLError {
+  if (!(error instanceof GraphQLError)) return new GraphQLError(message);
+  return new GraphQLError(message, {
+    nodes: error.nodes ?? null,
+    source: error.source ?? null,
+    positions: error.positions ?? null,
+    path: error.path ?? null,
+    originalError: error.originalError ?? null,
+    extensions: error.extensions ?? null,
+  });
+}
+
+/**
+ * A document that could not be read at all on graphql-ws (not a string, or a parser failure that is
+ * not a GraphQLError). Uncoded, like graphql-js's own syntax errors.
+ */
+export function unreadableDocument(): GraphQLError {
+  return new GraphQLError('Syntax Error: unreadable document.');
 }
 
 /** BAD_USER_INPUT; `withStatus` makes it refuse the whole operation with HTTP 400. */
 export function badUserInput(message: string, withStatus = false): GraphQLError {
-  return codedError('BAD_USER_INPUT', message, withStatus ? { http: { status: 400 } } : {});
+  return codedError('BAD_USER_INPUT', withStatus ? { message, refuses: true } : { message });
 }
 
 /** UNAUTHENTICATED with HTTP 401. */
 export function unauthenticated(message: string): GraphQLError {
-  return codedError('UNAUTHENTICATED', message, { http: { status: 401 } });
+  return codedError('UNAUTHENTICATED', { message, refuses: true });
 }
 
 /** The one shutting-down message, wherever the gateway refuses or ends work because it is stopping. */
@@ -231,13 +295,12 @@ export const SHUTTING_DOWN_MESSAGE = ERROR_CATALOGUE.GATEWAY_SHUTTING_DOWN.messa
 
 /** GATEWAY_SHUTTING_DOWN with HTTP 503. */
 export function shuttingDown(): GraphQLError {
-  return codedError('GATEWAY_SHUTTING_DOWN', SHUTTING_DOWN_MESSAGE, { http: { status: 503 } });
+  return codedError('GATEWAY_SHUTTING_DOWN', { refuses: true });
 }
 
 /** TOO_MANY_SUBSCRIPTIONS on one graphql-ws connection. */
 export function tooManySubscriptions(maxOperations: number): GraphQLError {
-  return codedError(
-    'TOO_MANY_SUBSCRIPTIONS',
-    `At most ${maxOperations} operations may run at once on one connection.`,
-  );
+  return codedError('TOO_MANY_SUBSCRIPTIONS', {
+    message: `At most ${maxOperations} operations may run at once on one connection.`,
+  });
 }

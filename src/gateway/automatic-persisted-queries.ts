@@ -21,7 +21,7 @@
 import { createHash } from 'node:crypto';
 import { type DocumentNode, GraphQLError, Kind, visit } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { ErrorCode } from '../errors.ts';
+import { codedError, ERROR_CATALOGUE, type ErrorCode } from '../errors.ts';
 
 /** Where registered documents live. Implementations may be asynchronous (a shared cache). */
 export interface PersistedQueryStore {
@@ -40,11 +40,14 @@ const DEFAULT_APQ_MAX_ENTRIES = 1000;
  */
 const DEFAULT_APQ_MAX_BYTES = 4 * 1024 * 1024;
 
-/** Codes and messages clients see (the first two are what Apollo's and urql's links look for). */
-const PERSISTED_QUERY_NOT_FOUND = 'PERSISTED_QUERY_NOT_FOUND' satisfies ErrorCode;
-const PERSISTED_QUERY_NOT_SUPPORTED = 'PERSISTED_QUERY_NOT_SUPPORTED' satisfies ErrorCode;
-const PERSISTED_QUERY_HASH_MISMATCH = 'PERSISTED_QUERY_HASH_MISMATCH' satisfies ErrorCode;
-const PERSISTED_QUERY_INVALID = 'PERSISTED_QUERY_INVALID' satisfies ErrorCode;
+/** Codes clients see (the catalogue messages of the first two are what Apollo's and urql's links look for). */
+type PersistedQueryCode = Extract<
+  ErrorCode,
+  | 'PERSISTED_QUERY_NOT_FOUND'
+  | 'PERSISTED_QUERY_NOT_SUPPORTED'
+  | 'PERSISTED_QUERY_HASH_MISMATCH'
+  | 'PERSISTED_QUERY_INVALID'
+>;
 
 /**
  * A least-recently-used map bounded in entries and in total document length. A Map iterates in
@@ -139,21 +142,16 @@ export class AutomaticPersistedQueries {
     const extension = persistedQueryExtension(params.extensions);
     if (extension === undefined) return { query, registration: null };
     if (!this.#enabled) {
-      throw persistedQueryError('PersistedQueryNotSupported', PERSISTED_QUERY_NOT_SUPPORTED, 200);
+      throw new PersistedQueryError('PERSISTED_QUERY_NOT_SUPPORTED');
     }
     const hash = checkedHash(extension);
     if (query === undefined) {
       const stored = await this.#store.get(hash);
-      if (stored === null)
-        throw persistedQueryError('PersistedQueryNotFound', PERSISTED_QUERY_NOT_FOUND, 200);
+      if (stored === null) throw new PersistedQueryError('PERSISTED_QUERY_NOT_FOUND');
       return { query: stored, registration: null };
     }
     if (sha256Hex(query) !== hash) {
-      throw persistedQueryError(
-        'The persisted query hash is not the sha256 of the query.',
-        PERSISTED_QUERY_HASH_MISMATCH,
-        400,
-      );
+      throw new PersistedQueryError('PERSISTED_QUERY_HASH_MISMATCH');
     }
     return { query, registration: { hash, document: query } };
   }
@@ -231,10 +229,9 @@ function persistedQueryExtension(extensions: unknown): Record<string, unknown> |
   const value = (extensions as { persistedQuery?: unknown }).persistedQuery;
   if (value === undefined) return undefined;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw persistedQueryError(
+    throw new PersistedQueryError(
+      'PERSISTED_QUERY_INVALID',
       'extensions.persistedQuery must be an object { version: 1, sha256Hash }.',
-      PERSISTED_QUERY_INVALID,
-      400,
     );
   }
   return value as Record<string, unknown>;
@@ -242,46 +239,40 @@ function persistedQueryExtension(extensions: unknown): Record<string, unknown> |
 
 function checkedHash(extension: Record<string, unknown>): string {
   if (extension.version !== 1) {
-    throw persistedQueryError(
+    throw new PersistedQueryError(
+      'PERSISTED_QUERY_INVALID',
       'Unsupported persisted query version (only version 1).',
-      PERSISTED_QUERY_INVALID,
-      400,
     );
   }
   const hash = typeof extension.sha256Hash === 'string' ? extension.sha256Hash.toLowerCase() : '';
   if (!SHA256_HEX.test(hash)) {
-    throw persistedQueryError(
+    throw new PersistedQueryError(
+      'PERSISTED_QUERY_INVALID',
       'extensions.persistedQuery.sha256Hash must be 64 hexadecimal characters.',
-      PERSISTED_QUERY_INVALID,
-      400,
     );
   }
   return hash;
 }
 
-/** A refusal of the protocol; the HTTP status travels separately so graphql-ws clients never see it. */
+/**
+ * A refusal of the protocol; the HTTP status (the catalogue's) is added only for Yoga's answer, so
+ * graphql-ws clients never see it.
+ */
 class PersistedQueryError extends GraphQLError {
   constructor(
-    message: string,
-    readonly code: string,
-    readonly status: number,
+    readonly code: PersistedQueryCode,
+    message: string = ERROR_CATALOGUE[code].message,
   ) {
     super(message, { extensions: { code } });
   }
 
   /** The same error with Yoga's `http` extension (status and headers of the HTTP answer). */
   withHttp(): GraphQLError {
-    return new GraphQLError(this.message, {
-      extensions: {
-        code: this.code,
-        // Apollo Server's answer: a GET that missed must not be cached by a CDN, or the retry that
-        // registers the document would never reach the gateway.
-        http: { status: this.status, headers: { 'cache-control': 'private, no-cache, must-revalidate' } },
-      },
+    return codedError(this.code, {
+      message: this.message,
+      // Apollo Server's answer: a GET that missed must not be cached by a CDN, or the retry that
+      // registers the document would never reach the gateway.
+      refuses: { headers: { 'cache-control': 'private, no-cache, must-revalidate' } },
     });
   }
-}
-
-function persistedQueryError(message: string, code: string, status: number): PersistedQueryError {
-  return new PersistedQueryError(message, code, status);
 }

@@ -6,12 +6,8 @@
  * HTTP/1.1 keep-alive and HTTP/2 already make many small requests cheap.
  */
 
-import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { ErrorCode } from '../errors.ts';
-
-/** Code of the refusal. */
-const BATCHING_NOT_SUPPORTED = 'BATCHING_NOT_SUPPORTED' satisfies ErrorCode;
+import { codedError } from '../errors.ts';
 
 /** Wraps Yoga's request parser: an array body is refused before Yoga's own batching check sees it. */
 export function useBatchingRefused(): Plugin {
@@ -21,10 +17,11 @@ export function useBatchingRefused(): Plugin {
       setRequestParser(async (request) => {
         const parsed = await requestParser(request);
         if (Array.isArray(parsed)) {
-          throw new GraphQLError(
-            'Batching (an array of operations in one request) is not supported: send one operation per request.',
-            { extensions: { code: BATCHING_NOT_SUPPORTED, http: { status: 400 } } },
-          );
+          throw codedError('BATCHING_NOT_SUPPORTED', {
+            message:
+              'Batching (an array of operations in one request) is not supported: send one operation per request.',
+            refuses: true,
+          });
         }
         return parsed;
       });

@@ -9,9 +9,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { EnvelopArmor } from '@escape.tech/graphql-armor';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
-import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationContext } from 'graphql';
+import { type GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationContext } from 'graphql';
 import type { Plugin, YogaServerOptions } from 'graphql-yoga';
-import type { ErrorCode } from '../errors.ts';
+import { codedError, type RefusalCode, refusalBody, refusalStatus } from '../errors.ts';
 
 /** graphql-armor limits of one operation. */
 export interface QueryLimits {
@@ -55,7 +55,7 @@ export const DEFAULT_QUERY_LIMITS: QueryLimits = {
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 /** Code put on every armor rejection (armor itself sets none). */
-export const QUERY_LIMIT_CODE = 'QUERY_LIMIT_EXCEEDED' satisfies ErrorCode;
+export const QUERY_LIMIT_CODE = 'QUERY_LIMIT_EXCEEDED' satisfies RefusalCode;
 
 /**
  * graphql-armor's plugins with coded errors. The cost is not armor's: it runs at validation, before
@@ -71,7 +71,7 @@ export function useQueryLimits(
       // armor builds plain GraphQLErrors; the code lets clients (and the operation log) branch on it.
       const extensions = error.extensions as Record<string, unknown>;
       extensions.code = QUERY_LIMIT_CODE;
-      extensions.http = { status: 400 };
+      extensions.http = { status: refusalStatus(QUERY_LIMIT_CODE) };
       // armor prefixes every message with "Syntax Error: ", which sends users looking for a typo.
       error.message = error.message.replace(/^Syntax Error: /, '');
     },
@@ -98,9 +98,9 @@ export function useIntrospectionDisabled(): Plugin {
   };
 }
 
-function refusal(status: number, code: string, message: string, headers: Record<string, string> = {}) {
-  return new Response(JSON.stringify({ errors: [{ message, extensions: { code } }] }), {
-    status,
+function refusal(code: RefusalCode, message: string, headers: Record<string, string> = {}) {
+  return new Response(refusalBody(code, message), {
+    status: refusalStatus(code),
     headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
   });
 }
@@ -117,20 +117,14 @@ export function useBodyLimit(maxBytes: number): Plugin {
       const length = request.headers.get('content-length');
       if (length === null) {
         if (request.headers.get('transfer-encoding') !== null) {
-          endResponse(
-            refusal(
-              411,
-              'LENGTH_REQUIRED' satisfies ErrorCode,
-              'Send the request body with a Content-Length.',
-            ),
-          );
+          endResponse(refusal('LENGTH_REQUIRED', 'Send the request body with a Content-Length.'));
         }
         return;
       }
       const bytes = Number(length);
       if (!Number.isSafeInteger(bytes) || bytes > maxBytes) {
         endResponse(
-          refusal(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than ${maxBytes} bytes.`, {
+          refusal('PAYLOAD_TOO_LARGE', `The request body is larger than ${maxBytes} bytes.`, {
             connection: 'close',
           }),
         );
@@ -166,8 +160,7 @@ export function useCsrfPrevention(): Plugin {
       if (headers.has('x-session-api-key') || headers.has('authorization')) return;
       endResponse(
         refusal(
-          403,
-          'CSRF_REJECTED' satisfies ErrorCode,
+          'CSRF_REJECTED',
           `Requests with content type ${mediaType} need a "graphql-preflight: 1" header (CSRF prevention).`,
         ),
       );
@@ -239,15 +232,11 @@ export class PersistedOperations {
   resolve(payload: { query?: unknown; extensions?: unknown }): string {
     const hash = persistedHash(payload.extensions);
     if (hash === null) {
-      throw new GraphQLError('Only persisted operations are allowed.', {
-        extensions: { code: 'PERSISTED_QUERY_ONLY' },
-      });
+      throw codedError('PERSISTED_QUERY_ONLY');
     }
     const document = this.get(hash);
     if (document === null) {
-      throw new GraphQLError('This persisted operation is not in the allow-list.', {
-        extensions: { code: 'PERSISTED_QUERY_NOT_IN_LIST' },
-      });
+      throw codedError('PERSISTED_QUERY_NOT_IN_LIST');
     }
     return document;
   }
@@ -258,18 +247,9 @@ export class PersistedOperations {
       getPersistedOperation: (hash) => this.get(hash),
       allowArbitraryOperations: false,
       customErrors: {
-        persistedQueryOnly: {
-          message: 'Only persisted operations are allowed.',
-          extensions: { code: 'PERSISTED_QUERY_ONLY', http: { status: 400 } },
-        },
-        notFound: {
-          message: 'This persisted operation is not in the allow-list.',
-          extensions: { code: 'PERSISTED_QUERY_NOT_IN_LIST', http: { status: 400 } },
-        },
-        keyNotFound: {
-          message: 'Only persisted operations are allowed.',
-          extensions: { code: 'PERSISTED_QUERY_ONLY', http: { status: 400 } },
-        },
+        persistedQueryOnly: () => codedError('PERSISTED_QUERY_ONLY', { refuses: true }),
+        notFound: () => codedError('PERSISTED_QUERY_NOT_IN_LIST', { refuses: true }),
+        keyNotFound: () => codedError('PERSISTED_QUERY_ONLY', { refuses: true }),
       },
     }) as Plugin;
   }
@@ -306,9 +286,7 @@ export function useQueryStringGuard(): Plugin {
           parsed = undefined;
         }
         if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-          endResponse(
-            refusal(400, 'BAD_REQUEST' satisfies ErrorCode, `The "${name}" parameter must be a JSON object.`),
-          );
+          endResponse(refusal('BAD_REQUEST', `The "${name}" parameter must be a JSON object.`));
           return;
         }
       }

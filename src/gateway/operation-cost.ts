@@ -34,7 +34,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { badUserInput } from '../errors.ts';
+import { badUserInput, codedError } from '../errors.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../schema/connection.ts';
 import type { GatewayContext } from '../schema/context.ts';
 import { DEFAULT_PAGING } from '../upstream/page-walker.ts';
@@ -78,9 +78,7 @@ function badInput(message: string): GraphQLError {
 }
 
 function overLimit(message: string, limit: 'COST' | 'UPSTREAM_CALLS'): GraphQLError {
-  return new GraphQLError(message, {
-    extensions: { code: QUERY_LIMIT_CODE, limit, http: { status: 400 } },
-  });
+  return codedError(QUERY_LIMIT_CODE, { message, extensions: { limit }, refuses: true });
 }
 
 /** Items a field returns per its arguments, checking their bounds; 1 when it takes no such argument. */

@@ -14,11 +14,11 @@
  * the gateway's names. It is on by default when a default key is configured (then the gateway acts for
  * whoever reaches it), with loopback names and the listen host allowed.
  */
-import type { ErrorCode } from '../errors.ts';
+import { type ErrorCode, refusalStatus } from '../errors.ts';
 
-/** A refusal: HTTP status, stable code and message, answered before any operation runs. */
+/** A refusal: HTTP status (the catalogue's), stable code and message, answered before any operation runs. */
 export interface OriginRefusal {
-  status: 403;
+  status: number;
   code: typeof ORIGIN_REJECTED | typeof HOST_REJECTED;
   message: string;
 }
@@ -102,7 +102,7 @@ export class OriginPolicy {
     const parsed = host === undefined ? null : parseHost(host);
     if (parsed && this.#hosts.has(parsed.hostname)) return null;
     return {
-      status: 403,
+      status: refusalStatus(HOST_REJECTED),
       code: HOST_REJECTED,
       message: 'This Host is not one of the ALLOWED_HOSTS of the gateway.',
     };
@@ -131,7 +131,7 @@ export class OriginPolicy {
       if (own && originHost !== null && originHost === own.host) return null;
     }
     return {
-      status: 403,
+      status: refusalStatus(ORIGIN_REJECTED),
       code: ORIGIN_REJECTED,
       message:
         'Pages on this origin may not open WebSocket or SSE connections to the gateway (allow it with CORS_ORIGINS).',
@@ -142,9 +142,4 @@ export class OriginPolicy {
   check(headers: { host?: string | undefined; origin?: string | undefined }): OriginRefusal | null {
     return this.checkHost(headers.host) ?? this.checkOrigin(headers.origin, headers.host);
   }
-}
-
-/** The JSON body of a refusal, in the gateway's error shape. */
-export function refusalBody(refusal: { code: string; message: string }): string {
-  return JSON.stringify({ errors: [{ message: refusal.message, extensions: { code: refusal.code } }] });
 }

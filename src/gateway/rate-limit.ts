@@ -10,9 +10,10 @@
  * builds the shared backends; this file only decides and answers.
  */
 import { randomBytes } from 'node:crypto';
-import { GraphQLError } from 'graphql';
+import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { codedError } from '../errors.ts';
 import type { GatewayContext } from '../schema/context.ts';
 import { credentialKey } from '../upstream/credential-key.ts';
 import type { UpstreamCredentials } from '../upstream/http.ts';
@@ -91,12 +92,10 @@ export class RateLimiter {
 
 /** The coded error of a refused operation (HTTP 429 with Retry-After). */
 function rateLimitedError(retryAfterSeconds: number): GraphQLError {
-  return new GraphQLError(`Too many operations with this credential; retry after ${retryAfterSeconds} s.`, {
-    extensions: {
-      code: 'RATE_LIMITED',
-      retryAfterSeconds,
-      http: { status: 429, headers: { 'retry-after': String(retryAfterSeconds) } },
-    },
+  return codedError('RATE_LIMITED', {
+    message: `Too many operations with this credential; retry after ${retryAfterSeconds} s.`,
+    extensions: { retryAfterSeconds },
+    refuses: { headers: { 'retry-after': String(retryAfterSeconds) } },
   });
 }
 

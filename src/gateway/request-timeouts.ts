@@ -9,10 +9,9 @@
  * with the gateway's coded JSON instead and keeps Node's own answers for other client errors.
  */
 
-import type { Server, ServerOptions } from 'node:http';
+import { type Server, type ServerOptions, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { ErrorCode } from '../errors.ts';
-import { refusalBody } from './origin-check.ts';
+import { type RefusalCode, refusalBody, refusalStatus } from '../errors.ts';
 
 /** Default of `HEADERS_TIMEOUT_MS`: ample for any real client, short for a slowloris. */
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
@@ -20,7 +19,7 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 /** Code of a request whose headers or body did not arrive in time (HTTP 408). */
-const REQUEST_TIMEOUT = 'REQUEST_TIMEOUT' satisfies ErrorCode;
+const REQUEST_TIMEOUT = 'REQUEST_TIMEOUT' satisfies RefusalCode;
 
 /** Deadlines of incoming requests; 0 turns one off. */
 export interface RequestTimeouts {
@@ -68,9 +67,10 @@ export function answerClientErrors(server: Server, timeouts: RequestTimeouts): v
         const message = pending
           ? `The request body did not arrive within REQUEST_TIMEOUT_MS (${timeouts.requestTimeoutMs} ms).`
           : `The request headers did not arrive within HEADERS_TIMEOUT_MS (${timeouts.headersTimeoutMs} ms).`;
-        const body = refusalBody({ code: REQUEST_TIMEOUT, message });
+        const body = refusalBody(REQUEST_TIMEOUT, message);
+        const status = refusalStatus(REQUEST_TIMEOUT);
         socket.write(
-          'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n' +
+          `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n` +
             `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
         );
       } else if (error.code !== 'ECONNRESET') {

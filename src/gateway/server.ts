@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { AsyncDisposableStack } from '@whatwg-node/disposablestack';
 import { type ExecutionArgs, GraphQLError } from 'graphql';
 import { WebSocketServer } from 'ws';
-import { SHUTTING_DOWN_MESSAGE, tooManySubscriptions } from '../errors.ts';
+import { SHUTTING_DOWN_MESSAGE, tooManySubscriptions, unreadableDocument } from '../errors.ts';
 import { credentialsFromConnectionParams } from './context.ts';
 import { serveGraphqlWs } from './graphql-ws-binding.ts';
 import { createHttpFastPath } from './http-fast-path.ts';
@@ -176,9 +176,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           document = parse(query);
         } catch (error) {
           // A syntax error or a refused document answers this operation; the socket stays up.
-          return [
-            error instanceof GraphQLError ? error : new GraphQLError('Syntax Error: unreadable document.'),
-          ];
+          return [error instanceof GraphQLError ? error : unreadableDocument()];
         }
         const args: ExecutionArgs = {
           schema,

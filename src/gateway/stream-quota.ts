@@ -7,7 +7,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import type { ErrorCode } from '../errors.ts';
+import type { RefusalCode } from '../errors.ts';
 import { credentialKey } from '../upstream/credential-key.ts';
 import type { UpstreamCredentials } from '../upstream/http.ts';
 
@@ -15,7 +15,7 @@ import type { UpstreamCredentials } from '../upstream/http.ts';
 export const DEFAULT_MAX_STREAMS_PER_CREDENTIAL = 100;
 
 /** Code of a refused socket or stream (HTTP 429 for SSE, close code {@link TOO_MANY_STREAMS_CLOSE_CODE}). */
-export const TOO_MANY_STREAMS = 'TOO_MANY_STREAMS' satisfies ErrorCode;
+export const TOO_MANY_STREAMS = 'TOO_MANY_STREAMS' satisfies RefusalCode;
 
 /**
  * graphql-ws close code of a socket refused at `connection_init` for this cap: 4429 as in HTTP 429.

@@ -6,8 +6,9 @@
  * being off is meant to hide. This plugin removes the suggestion from every error of validation
  * results and of execution and subscription results, whatever produced it.
  */
-import { type ExecutionResult, GraphQLError } from 'graphql';
+import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { withMessage } from '../errors.ts';
 
 /**
  * graphql-js's `didYouMean` wording: ` Did you mean "a", "b", or "c"?`, ` Did you mean the enum value
@@ -30,15 +31,7 @@ function hasSuggestion(error: { message: string }): boolean {
  */
 function errorWithoutSuggestions(error: Error): GraphQLError | Error {
   if (!hasSuggestion(error)) return error;
-  if (!(error instanceof GraphQLError)) return new GraphQLError(withoutSuggestions(error.message));
-  return new GraphQLError(withoutSuggestions(error.message), {
-    nodes: error.nodes ?? null,
-    source: error.source ?? null,
-    positions: error.positions ?? null,
-    path: error.path ?? null,
-    originalError: error.originalError ?? null,
-    extensions: error.extensions ?? null,
-  });
+  return withMessage(error, withoutSuggestions(error.message));
 }
 
 function resultWithoutSuggestions(result: ExecutionResult): ExecutionResult | null {

@@ -8,9 +8,10 @@
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http';
 import type pino from 'pino';
 import type { WebSocket } from 'ws';
+import { type RefusalCode, refusalBody, refusalStatus } from '../errors.ts';
 import type { UpstreamCredentials } from '../upstream/http.ts';
 import { credentialsFromHeaders } from './context.ts';
-import { defaultAllowedHosts, OriginPolicy, type OriginRefusal, refusalBody } from './origin-check.ts';
+import { defaultAllowedHosts, OriginPolicy, type OriginRefusal } from './origin-check.ts';
 import {
   answerClientErrors,
   DEFAULT_HEADERS_TIMEOUT_MS,
@@ -96,9 +97,9 @@ export function createTransportGuard(options: TransportGuardOptions) {
       ? { kind: 'session-api-key', key: options.defaultSessionApiKey }
       : { kind: 'none' });
 
-  const answer = (res: ServerResponse, status: number, refusal: { code: string; message: string }) => {
-    const body = refusalBody(refusal);
-    res.writeHead(status, {
+  const answer = (res: ServerResponse, refusal: { code: RefusalCode; message: string }) => {
+    const body = refusalBody(refusal.code, refusal.message);
+    res.writeHead(refusalStatus(refusal.code), {
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(body),
     });
@@ -127,13 +128,13 @@ export function createTransportGuard(options: TransportGuardOptions) {
       const headers = { host: req.headers.host, origin: req.headers.origin };
       const hostRefusal = policy.checkHost(headers.host);
       if (hostRefusal) {
-        answer(res, hostRefusal.status, hostRefusal);
+        answer(res, hostRefusal);
         return true;
       }
       if (!wantsEventStream(req)) return false;
       const originRefusal = policy.checkOrigin(headers.origin, headers.host);
       if (originRefusal) {
-        answer(res, originRefusal.status, originRefusal);
+        answer(res, originRefusal);
         return true;
       }
       let presented: UpstreamCredentials | null;
@@ -144,7 +145,7 @@ export function createTransportGuard(options: TransportGuardOptions) {
       }
       const release = quota.acquire(resolve(presented));
       if (!release) {
-        answer(res, 429, {
+        answer(res, {
           code: TOO_MANY_STREAMS,
           message: `At most ${quota.max} WebSocket connections and SSE streams may be open at once per credential.`,
         });
@@ -165,7 +166,7 @@ export function createTransportGuard(options: TransportGuardOptions) {
         callback(true);
         return;
       }
-      callback(false, refusal.status, refusalBody(refusal), {
+      callback(false, refusal.status, refusalBody(refusal.code, refusal.message), {
         'Content-Type': 'application/json; charset=utf-8',
       });
     },

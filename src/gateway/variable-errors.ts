@@ -15,7 +15,7 @@
 import {
   coerceInputValue,
   type ExecutionArgs,
-  GraphQLError,
+  type GraphQLError,
   type GraphQLInputType,
   getOperationAST,
   isEnumType,
@@ -28,7 +28,7 @@ import {
   typeFromAST,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { ErrorCode } from '../errors.ts';
+import { codedError, type ErrorCode } from '../errors.ts';
 import { withoutSuggestions } from './suggestions.ts';
 
 /** The code of every variable coercion error. */
@@ -112,24 +112,26 @@ export function variableErrors(
   if (!definitions || definitions.length === 0) return [];
   const inputs: unknown = args.variableValues ?? {};
   const errors: GraphQLError[] = [];
-  const extensions = { ...options.extensions, code: VARIABLE_ERROR_CODE };
+  const extensions = { ...options.extensions };
   const fail = (message: string, node: (typeof definitions)[number]): void => {
     if (errors.length <= MAX_VARIABLE_ERRORS) {
       // Recent graphql-js 16 releases honour hideSuggestions; stripping as well keeps this true on older ones.
       const text = options.hideSuggestions ? withoutSuggestions(message) : message;
       errors.push(
-        new GraphQLError(
-          errors.length < MAX_VARIABLE_ERRORS
-            ? text
-            : 'Too many invalid variable values; the rest were not checked.',
-          { nodes: node, extensions },
-        ),
+        codedError(VARIABLE_ERROR_CODE, {
+          message:
+            errors.length < MAX_VARIABLE_ERRORS
+              ? text
+              : 'Too many invalid variable values; the rest were not checked.',
+          nodes: node,
+          extensions,
+        }),
       );
     }
   };
   if (typeof inputs !== 'object' || inputs === null || Array.isArray(inputs)) {
     // Yoga refuses such bodies first; kept so the function is total.
-    return [new GraphQLError('Variables must be a JSON object.', { extensions })];
+    return [codedError(VARIABLE_ERROR_CODE, { message: 'Variables must be a JSON object.', extensions })];
   }
   for (const definition of definitions) {
     if (errors.length > MAX_VARIABLE_ERRORS) break;

@@ -3,13 +3,12 @@
  * like real OpenHands 0.53 conversations (status transitions, agent-state observations, answers to
  * user messages) without an LLM, so the gateway and its tests see realistic event streams.
  *
- * What the agent answers to a message is agent-script.ts (a pure function); this module runs it: it
- * stores and publishes the events in order, on timers.
- *
- * Each conversation's alive part is an AgentLoop with a FIFO of timed steps; one timer per loop at most,
- * so the order of events is deterministic whatever the timings. Status updates and the closing
- * agent_state_changed observation are live only (the real server never stores them); every other event
- * goes through `store.appendEvent`, which assigns its id.
+ * This module coordinates: what the agent answers to a message is agent-script.ts (a pure function),
+ * when each step runs is the scheduler (scheduler.ts: timed steps per conversation), and who hears of
+ * it is the live hub (live-hub.ts: a conversation's events, removal and socket count). A running
+ * conversation is an AgentLoop (its agent state and, nested, its session key). Status updates and the
+ * closing agent_state_changed observation are live only (the real server never stores them); every
+ * other event goes through `store.appendEvent`, which assigns its id.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type pino from 'pino';
@@ -23,13 +22,14 @@ import { agentScript } from './agent-script.ts';
 import type {
   AgentRuntime,
   AgentTimings,
+  ConversationPatch,
   ConversationStore,
-  LiveEvent,
-  LiveEventListener,
   StartAgentOptions,
   StoredEvent,
   TenantId,
 } from './contracts.ts';
+import { conversationKey, LiveHub } from './live-hub.ts';
+import { StepScheduler } from './scheduler.ts';
 
 /**
  * Event timestamps as the real server writes them: ISO 8601 in the server's local time, microsecond
@@ -62,17 +62,9 @@ export interface AgentRuntimeDeps {
 /** Default delays: slow enough to watch in a UI, fast enough not to bore anyone. */
 export const DEFAULT_AGENT_TIMINGS: AgentTimings = { startupMs: 200, replyMs: 300, replayStepMs: 50 };
 
-interface TimedStep {
-  delayMs: number;
-  run: () => void;
-}
-
 interface AgentLoop {
   tenant: TenantId;
   conversationId: string;
-  key: string;
-  steps: TimedStep[];
-  timer: NodeJS.Timeout | null;
   agentState: AgentStateValue;
   /** Only in nested-runtime mode. Secret. */
   sessionApiKey: string | null;
@@ -81,11 +73,6 @@ interface AgentLoop {
 type ParsedUserAction =
   | { kind: 'message'; content: string; imageUrls: string[]; fileUrls: string[] }
   | { kind: 'change_agent_state'; agentState: RequestableAgentStateValue };
-
-/** The tenant and conversation id together: ids are globally unique, but the tenant keeps maps honest. */
-function loopKey(tenant: TenantId, conversationId: string): string {
-  return `${tenant}\u0000${conversationId}`;
-}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -150,26 +137,13 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
   const maxRunning = Math.max(1, deps.maxRunningAgents ?? 50);
   /** Insertion order is start order, so the first entry is the oldest loop. */
   const loops = new Map<string, AgentLoop>();
-  const listeners = new Map<string, Set<LiveEventListener>>();
-  const connections = new Map<string, number>();
-  const removalListeners = new Map<string, Set<() => void>>();
+  const hub = new LiveHub(logger);
+  const scheduler = new StepScheduler(logger);
   let closed = false;
-
-  function publish(key: string, event: LiveEvent): void {
-    const subscribers = listeners.get(key);
-    if (!subscribers) return;
-    for (const listener of [...subscribers]) {
-      try {
-        listener(event);
-      } catch (error) {
-        logger.error({ err: error }, 'live event listener failed');
-      }
-    }
-  }
 
   function append(tenant: TenantId, conversationId: string, event: ConversationEventRecord): StoredEvent {
     const stored = store.appendEvent(tenant, conversationId, { ...event, timestamp: localEventTimestamp() });
-    publish(loopKey(tenant, conversationId), stored);
+    hub.publish(tenant, conversationId, stored);
     return stored;
   }
 
@@ -182,34 +156,32 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
     append(loop.tenant, loop.conversationId, agentStateObservation(state, cause));
   }
 
-  function pump(loop: AgentLoop): void {
-    if (loop.timer !== null || closed) return;
-    const step = loop.steps.shift();
-    if (!step) return;
-    loop.timer = setTimeout(() => {
-      loop.timer = null;
-      if (loops.get(loop.key) !== loop) return;
-      try {
-        step.run();
-      } catch (error) {
-        // A failing step (for example a store write after shutdown began) must not kill the process.
-        logger.error({ err: error, conversationId: loop.conversationId }, 'agent step failed');
-      }
-      pump(loop);
-    }, step.delayMs);
+  /** Stores the conversation's runtime status (with `patch`) and sends the live status update. */
+  function setRuntimeStatus(
+    loop: AgentLoop,
+    patch: ConversationPatch,
+    runtimeStatus: string,
+    message: string,
+  ): void {
+    const { tenant, conversationId } = loop;
+    store.updateConversation(tenant, conversationId, {
+      ...patch,
+      runtimeStatus,
+      lastUpdatedAt: new Date().toISOString(),
+    });
+    hub.publish(tenant, conversationId, { status_update: true, type: 'info', id: runtimeStatus, message });
   }
 
+  /** Schedules a step of `loop`; a loop already stopped gets none. */
   function enqueue(loop: AgentLoop, delayMs: number, run: () => void): void {
-    loop.steps.push({ delayMs, run });
-    pump(loop);
+    if (loops.get(conversationKey(loop.tenant, loop.conversationId)) !== loop) return;
+    scheduler.enqueue(loop.tenant, loop.conversationId, delayMs, run);
   }
 
   /** Ends a loop: drops its pending steps, marks the conversation stopped, sends the closing observation. */
   function stopLoop(loop: AgentLoop): void {
-    if (loop.timer !== null) clearTimeout(loop.timer);
-    loop.timer = null;
-    loop.steps = [];
-    loops.delete(loop.key);
+    scheduler.cancel(loop.tenant, loop.conversationId);
+    loops.delete(conversationKey(loop.tenant, loop.conversationId));
     try {
       store.updateConversation(loop.tenant, loop.conversationId, {
         status: 'STOPPED',
@@ -224,7 +196,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
       );
     }
     // Like the real server's session close: an agent_state_changed with no id, timestamp or source.
-    publish(loop.key, {
+    hub.publish(loop.tenant, loop.conversationId, {
       message: '',
       observation: 'agent_state_changed',
       content: '',
@@ -243,7 +215,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
           title: step.title,
           lastUpdatedAt: new Date().toISOString(),
         });
-        publish(loop.key, titleStatusUpdate(conversationId, step.title));
+        hub.publish(tenant, conversationId, titleStatusUpdate(conversationId, step.title));
         continue;
       }
       const cause = step.causedBy === 'message' ? userEventId : previousId;
@@ -303,7 +275,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
   }
 
   function start(tenant: TenantId, conversationId: string, options: StartAgentOptions = {}) {
-    const key = loopKey(tenant, conversationId);
+    const key = conversationKey(tenant, conversationId);
     if (loops.has(key)) return { alreadyRunning: true };
     const conversation = store.getConversation(tenant, conversationId);
     if (!conversation) throw new Error('cannot start the agent of an unknown conversation');
@@ -321,34 +293,20 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
     const loop: AgentLoop = {
       tenant,
       conversationId,
-      key,
-      steps: [],
-      timer: null,
       agentState: 'loading',
       sessionApiKey: deps.nestedRuntime ? randomBytes(24).toString('base64url') : null,
     };
     loops.set(key, loop);
-    store.updateConversation(tenant, conversationId, {
-      status: 'STARTING',
-      runtimeStatus: 'STATUS$STARTING_RUNTIME',
-      sessionApiKey: loop.sessionApiKey,
-      lastUpdatedAt: new Date().toISOString(),
-    });
-    publish(key, {
-      status_update: true,
-      type: 'info',
-      id: 'STATUS$STARTING_RUNTIME',
-      message: 'Starting runtime...',
-    });
+    setRuntimeStatus(
+      loop,
+      { status: 'STARTING', sessionApiKey: loop.sessionApiKey },
+      'STATUS$STARTING_RUNTIME',
+      'Starting runtime...',
+    );
     setAgentState(loop, 'loading');
-    enqueue(loop, timings.startupMs, () => {
-      store.updateConversation(tenant, conversationId, {
-        status: 'RUNNING',
-        runtimeStatus: 'STATUS$READY',
-        lastUpdatedAt: new Date().toISOString(),
-      });
-      publish(key, { status_update: true, type: 'info', id: 'STATUS$READY', message: 'Runtime is ready' });
-    });
+    enqueue(loop, timings.startupMs, () =>
+      setRuntimeStatus(loop, { status: 'RUNNING' }, 'STATUS$READY', 'Runtime is ready'),
+    );
     const replayJson = conversation.request.replay_json;
     if (firstStart && typeof replayJson === 'string' && replayJson !== '') scheduleReplay(loop, replayJson);
     const initial = options.initialUserMessage;
@@ -383,7 +341,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
     if ('error' in parsed) return { ok: false, reason: parsed.error };
     if (!store.getConversation(tenant, conversationId))
       return { ok: false, reason: 'conversation not found' };
-    const key = loopKey(tenant, conversationId);
+    const key = conversationKey(tenant, conversationId);
     touch(tenant, conversationId);
     if (parsed.kind === 'message') {
       const echo = append(tenant, conversationId, {
@@ -436,7 +394,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
 
   /** Like the real server's close_session: the agent's last stored state is `stopped`, then the loop ends. */
   function stop(tenant: TenantId, conversationId: string): boolean {
-    const loop = loops.get(loopKey(tenant, conversationId));
+    const loop = loops.get(conversationKey(tenant, conversationId));
     if (!loop) return false;
     try {
       setAgentState(loop, 'stopped');
@@ -448,66 +406,21 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
 
   return {
     start,
-    isRunning: (tenant, conversationId) => loops.has(loopKey(tenant, conversationId)),
+    isRunning: (tenant, conversationId) => loops.has(conversationKey(tenant, conversationId)),
     acceptUserAction,
     stop,
     remove(tenant, conversationId) {
       stop(tenant, conversationId);
-      const key = loopKey(tenant, conversationId);
-      const subscribers = removalListeners.get(key);
-      removalListeners.delete(key);
-      for (const listener of subscribers ?? []) {
-        try {
-          listener();
-        } catch (error) {
-          logger.error({ err: error }, 'removal listener failed');
-        }
-      }
+      hub.removed(tenant, conversationId);
     },
-    onRemoved(tenant, conversationId, listener) {
-      const key = loopKey(tenant, conversationId);
-      let set = removalListeners.get(key);
-      if (!set) {
-        set = new Set();
-        removalListeners.set(key, set);
-      }
-      set.add(listener);
-      return () => {
-        const current = removalListeners.get(key);
-        if (!current) return;
-        current.delete(listener);
-        if (current.size === 0) removalListeners.delete(key);
-      };
-    },
+    onRemoved: (tenant, conversationId, listener) => hub.onRemoved(tenant, conversationId, listener),
     announceTitle(tenant, conversationId, title) {
-      publish(loopKey(tenant, conversationId), titleStatusUpdate(conversationId, title));
+      hub.publish(tenant, conversationId, titleStatusUpdate(conversationId, title));
     },
-    onEvent(tenant, conversationId, listener) {
-      const key = loopKey(tenant, conversationId);
-      let set = listeners.get(key);
-      if (!set) {
-        set = new Set();
-        listeners.set(key, set);
-      }
-      set.add(listener);
-      return () => {
-        const current = listeners.get(key);
-        if (!current) return;
-        current.delete(listener);
-        if (current.size === 0) listeners.delete(key);
-      };
-    },
-    connectionCount: (tenant, conversationId) => connections.get(loopKey(tenant, conversationId)) ?? 0,
-    addConnection(tenant, conversationId) {
-      const key = loopKey(tenant, conversationId);
-      connections.set(key, (connections.get(key) ?? 0) + 1);
-    },
-    removeConnection(tenant, conversationId) {
-      const key = loopKey(tenant, conversationId);
-      const count = (connections.get(key) ?? 0) - 1;
-      if (count > 0) connections.set(key, count);
-      else connections.delete(key);
-    },
+    onEvent: (tenant, conversationId, listener) => hub.onEvent(tenant, conversationId, listener),
+    connectionCount: (tenant, conversationId) => hub.connectionCount(tenant, conversationId),
+    addConnection: (tenant, conversationId) => hub.addConnection(tenant, conversationId),
+    removeConnection: (tenant, conversationId) => hub.removeConnection(tenant, conversationId),
     tenantForSessionKey(conversationId, presentedKey) {
       if (!deps.nestedRuntime || presentedKey === undefined || presentedKey === '') return null;
       for (const loop of loops.values()) {
@@ -521,9 +434,8 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
       // Stop every loop while the store is still open, so no conversation stays RUNNING on disk.
       for (const loop of [...loops.values()]) stopLoop(loop);
       closed = true;
-      listeners.clear();
-      removalListeners.clear();
-      connections.clear();
+      scheduler.close();
+      hub.clear();
     },
   };
 }

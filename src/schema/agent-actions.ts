@@ -51,10 +51,10 @@ async function deliver(
     );
   } catch (error) {
     if (error instanceof BridgeError && error.code === 'CONVERSATION_NOT_FOUND') {
-      throw new ConversationUnavailableError('No conversation with this id.', 'NOT_FOUND');
+      throw new ConversationUnavailableError('NOT_FOUND');
     }
     if (error instanceof BridgeError && error.code === 'CONVERSATION_UNREACHABLE') {
-      throw new ConversationUnavailableError(error.message, 'UNREACHABLE');
+      throw new ConversationUnavailableError('UNREACHABLE', error.message);
     }
     throw error;
   }
@@ -70,7 +70,7 @@ async function postMessage(
     await postUserAction(context.upstream, conversationId, action);
   } catch (error) {
     if (error instanceof ConversationNotFoundError) {
-      throw new ConversationUnavailableError('No conversation with this id.', 'NOT_FOUND');
+      throw new ConversationUnavailableError('NOT_FOUND');
     }
     throw error;
   }

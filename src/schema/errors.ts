@@ -67,10 +67,10 @@ export { DomainError };
 /** The conversation cannot be reached to deliver an action (channel 1: a client can retry or give up). */
 export class ConversationUnavailableError extends DomainError {
   constructor(
-    message: string,
     readonly reason: 'NOT_FOUND' | 'UNREACHABLE',
+    message?: string,
   ) {
-    super(message, reason === 'NOT_FOUND' ? 'CONVERSATION_NOT_FOUND' : 'CONVERSATION_UNREACHABLE');
+    super(reason === 'NOT_FOUND' ? 'CONVERSATION_NOT_FOUND' : 'CONVERSATION_UNREACHABLE', message);
   }
 }
 

@@ -147,10 +147,7 @@ builder.mutationField('deleteConversation', (t) =>
       const conversationId = conversationIdArg(String(input.conversationId), 'input.conversationId');
       await deleteConversation(context.upstream, conversationId);
       context.conversationLoader.clear(conversationId);
-      context.eventBridge.endConversation(
-        conversationId,
-        new BridgeError('CONVERSATION_DELETED', 'The conversation was deleted.'),
-      );
+      context.eventBridge.endConversation(conversationId, new BridgeError('CONVERSATION_DELETED'));
       return { conversationId };
     },
   }),
@@ -273,10 +270,7 @@ builder.mutationField('stopConversation', (t) =>
       // The upstream answers "not running" for an unknown id too; the reload tells the two apart.
       const stopped = await stopConversation(context.upstream, conversationId);
       const conversation = await reload(context, conversationId);
-      context.eventBridge.endConversation(
-        conversationId,
-        new BridgeError('CONVERSATION_STOPPED', 'The conversation was stopped.'),
-      );
+      context.eventBridge.endConversation(conversationId, new BridgeError('CONVERSATION_STOPPED'));
       return { conversation, wasRunning: stopped.wasRunning };
     },
   }),

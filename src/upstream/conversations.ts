@@ -13,8 +13,15 @@ import type {
   UnsetProviderTokensResponseRecord,
   ValidationIssueRecord,
 } from '../contract/records.ts';
+import { ERROR_CATALOGUE, type ErrorCode } from '../errors.ts';
 import { readConversationRecord } from './conversation-record.ts';
-import { type UpstreamClient, type UpstreamCredentials, UpstreamError, UpstreamRejection } from './http.ts';
+import {
+  failedWithStatus,
+  type UpstreamClient,
+  type UpstreamCredentials,
+  UpstreamRejection,
+  unexpectedAnswer,
+} from './http.ts';
 import {
   CLIENT_REJECTION_STATUSES,
   readableRejection,
@@ -72,7 +79,7 @@ export interface CallScope {
 /** Base of the outcomes a client branches on (errors plugin channel 1). Also a coded GraphQLError so
  * that, thrown from a field without an error union, it still reaches the client with a code. */
 export class DomainError extends GraphQLError {
-  constructor(message: string, code: string) {
+  constructor(code: ErrorCode, message: string = ERROR_CATALOGUE[code].message) {
     super(message, { extensions: { code } });
     this.name = 'DomainError';
   }
@@ -91,10 +98,10 @@ export class UpstreamValidationError extends DomainError {
   constructor(readonly issues: ValidationIssue[]) {
     const first = issues[0];
     super(
+      'UPSTREAM_VALIDATION',
       first
         ? `The conversation service rejected the input at ${first.loc.join('.')}: ${first.msg}`
         : 'The conversation service rejected the input.',
-      'UPSTREAM_VALIDATION',
     );
     this.name = 'UpstreamValidationError';
   }
@@ -110,7 +117,7 @@ export class UpstreamDomainError extends DomainError {
     message: string,
     readonly msgId: string | null,
   ) {
-    super(message, 'UPSTREAM_REFUSED');
+    super('UPSTREAM_REFUSED', message);
     this.name = 'UpstreamDomainError';
   }
 }
@@ -168,7 +175,7 @@ export async function searchConversations(
     credentials: scope.credentials,
     signal: scope.signal,
   });
-  if (!body || !Array.isArray(body.results)) throw malformed();
+  if (!body || !Array.isArray(body.results)) throw unexpectedAnswer();
   const timeZone = scope.client.timeZone;
   return {
     conversations: body.results.map((raw: unknown, index) => {
@@ -199,7 +206,7 @@ export async function getConversation(
   if (reading.dropped === undefined) return reading.conversation;
   // Only this field fails (it is nullable): there is no page of others to protect.
   scope.client.reportDroppedRecord({ path, index: null, reason: reading.dropped });
-  throw malformed();
+  throw unexpectedAnswer();
 }
 
 /**
@@ -221,7 +228,7 @@ export async function createConversation(
       passThroughStatuses: CLIENT_REJECTION_STATUSES,
     }),
   );
-  if (!body || typeof body.conversation_id !== 'string') throw malformed();
+  if (!body || typeof body.conversation_id !== 'string') throw unexpectedAnswer();
   return {
     conversationId: body.conversation_id,
     conversationStatus: String(body.conversation_status),
@@ -237,7 +244,7 @@ export async function unsetProviderTokens(scope: CallScope): Promise<Record<stri
     credentials: scope.credentials,
     signal: scope.signal,
   });
-  if (!body || typeof body !== 'object') throw malformed();
+  if (!body || typeof body !== 'object') throw unexpectedAnswer();
   const map: Record<string, string> = {};
   for (const [key, value] of Object.entries(body)) map[key] = String(value);
   return map;
@@ -343,9 +350,7 @@ async function withRejections<T>(secrets: readonly string[], call: () => Promise
     }
     const readable = readableRejection(error.body as Partial<DomainErrorRecord> | null, secrets);
     if (readable) throw new UpstreamDomainError(readable.message, readable.msgId);
-    throw new UpstreamError('UPSTREAM_ERROR', `The conversation service failed (HTTP ${error.status}).`, {
-      status: error.status,
-    });
+    throw failedWithStatus(error.status);
   }
 }
 
@@ -357,8 +362,4 @@ function toValidationIssue(raw: unknown, secrets: readonly string[]): Validation
     msg: typeof issue.msg === 'string' ? scrubSecrets(issue.msg, secrets) : 'invalid',
     type: typeof issue.type === 'string' ? issue.type : 'unknown',
   };
-}
-
-function malformed(): UpstreamError {
-  return new UpstreamError('UPSTREAM_ERROR', 'The conversation service sent an unexpected answer.');
 }

@@ -23,7 +23,7 @@ import {
   type ValidationIssue,
 } from './conversations.ts';
 import { type ConversationEvent, mapUpstreamEvent } from './events.ts';
-import { UpstreamError, UpstreamRejection } from './http.ts';
+import { failedWithStatus, UpstreamError, UpstreamRejection, unexpectedAnswer } from './http.ts';
 
 /** The upstream's largest `limit` of the events route (more is 400 `Invalid limit`). */
 export const UPSTREAM_MAX_EVENTS_LIMIT = 100;
@@ -31,7 +31,7 @@ export const UPSTREAM_MAX_EVENTS_LIMIT = 100;
 /** The conversation does not exist for this caller (unknown, deleted, or another tenant's). */
 export class ConversationNotFoundError extends DomainError {
   constructor(readonly conversationId: string) {
-    super('No conversation with this id.', 'CONVERSATION_NOT_FOUND');
+    super('CONVERSATION_NOT_FOUND');
     this.name = 'ConversationNotFoundError';
   }
 }
@@ -42,7 +42,7 @@ export class PermissionDeniedError extends DomainError {
     readonly conversationId: string,
     readonly msgId: string,
   ) {
-    super('You can only change your own conversations.', 'PERMISSION_DENIED');
+    super('PERMISSION_DENIED');
     this.name = 'PermissionDeniedError';
   }
 }
@@ -119,7 +119,7 @@ export async function fetchEventsPage(
     }
     throw unexpectedRejection(error);
   }
-  if (!body || !Array.isArray(body.events) || typeof body.has_more !== 'boolean') throw malformed();
+  if (!body || !Array.isArray(body.events) || typeof body.has_more !== 'boolean') throw unexpectedAnswer();
   const events: ConversationEvent[] = [];
   const rawIds: Array<number | null> = [];
   for (const raw of body.events as unknown[]) {
@@ -141,19 +141,12 @@ export async function postUserAction(
   conversationId: string,
   action: AddEventRequestRecord,
 ): Promise<void> {
-  const body = await notFoundAs404(conversationId, () =>
-    withValidation(() =>
-      scope.client.request<AddEventResponseRecord>({
-        method: 'POST',
-        path: path(conversationId, '/events'),
-        credentials: scope.credentials,
-        body: action,
-        signal: scope.signal,
-        passThroughStatuses: [404, 422],
-      }),
-    ),
-  );
-  if (body?.success !== true) throw malformed();
+  const body = await writeConversation<AddEventResponseRecord>(scope, conversationId, {
+    method: 'POST',
+    path: path(conversationId, '/events'),
+    body: action,
+  });
+  if (body?.success !== true) throw unexpectedAnswer();
 }
 
 /**
@@ -168,7 +161,7 @@ export async function deleteConversation(scope: CallScope, conversationId: strin
     signal: scope.signal,
   });
   if (body === false) throw new ConversationNotFoundError(conversationId);
-  if (body !== true) throw malformed();
+  if (body !== true) throw unexpectedAnswer();
 }
 
 /**
@@ -181,19 +174,13 @@ export async function renameConversation(
   title: string,
 ): Promise<void> {
   const request: UpdateConversationRequestRecord = { title };
-  const body = await withOwnership(conversationId, () =>
-    withValidation(() =>
-      scope.client.request<unknown>({
-        method: 'PATCH',
-        path: path(conversationId),
-        credentials: scope.credentials,
-        body: request,
-        signal: scope.signal,
-        passThroughStatuses: [403, 404, 422],
-      }),
-    ),
+  const body = await writeConversation<unknown>(
+    scope,
+    conversationId,
+    { method: 'PATCH', path: path(conversationId), body: request },
+    true,
   );
-  if (body !== true) throw malformed();
+  if (body !== true) throw unexpectedAnswer();
 }
 
 /**
@@ -206,19 +193,12 @@ export async function startConversation(
   providers: GitProviderValue[] | null,
 ): Promise<StartedConversation> {
   const request: StartConversationRequestRecord = { providers_set: providers };
-  const body = await notFoundAs404(conversationId, () =>
-    withValidation(() =>
-      scope.client.request<StartConversationResponseRecord>({
-        method: 'POST',
-        path: path(conversationId, '/start'),
-        credentials: scope.credentials,
-        body: request,
-        signal: scope.signal,
-        passThroughStatuses: [404, 422],
-      }),
-    ),
-  );
-  if (!body || typeof body.conversation_status !== 'string') throw malformed();
+  const body = await writeConversation<StartConversationResponseRecord>(scope, conversationId, {
+    method: 'POST',
+    path: path(conversationId, '/start'),
+    body: request,
+  });
+  if (!body || typeof body.conversation_status !== 'string') throw unexpectedAnswer();
   return { conversationStatus: body.conversation_status };
 }
 
@@ -236,34 +216,52 @@ export async function stopConversation(
     credentials: scope.credentials,
     signal: scope.signal,
   });
-  if (!body || typeof body.conversation_status !== 'string') throw malformed();
+  if (!body || typeof body.conversation_status !== 'string') throw unexpectedAnswer();
   return {
     wasRunning: body.message === 'Conversation stopped successfully',
     statusBefore: body.conversation_status,
   };
 }
 
-/** 404 -> ConversationNotFoundError; other pass-through rejections are re-thrown as they are. */
-async function notFoundAs404<T>(conversationId: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (error instanceof UpstreamRejection && error.status === 404) {
-      throw new ConversationNotFoundError(conversationId);
-    }
-    throw unexpectedRejection(error);
-  }
+/**
+ * A write to one conversation whose refusals a client can act on: 404 -> ConversationNotFoundError,
+ * 422 -> UpstreamValidationError and, with `ownership` (rename), 403 -> PermissionDeniedError. Any other
+ * rejection is an UPSTREAM_ERROR.
+ */
+function writeConversation<T>(
+  scope: CallScope,
+  conversationId: string,
+  write: { method: 'POST' | 'PATCH'; path: string; body: unknown },
+  ownership = false,
+): Promise<T> {
+  return withRefusals(conversationId, ownership, () =>
+    withValidation(() =>
+      scope.client.request<T>({
+        ...write,
+        credentials: scope.credentials,
+        signal: scope.signal,
+        passThroughStatuses: ownership ? [403, 404, 422] : [404, 422],
+      }),
+    ),
+  );
 }
 
-/** 404 / 403 of PATCH -> not found / permission denied (the 403 body carries the upstream's msg_id). */
-async function withOwnership<T>(conversationId: string, call: () => Promise<T>): Promise<T> {
+/**
+ * 404 -> ConversationNotFoundError; with `ownership`, 403 -> PermissionDeniedError (the 403 body
+ * carries the upstream's msg_id); any other pass-through rejection -> UPSTREAM_ERROR.
+ */
+async function withRefusals<T>(
+  conversationId: string,
+  ownership: boolean,
+  call: () => Promise<T>,
+): Promise<T> {
   try {
     return await call();
   } catch (error) {
     if (error instanceof UpstreamRejection && error.status === 404) {
       throw new ConversationNotFoundError(conversationId);
     }
-    if (error instanceof UpstreamRejection && error.status === 403) {
+    if (ownership && error instanceof UpstreamRejection && error.status === 403) {
       const msgId = (error.body as { msg_id?: unknown } | null)?.msg_id;
       throw new PermissionDeniedError(
         conversationId,
@@ -290,9 +288,7 @@ async function withValidation<T>(call: () => Promise<T>): Promise<T> {
 /** A pass-through status nobody above interpreted: an upstream error, never its body. */
 function unexpectedRejection(error: unknown): unknown {
   if (!(error instanceof UpstreamRejection)) return error;
-  return new UpstreamError('UPSTREAM_ERROR', `The conversation service failed (HTTP ${error.status}).`, {
-    status: error.status,
-  });
+  return failedWithStatus(error.status);
 }
 
 function toValidationIssue(raw: unknown): ValidationIssue {
@@ -303,10 +299,6 @@ function toValidationIssue(raw: unknown): ValidationIssue {
     msg: typeof issue.msg === 'string' ? issue.msg : 'invalid',
     type: typeof issue.type === 'string' ? issue.type : 'unknown',
   };
-}
-
-function malformed(): UpstreamError {
-  return new UpstreamError('UPSTREAM_ERROR', 'The conversation service sent an unexpected answer.');
 }
 
 /**

@@ -9,6 +9,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { GraphQLError } from 'graphql';
 import { type Dispatcher, Pool } from 'undici';
+import { ERROR_CATALOGUE, type ErrorCode } from '../errors.ts';
 import { AttemptDeadline } from './attempt-deadline.ts';
 import {
   CircuitBreaker,
@@ -26,7 +27,8 @@ export type UpstreamCredentials =
   | { kind: 'none' };
 
 /** Codes of channel 3 (upstream and transport failures) plus UNAUTHENTICATED from a 401. */
-export type UpstreamErrorCode =
+export type UpstreamErrorCode = Extract<
+  ErrorCode,
   | 'UNAUTHENTICATED'
   | 'FORBIDDEN'
   | 'UPSTREAM_ERROR'
@@ -34,7 +36,8 @@ export type UpstreamErrorCode =
   | 'UPSTREAM_UNAVAILABLE'
   | 'RATE_LIMITED'
   | 'REQUEST_CANCELLED'
-  | 'OPERATION_TIMEOUT';
+  | 'OPERATION_TIMEOUT'
+>;
 
 /**
  * Why an UPSTREAM_UNAVAILABLE was decided by the gateway itself, without calling the upstream
@@ -47,7 +50,7 @@ export class UpstreamError extends GraphQLError {
   readonly code: UpstreamErrorCode;
   constructor(
     code: UpstreamErrorCode,
-    message: string,
+    message: string = ERROR_CATALOGUE[code].message,
     extra: { status?: number; retryAfterSeconds?: number; reason?: GatewayRefusalReason } = {},
   ) {
     super(message, { extensions: { code, ...extra } });
@@ -415,7 +418,7 @@ export class UpstreamClient {
 }
 
 function attemptTimeout(): UpstreamError {
-  return new UpstreamError('UPSTREAM_TIMEOUT', 'The conversation service did not answer in time.');
+  return new UpstreamError('UPSTREAM_TIMEOUT');
 }
 
 function parseJson<T>(text: string, status: number): T {
@@ -454,7 +457,7 @@ function mapStatus(status: number, retryAfterHeader: string | string[] | undefin
     });
   }
   if (status === 403) {
-    return new UpstreamError('FORBIDDEN', 'The conversation service denied access.', { status });
+    return new UpstreamError('FORBIDDEN', undefined, { status });
   }
   if (status === 429) {
     const retryAfterSeconds = parseRetryAfter(retryAfterHeader) ?? 1;
@@ -469,14 +472,22 @@ function mapStatus(status: number, retryAfterHeader: string | string[] | undefin
   }
   if (status === 502 || status === 503) {
     const retryAfterSeconds = parseRetryAfter(retryAfterHeader);
-    return new UpstreamError('UPSTREAM_UNAVAILABLE', 'The conversation service is unavailable.', {
+    return new UpstreamError('UPSTREAM_UNAVAILABLE', undefined, {
       status,
       ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
     });
   }
-  return new UpstreamError('UPSTREAM_ERROR', `The conversation service failed (HTTP ${status}).`, {
-    status,
-  });
+  return failedWithStatus(status);
+}
+
+/** UPSTREAM_ERROR for a status nobody interpreted: the status, never the body. */
+export function failedWithStatus(status: number): UpstreamError {
+  return new UpstreamError('UPSTREAM_ERROR', `The conversation service failed (HTTP ${status}).`, { status });
+}
+
+/** UPSTREAM_ERROR for a 2xx answer whose body is not what the route answers. */
+export function unexpectedAnswer(): UpstreamError {
+  return new UpstreamError('UPSTREAM_ERROR', 'The conversation service sent an unexpected answer.');
 }
 
 /**
@@ -486,7 +497,7 @@ function mapStatus(status: number, retryAfterHeader: string | string[] | undefin
 function abortError(signal: AbortSignal | undefined): UpstreamError {
   const reason: unknown = signal?.reason;
   if (reason instanceof UpstreamError) return reason;
-  return new UpstreamError('REQUEST_CANCELLED', 'The request was cancelled.');
+  return new UpstreamError('REQUEST_CANCELLED');
 }
 
 /** One caller has `maxQueued` calls waiting for its share (fair-share.ts): refused like a full gate queue. */
@@ -519,12 +530,12 @@ function mapTransportError(error: unknown, signal: AbortSignal | undefined): Ups
   if (signal?.aborted) return abortError(signal);
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && TIMEOUT_ERROR_CODES.has(code)) {
-    return new UpstreamError('UPSTREAM_TIMEOUT', 'The conversation service did not answer in time.');
+    return new UpstreamError('UPSTREAM_TIMEOUT');
   }
   if (typeof code === 'string' && CONNECTION_ERROR_CODES.has(code)) {
     return new UpstreamError('UPSTREAM_UNAVAILABLE', 'The conversation service cannot be reached.');
   }
   // Anything else from the transport is still an upstream failure, never a crash; no detail is copied
   // because undici messages can include the target address.
-  return new UpstreamError('UPSTREAM_ERROR', 'The call to the conversation service failed.');
+  return new UpstreamError('UPSTREAM_ERROR');
 }

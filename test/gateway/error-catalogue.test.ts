@@ -3,7 +3,9 @@
  * of src/errors.ts: a code added to the catalogue without documentation, or documented but never
  * produced, fails here.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
   badUserInput,
@@ -33,7 +35,47 @@ function readmeCodeTables(): Set<string> {
   return codes;
 }
 
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+
+/** A code written as a string in a `code` field, or a GraphQLError built by hand. */
+const INLINE_ERROR = [/\bcode\s*[:=]\s*['"`][A-Z]/, /\bnew GraphQLError\(/];
+
+/** `file:line: text` of each line of `sources` that builds a coded error outside the catalogue. */
+function inlineErrorSites(sources: { file: string; text: string }[]): string[] {
+  const sites: string[] = [];
+  for (const { file, text } of sources) {
+    text.split('\n').forEach((line, index) => {
+      if (INLINE_ERROR.some((pattern) => pattern.test(line)))
+        sites.push(`${file}:${index + 1}: ${line.trim()}`);
+    });
+  }
+  return sites;
+}
+
+/** Every .ts file under src/ except the catalogue itself. */
+function sourcesOutsideCatalogue(): { file: string; text: string }[] {
+  return readdirSync(SRC, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts'))
+    .map((file) => relative(SRC, join(SRC, file)))
+    .filter((file) => file !== 'errors.ts')
+    .map((file) => ({ file, text: readFileSync(join(SRC, file), 'utf8') }));
+}
+
 describe('error catalogue', () => {
+  it('src/ builds coded errors only through src/errors.ts (no inline code string, no new GraphQLError)', () => {
+    const sources = sourcesOutsideCatalogue();
+    expect(sources.length).toBeGreaterThan(50);
+    expect(inlineErrorSites(sources)).toEqual([]);
+    // The scan itself finds what it must.
+    const inline =
+      "throw new GraphQLError('No.', {\n  extensions: { code: 'NOPE' },\n});\nextensions.code = 'NOPE';";
+    expect(inlineErrorSites([{ file: 'x.ts', text: inline }])).toEqual([
+      "x.ts:1: throw new GraphQLError('No.', {",
+      "x.ts:2: extensions: { code: 'NOPE' },",
+      "x.ts:4: extensions.code = 'NOPE';",
+    ]);
+  });
+
   it('the README code tables list exactly the catalogue codes', () => {
     const documented = readmeCodeTables();
     expect([...documented].sort()).toEqual([...ERROR_CODES].sort());

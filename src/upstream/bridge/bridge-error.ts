@@ -1,6 +1,6 @@
 /** The coded failure of a live stream or a sent action; its codes are the catalogue's (src/errors.ts). */
 import { GraphQLError } from 'graphql';
-import type { ErrorCode } from '../../errors.ts';
+import { ERROR_CATALOGUE, type ErrorCode } from '../../errors.ts';
 
 /** Codes a live stream or a sent action can fail with. */
 export type BridgeErrorCode = Extract<
@@ -20,7 +20,11 @@ export type BridgeErrorCode = Extract<
 /** A coded failure of the bridge; a GraphQLError so it reaches clients unmasked with its code. */
 export class BridgeError extends GraphQLError {
   readonly code: BridgeErrorCode;
-  constructor(code: BridgeErrorCode, message: string, extra: Record<string, unknown> = {}) {
+  constructor(
+    code: BridgeErrorCode,
+    message: string = ERROR_CATALOGUE[code].message,
+    extra: Record<string, unknown> = {},
+  ) {
     super(message, { extensions: { code, ...extra } });
     this.name = 'BridgeError';
     this.code = code;

@@ -33,7 +33,6 @@
 import { GraphQLError } from 'graphql';
 import { io, type Socket } from 'socket.io-client';
 import { SOCKET_EVENT, type UserActionRecord } from '../../contract/records.ts';
-import { SHUTTING_DOWN_MESSAGE } from '../../errors.ts';
 import { orderBatch, StreamOrder } from '../event-order.ts';
 import { type ConversationEvent, mapUpstreamEvent } from '../events.ts';
 import { type UpstreamCredentials, UpstreamError } from '../http.ts';
@@ -53,7 +52,7 @@ function isRefusal(error: Error & { type?: string; data?: unknown }): boolean {
 
 function refusalToError(message: string): BridgeError {
   if (message === 'invalid_session_api_key') {
-    return new BridgeError('UNAUTHENTICATED', 'The conversation service refused the credentials.');
+    return new BridgeError('UNAUTHENTICATED');
   }
   if (message === 'Settings not found') {
     return new BridgeError('UPSTREAM_ERROR', 'The conversation service has no settings for this user.', {
@@ -170,7 +169,7 @@ export class UpstreamConversation {
           this.#options.echoTimeoutMs,
         );
         this.#bridge.counters.timers++;
-        const cancelled = () => reject(new BridgeError('REQUEST_CANCELLED', 'The request was cancelled.'));
+        const cancelled = () => reject(new BridgeError('REQUEST_CANCELLED'));
         if (signal?.aborted) cancelled();
         else signal?.addEventListener('abort', cancelled, { once: true });
       });
@@ -218,7 +217,7 @@ export class UpstreamConversation {
 
   /** Bridge shutdown: streams complete normally, actions fail, everything closes now. */
   shutdown(): void {
-    this.#end(null, new BridgeError('GATEWAY_SHUTTING_DOWN', SHUTTING_DOWN_MESSAGE));
+    this.#end(null, new BridgeError('GATEWAY_SHUTTING_DOWN'));
   }
 
   /** A method, not an inline comparison: TypeScript would keep the narrowing across awaits. */
@@ -249,11 +248,11 @@ export class UpstreamConversation {
         // after having been open (the upstream's `io server disconnect` on delete) means deleted.
         this.#end(
           this.#everConnected
-            ? new BridgeError('CONVERSATION_DELETED', 'The conversation was deleted.')
-            : new BridgeError('CONVERSATION_NOT_FOUND', 'No conversation with this id.'),
+            ? new BridgeError('CONVERSATION_DELETED')
+            : new BridgeError('CONVERSATION_NOT_FOUND'),
         );
       } else if (error instanceof GraphQLError && error.extensions.code === 'UNAUTHENTICATED') {
-        this.#end(new BridgeError('UNAUTHENTICATED', 'The conversation service refused the credentials.'));
+        this.#end(new BridgeError('UNAUTHENTICATED'));
       } else {
         this.#retryLater();
       }
@@ -334,7 +333,7 @@ export class UpstreamConversation {
     } catch (error) {
       if (this.#socket !== socket || this.#isClosed()) return;
       if (error instanceof UpstreamError && error.code === 'UNAUTHENTICATED') {
-        this.#end(new BridgeError('UNAUTHENTICATED', 'The conversation service refused the credentials.'));
+        this.#end(new BridgeError('UNAUTHENTICATED'));
         return;
       }
       // Released without the history would be a gap: drop this connection and try again.
@@ -349,7 +348,7 @@ export class UpstreamConversation {
     }
     if (this.#socket !== socket || this.#isClosed()) return;
     if (read.kind === 'conversation-not-found') {
-      this.#end(new BridgeError('CONVERSATION_NOT_FOUND', 'No conversation with this id.'));
+      this.#end(new BridgeError('CONVERSATION_NOT_FOUND'));
       return;
     }
     if (read.kind === 'route-missing') this.#bridge.eventsRouteMissing();
@@ -388,7 +387,7 @@ export class UpstreamConversation {
       return;
     }
     if (read.kind === 'conversation-not-found') {
-      subscriber.fail(new BridgeError('CONVERSATION_NOT_FOUND', 'No conversation with this id.'));
+      subscriber.fail(new BridgeError('CONVERSATION_NOT_FOUND'));
       return;
     }
     const history: ConversationEvent[] = [];
@@ -466,11 +465,7 @@ export class UpstreamConversation {
     } catch (error) {
       deleted = error instanceof ConversationNotFound;
     }
-    this.#end(
-      deleted
-        ? new BridgeError('CONVERSATION_DELETED', 'The conversation was deleted.')
-        : new BridgeError('CONVERSATION_STOPPED', 'The conversation was stopped.'),
-    );
+    this.#end(deleted ? new BridgeError('CONVERSATION_DELETED') : new BridgeError('CONVERSATION_STOPPED'));
   }
 
   /**
@@ -573,7 +568,7 @@ export class UpstreamConversation {
 function storedEventsError(error: unknown): BridgeError {
   const code = error instanceof UpstreamError ? error.code : null;
   if (code === 'UNAUTHENTICATED' || code === 'FORBIDDEN') {
-    return new BridgeError('UNAUTHENTICATED', 'The conversation service refused the credentials.');
+    return new BridgeError('UNAUTHENTICATED');
   }
   if (code === 'UPSTREAM_TIMEOUT') {
     return new BridgeError('UPSTREAM_TIMEOUT', "The conversation's stored events did not arrive in time.");

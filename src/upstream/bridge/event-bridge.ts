@@ -6,7 +6,6 @@
  */
 import { createHash } from 'node:crypto';
 import type { UserActionRecord } from '../../contract/records.ts';
-import { SHUTTING_DOWN_MESSAGE } from '../../errors.ts';
 import type { ConversationEvent } from '../events.ts';
 import type { UpstreamCredentials } from '../http.ts';
 import type { SocketTargetResolver } from '../socket-target.ts';
@@ -141,7 +140,7 @@ export class EventBridge {
   subscribeEndingWithError(
     request: SubscribeRequest,
   ): AsyncIterableIterator<ConversationEvent | BridgeError> {
-    if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN', SHUTTING_DOWN_MESSAGE);
+    if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN');
     const entry = this.#entryFor(request.conversationId, request.credentials);
     return entry.attach(request.afterEventId ?? null);
   }
@@ -157,7 +156,7 @@ export class EventBridge {
    * the same text from the same credential's conversation, which is why FIFO is good enough here.)
    */
   async send(request: SendRequest, signal?: AbortSignal): Promise<ConversationEvent> {
-    if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN', SHUTTING_DOWN_MESSAGE);
+    if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN');
     const entry = this.#entryFor(request.conversationId, request.credentials);
     return entry.send(request.action, signal);
   }
