@@ -8,12 +8,12 @@ import type { AddressInfo } from 'node:net';
 import { AsyncDisposableStack } from '@whatwg-node/disposablestack';
 import { type ExecutionArgs, GraphQLError } from 'graphql';
 import { WebSocketServer } from 'ws';
-import { SHUTTING_DOWN_MESSAGE, tooManySubscriptions, unreadableDocument } from '../errors.ts';
+import { refusalBody, refusalStatus, tooManySubscriptions, unreadableDocument } from '../errors.ts';
 import { credentialsFromConnectionParams } from './context.ts';
 import { serveGraphqlWs } from './graphql-ws-binding.ts';
 import { createHttpFastPath } from './http-fast-path.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './limits.ts';
-import { DEFAULT_SHUTDOWN_GRACE_MS, SHUTTING_DOWN_CODE } from './shutdown.ts';
+import { DEFAULT_SHUTDOWN_GRACE_MS } from './shutdown.ts';
 import { createTransportGuard, type TransportLimits } from './transport-guard.ts';
 import { variableErrors } from './variable-errors.ts';
 import { guardClientMessages } from './ws-guard.ts';
@@ -105,12 +105,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const server: Server = createServer(guard.serverOptions, (req: IncomingMessage, res: ServerResponse) => {
     if (shutdown.draining) {
       // Connections kept alive may still send requests after close() began: refuse and hang up.
-      res.writeHead(503, { 'content-type': 'application/json', connection: 'close', 'retry-after': '1' });
-      res.end(
-        JSON.stringify({
-          errors: [{ message: SHUTTING_DOWN_MESSAGE, extensions: { code: SHUTTING_DOWN_CODE } }],
-        }),
-      );
+      res.writeHead(refusalStatus('GATEWAY_SHUTTING_DOWN'), {
+        'content-type': 'application/json',
+        connection: 'close',
+        'retry-after': '1',
+      });
+      res.end(refusalBody('GATEWAY_SHUTTING_DOWN'));
       return;
     }
     if (guard.refuseRequest(req, res)) return;

@@ -8,10 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { type ErrorCode, shuttingDown } from '../errors.ts';
-
-/** Code of everything refused or ended because the gateway is stopping (same as the event bridge's). */
-export const SHUTTING_DOWN_CODE: ErrorCode = 'GATEWAY_SHUTTING_DOWN';
+import { shuttingDown } from '../errors.ts';
 
 /** Default bound of the drain phase. `SHUTDOWN_GRACE_MS`. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
