@@ -4,9 +4,13 @@
  *   npx tsx bench/profile-summary.ts bench/results/profiles/<file>.cpuprofile [--top 25]
  *
  * Prints the functions with the most self time and the packages/files with the most self time, which
- * is what points at a hot path without opening DevTools.
+ * is what points at a hot path without opening DevTools. Percentages are of the busy time (idle left
+ * out). Frames of an esbuild bundle (dist/*.js) are charged to the source module they came from, read
+ * from the bundle's `// path` comments; frames without a script (builtins such as JSON.parse, writev,
+ * the garbage collector) are listed by name under `(native/vm)`.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 interface ProfileNode {
@@ -34,7 +38,35 @@ const selfUs = new Map<number, number>();
 profile.samples.forEach((id, i) => {
   selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
 });
-const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
+const idleIds = new Set(profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id));
+const idle = [...selfUs].filter(([id]) => idleIds.has(id)).reduce((sum, [, us]) => sum + us, 0);
+const total = [...selfUs.values()].reduce((a, b) => a + b, 0) - idle;
+
+/** Each bundle's module starts: esbuild writes `// src/gateway/yoga.ts` before a module's code. */
+const bundleModules = new Map<string, Array<{ line: number; path: string }>>();
+function bundleModule(url: string, line: number): string | null {
+  if (!/\/dist\/[^/]+\.js$/.test(url)) return null;
+  let starts = bundleModules.get(url);
+  if (!starts) {
+    starts = [];
+    const path = url.startsWith('file:') ? fileURLToPath(url) : url;
+    if (existsSync(path)) {
+      readFileSync(path, 'utf8')
+        .split('\n')
+        .forEach((text, index) => {
+          const match = /^\/\/ ((?:src|node_modules)\/\S+)$/.exec(text);
+          if (match?.[1]) starts?.push({ line: index, path: match[1] });
+        });
+    }
+    bundleModules.set(url, starts);
+  }
+  let found: string | null = null;
+  for (const start of starts) {
+    if (start.line > line) break;
+    found = start.path;
+  }
+  return found;
+}
 
 /** Groups a script URL: a package name under node_modules, else the path inside the repo. */
 function area(url: string): string {
@@ -53,11 +85,14 @@ const functions = new Map<string, number>();
 const areas = new Map<string, number>();
 for (const [id, us] of selfUs) {
   const node = byId.get(id);
-  if (!node) continue;
+  if (!node || idleIds.has(id)) continue;
   const { functionName, url, lineNumber } = node.callFrame;
-  const key = `${functionName || '(anonymous)'}  ${area(url)}:${lineNumber + 1}`;
+  const module = bundleModule(url, lineNumber);
+  const where = module ? area(module) : area(url);
+  const key = `${functionName || '(anonymous)'}  ${where}:${lineNumber + 1}`;
   functions.set(key, (functions.get(key) ?? 0) + us);
-  areas.set(area(url), (areas.get(area(url)) ?? 0) + us);
+  const group = where === '(native/vm)' ? `(native/vm) ${functionName}` : where;
+  areas.set(group, (areas.get(group) ?? 0) + us);
 }
 
 function print(title: string, map: Map<string, number>): void {
@@ -69,6 +104,6 @@ function print(title: string, map: Map<string, number>): void {
   }
 }
 
-console.log(`${file}: ${(total / 1e6).toFixed(2)} s sampled`);
+console.log(`${file}: ${(total / 1e6).toFixed(2)} s busy (${(idle / 1e6).toFixed(2)} s idle left out)`);
 print('self time by area', areas);
 print('self time by function', functions);
