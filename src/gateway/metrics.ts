@@ -40,6 +40,10 @@ export class GatewayMetrics {
   readonly #upstreamErrors: Counter<'method' | 'route' | 'code'>;
   readonly #subscriptions: Gauge;
   readonly #names = new Set<string>();
+  readonly #attemptChildren = new Map<
+    string,
+    { duration: ReturnType<Histogram['labels']>; calls: ReturnType<Counter['labels']> }
+  >();
   /** Label-bound children per operation and type: binding labels once saves a lookup per observation. */
   readonly #children = new Map<
     string,
@@ -140,14 +144,26 @@ export class GatewayMetrics {
     const startedAt = performance.now();
     const route = routeOf(info.path);
     return (outcome) => {
-      const labels = { method: info.method, route };
-      this.#upstreamDurations.observe(labels, (performance.now() - startedAt) / 1000);
-      this.#upstreamCalls.inc({
-        ...labels,
-        status: outcome.status === undefined ? 'none' : String(outcome.status),
-      });
-      if (outcome.code) this.#upstreamErrors.inc({ ...labels, code: outcome.code });
+      const children = this.#attemptChildrenFor(info.method, route, outcome.status);
+      children.duration.observe((performance.now() - startedAt) / 1000);
+      children.calls.inc();
+      if (outcome.code) this.#upstreamErrors.inc({ method: info.method, route, code: outcome.code });
     };
+  }
+
+  /** Label-bound children per method, route and status (bounded: routes have `:id` for ids). */
+  #attemptChildrenFor(method: string, route: string, status: number | undefined) {
+    const statusLabel = status === undefined ? 'none' : String(status);
+    const key = `${method}\0${route}\0${statusLabel}`;
+    let children = this.#attemptChildren.get(key);
+    if (!children) {
+      children = {
+        duration: this.#upstreamDurations.labels({ method, route }),
+        calls: this.#upstreamCalls.labels({ method, route, status: statusLabel }),
+      };
+      this.#attemptChildren.set(key, children);
+    }
+    return children;
   }
 
   /**
@@ -207,12 +223,23 @@ export class GatewayMetrics {
 
 /** `/api/conversations/0a1b...?limit=20` -> `/api/conversations/:id`. */
 export function routeOf(path: string): string {
-  const pathname = path.split('?', 1)[0] ?? '';
-  return pathname
-    .split('/')
-    .map((segment) => (/^[0-9a-f]{12,}$/i.test(segment) || /^\d+$/.test(segment) ? ':id' : segment))
-    .join('/');
+  let route = routes.get(path);
+  if (route === undefined) {
+    const pathname = path.split('?', 1)[0] ?? '';
+    route = pathname
+      .split('/')
+      .map((segment) => (/^[0-9a-f]{12,}$/i.test(segment) || /^\d+$/.test(segment) ? ':id' : segment))
+      .join('/');
+    // Paths carry ids and cursors, so the cache is emptied rather than left to grow.
+    if (routes.size >= MAX_CACHED_ROUTES) routes.clear();
+    routes.set(path, route);
+  }
+  return route;
 }
+
+/** Recent upstream paths and their routes: a list request repeats the same few paths. */
+const routes = new Map<string, string>();
+const MAX_CACHED_ROUTES = 1000;
 
 /** Serves the metrics at `path` (GET). */
 export function useMetricsEndpoint(metrics: GatewayMetrics, path = '/metrics'): Plugin {
