@@ -1,0 +1,79 @@
+/**
+ * The source layers import one way (README, Source layout): index -> gateway -> schema -> upstream ->
+ * contract, and local-service -> contract only. An import against the arrows fails here with the file,
+ * the line and the rule it breaks, so the layering stays true as the code grows.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+
+/** Depth of each layer: a file may import its own layer and deeper ones, never shallower ones. */
+const DEPTH: Record<string, number> = {
+  entry: 0, // index.ts, cluster.ts, config.ts, settings*.ts
+  gateway: 1,
+  schema: 2,
+  upstream: 3,
+  errors: 4, // the catalogue: imported by every GraphQL-side layer, imports none of ours
+  contract: 5,
+};
+
+function layerOf(file: string): string {
+  const top = file.split('/')[0] ?? '';
+  if (top === 'errors.ts') return 'errors';
+  if (top.endsWith('.ts')) return 'entry';
+  return top;
+}
+
+/** Relative imports of one file, static and dynamic, with their line numbers. */
+function importsOf(text: string): { target: string; line: number }[] {
+  const found: { target: string; line: number }[] = [];
+  text.split('\n').forEach((line, index) => {
+    for (const match of line.matchAll(/(?:from|import\()\s*'(\.{1,2}\/[^']+)'/g)) {
+      if (match[1]) found.push({ target: match[1], line: index + 1 });
+    }
+  });
+  return found;
+}
+
+/** `file:line imports target (rule)` for every import against the arrows. */
+function violations(): string[] {
+  const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+  const found: string[] = [];
+  for (const file of files) {
+    const from = layerOf(file);
+    for (const { target, line } of importsOf(readFileSync(join(SRC, file), 'utf8'))) {
+      const imported = relative(SRC, join(SRC, dirname(file), target));
+      const to = layerOf(imported);
+      if (from === to) continue;
+      const where = `${file}:${line} imports ${imported}`;
+      if (from === 'local-service') {
+        if (to !== 'contract') found.push(`${where} (local-service imports only contract/)`);
+      } else if (to === 'local-service') {
+        // The entry starts the embedded service (index.ts); nothing on the GraphQL side may reach into it.
+        if (from !== 'entry') found.push(`${where} (only the entry starts the local service)`);
+      } else if ((DEPTH[to] ?? -1) < (DEPTH[from] ?? Number.POSITIVE_INFINITY)) {
+        found.push(`${where} (${from} may not import ${to})`);
+      }
+    }
+  }
+  return found;
+}
+
+describe('source layers', () => {
+  it('import one way: entry -> gateway -> schema -> upstream -> contract; local-service -> contract', () => {
+    expect(violations()).toEqual([]);
+  });
+
+  it('finds an import against the arrows (the check itself can fail)', () => {
+    expect(importsOf("import { x } from '../gateway/yoga.ts';\nconst y = await import('./a.ts');")).toEqual([
+      { target: '../gateway/yoga.ts', line: 1 },
+      { target: './a.ts', line: 2 },
+    ]);
+    expect(DEPTH[layerOf('gateway/yoga.ts')]).toBeLessThan(DEPTH[layerOf('upstream/http.ts')] ?? 0);
+    expect(layerOf('errors.ts')).toBe('errors');
+    expect(layerOf('config.ts')).toBe('entry');
+  });
+});
