@@ -23,6 +23,8 @@ export interface HttpComparisonGoals {
   maxAddedP50Ms?: number;
   /** Gateway throughput at saturation must reach this share of direct throughput. */
   minThroughputRatio?: number;
+  /** Gateway CPU per request at saturation must stay within `ratio` times the named floor's. */
+  maxCpuVsFloor?: { floor: string; ratio: number };
 }
 
 /** A floor program (bench/floors/) serving the same request, with the pid whose CPU is its cost. */
@@ -73,7 +75,8 @@ export async function compareGatewayWithDirect(
     saturated.gateway.median.requestsPerSecond / saturated.direct.median.requestsPerSecond,
   );
   const errors = saturated.gateway.median.errors + saturated.direct.median.errors;
-  const { maxAddedP50Ms, minThroughputRatio } = goals;
+  const { maxAddedP50Ms, minThroughputRatio, maxCpuVsFloor } = goals;
+  const cpuFloor = floorFigures.find((f) => f.name === maxCpuVsFloor?.floor);
   return {
     name,
     rows: [
@@ -114,6 +117,16 @@ export async function compareGatewayWithDirect(
         direct: `svc ${fmt(saturated.direct.median.serviceCpuMsPerRequest)}`,
         derived: 'from /proc, at saturation',
         ...floorCell((f) => f.gatewayCpuMsPerRequest, 'ms'),
+        ...(maxCpuVsFloor === undefined || cpuFloor === undefined
+          ? {}
+          : {
+              target: {
+                goal: `<= ${maxCpuVsFloor.ratio}x ${maxCpuVsFloor.floor}`,
+                met:
+                  saturated.gateway.median.gatewayCpuMsPerRequest <=
+                  maxCpuVsFloor.ratio * cpuFloor.median.gatewayCpuMsPerRequest,
+              },
+            }),
       },
       {
         scenario: name,

@@ -43,7 +43,8 @@ export async function runList(context: BenchContext): Promise<ScenarioResult> {
       context,
       'list',
       targets,
-      { maxAddedP50Ms: 1, minThroughputRatio: 0.7 },
+      // Issue 13: gateway CPU per request within 1.25x of the parse-and-reshape floor.
+      { maxAddedP50Ms: 1, minThroughputRatio: 0.7, maxCpuVsFloor: { floor: 'reshape', ratio: 1.25 } },
       [
         { name: 'proxy', pid: proxy.pid, target: floorTarget(targets.gateway, proxy.url, 'results') },
         { name: 'reshape', pid: reshape.pid, target: floorTarget(targets.gateway, reshape.url, 'edges') },
