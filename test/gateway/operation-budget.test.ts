@@ -22,7 +22,7 @@ import {
 } from 'graphql';
 import type { Dispatcher } from 'undici';
 import { Pool } from 'undici';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_QUERY_LIMITS } from '../../src/gateway/limits.ts';
 import { estimateOperation } from '../../src/gateway/operation-cost.ts';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
@@ -31,7 +31,7 @@ import { DEFAULT_MAX_UPSTREAM_CALLS } from '../../src/upstream/page-walker.ts';
 import { cleanupStack, codes, post } from '../hardening/helpers.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
 import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
-import { Collector, eventually, wsClient } from '../live/helpers.ts';
+import { Collector, wsClient } from '../live/helpers.ts';
 import * as documents from './documents.ts';
 import { sendJson, startMisbehavingUpstream } from './misbehaving-upstream.ts';
 
@@ -353,7 +353,11 @@ describe('fair share of a slow upstream (scripted double holding every lookup un
         'x-session-api-key': ALICE,
       },
     );
-    await eventually(() => upstream.requests.length >= Math.min(4, concurrencyPerCredential || 4));
+    await vi.waitFor(
+      () =>
+        expect(upstream.requests.length).toBeGreaterThanOrEqual(Math.min(4, concurrencyPerCredential || 4)),
+      { timeout: 5000, interval: 20 },
+    );
     const inFlightOfA = upstream.requests.length;
     const b = post(
       gateway.url,

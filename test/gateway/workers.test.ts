@@ -36,16 +36,6 @@ function alive(pid: number): boolean {
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-/** Resolves once `check` holds (polled by vitest every 50 ms); fails the test after `timeoutMs`. */
-function eventually(check: () => boolean, timeoutMs: number): Promise<void> {
-  return vi.waitFor(
-    () => {
-      if (!check()) throw new Error('condition not met in time');
-    },
-    { timeout: timeoutMs, interval: 50 },
-  );
-}
-
 /** Node itself (not the tsx wrapper), so the child's pid is the primary's. */
 function startCli(args: string[], env: Record<string, string> = {}) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/index.ts', '--port', '0', ...args], {
@@ -112,7 +102,7 @@ describe('--workers 2', () => {
     const dataDir = makeTempDataDir('gateway-workers-');
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     const cli = startCli(['--workers', '2'], { DATA_DIR: dataDir, LOCAL_SERVICE_PORT: '0' });
-    await eventually(() => cli.url() !== undefined, 60_000);
+    await vi.waitFor(() => expect(cli.url()).toBeDefined(), { timeout: 60_000, interval: 50 });
     const url = cli.url() as string;
     // The embedded local service was started once, by the primary.
     expect(cli.stdout().match(/local conversation service:/g)).toHaveLength(1);
@@ -131,7 +121,7 @@ describe('--workers 2', () => {
     }
     cli.child.kill('SIGTERM');
     expect(await cli.exit).toBe(0);
-    await eventually(() => pids.every((pid) => !alive(pid)), 10_000);
+    await vi.waitFor(() => expect(pids.filter(alive)).toEqual([]), { timeout: 10_000, interval: 50 });
   }, 90_000);
 
   it('drains both workers on SIGTERM: a query in flight in each completes, then all exit 0', async () => {
@@ -143,14 +133,14 @@ describe('--workers 2', () => {
     });
     cleanups.push(() => upstream.close());
     const cli = startCli(['--workers', '2', '--upstream', upstream.url]);
-    await eventually(() => cli.url() !== undefined, 60_000);
+    await vi.waitFor(() => expect(cli.url()).toBeDefined(), { timeout: 60_000, interval: 50 });
     const url = cli.url() as string;
     const pids = cli.workers();
     expect(pids).toHaveLength(2);
 
     // Two fresh connections: round-robin gives one to each worker.
     const inFlight = [freshRequest(url, 'POST', LIST), freshRequest(url, 'POST', LIST)];
-    await eventually(() => held.length === 2, 20_000);
+    await vi.waitFor(() => expect(held).toHaveLength(2), { timeout: 20_000, interval: 50 });
     // Each worker holds one of them: its own /metrics shows one upstream call in flight.
     const inFlightByWorker = new Map<string, string>();
     for (let i = 0; i < 6 && inFlightByWorker.size < 2; i++) {
@@ -171,19 +161,19 @@ describe('--workers 2', () => {
       expect(JSON.parse(answer.text)).toEqual({ data: { conversations: { edges: [] } } });
     }
     expect(await cli.exit).toBe(0);
-    await eventually(() => pids.every((pid) => !alive(pid)), 10_000);
+    await vi.waitFor(() => expect(pids.filter(alive)).toEqual([]), { timeout: 10_000, interval: 50 });
   }, 90_000);
 
   it('replaces a worker killed with SIGKILL, and the port keeps answering', async () => {
     const dataDir = makeTempDataDir('gateway-workers-');
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     const cli = startCli(['--workers', '2'], { DATA_DIR: dataDir, LOCAL_SERVICE_PORT: '0' });
-    await eventually(() => cli.url() !== undefined, 60_000);
+    await vi.waitFor(() => expect(cli.url()).toBeDefined(), { timeout: 60_000, interval: 50 });
     const url = cli.url() as string;
     const [victim, survivor] = cli.workers() as [number, number];
 
     process.kill(victim, 'SIGKILL');
-    await eventually(() => cli.workers().length === 3, 60_000);
+    await vi.waitFor(() => expect(cli.workers()).toHaveLength(3), { timeout: 60_000, interval: 50 });
     const replacement = cli.workers()[2] as number;
     expect([victim, survivor]).not.toContain(replacement);
     expect(alive(survivor)).toBe(true);

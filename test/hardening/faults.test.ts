@@ -5,11 +5,11 @@
  * upstream does.
  */
 import type { ServerResponse } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { sendJson, startMisbehavingUpstream } from '../gateway/misbehaving-upstream.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
 import { makeTempDataDir, removeDataDir, rest, startTestLocalService } from '../helpers/local-service.ts';
-import { Collector, eventually, startLiveGateway, wsClient } from '../live/helpers.ts';
+import { Collector, startLiveGateway, wsClient } from '../live/helpers.ts';
 import { cleanupStack, codes, post } from './helpers.ts';
 
 const cleanup = cleanupStack();
@@ -141,7 +141,7 @@ describe('the upstream going away under live subscriptions', () => {
     // The upstream drops every socket mid-stream and does not come back in time.
     firstOpen = false;
     await first.close({ keepDataDir: true });
-    await eventually(() => stream.ended, 8000);
+    await vi.waitFor(() => expect(stream.ended).toBe(true), { timeout: 8000, interval: 20 });
     const last = stream.items.at(-1) as { errors?: Array<{ extensions?: { code?: string } }> } | undefined;
     const code =
       last?.errors?.[0]?.extensions?.code ??
@@ -157,12 +157,15 @@ describe('the upstream going away under live subscriptions', () => {
     // The reconnect attempts opened the circuit; after its cool-down one probe goes through and the
     // next subscription works again.
     let again = new Collector(ws.iterate({ query, variables: { id } }));
-    await eventually(async () => {
-      await again.until((items) => items.length > 0 || again.ended, 3000).catch(() => {});
-      if (again.items.some((item) => (item as { data?: unknown }).data)) return true;
-      again = new Collector(ws.iterate({ query, variables: { id } }));
-      return false;
-    }, 8000);
+    await vi.waitFor(
+      async () => {
+        await again.until((items) => items.length > 0 || again.ended, 3000).catch(() => {});
+        if (again.items.some((item) => (item as { data?: unknown }).data)) return;
+        again = new Collector(ws.iterate({ query, variables: { id } }));
+        throw new Error('the new subscription got no event yet');
+      },
+      { timeout: 8000, interval: 20 },
+    );
     expect(again.items[0]).toMatchObject({ data: { conversationEvents: { eventId: expect.any(Number) } } });
   });
 });

@@ -4,11 +4,11 @@
  * events or tokens: not in answers, not via ids guessed from the other tenant, not through the shared
  * upstream sockets of the event bridge.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
 import { startTestLocalService } from '../helpers/local-service.ts';
-import { Collector, eventually, sseSubscribe, wsClient } from '../live/helpers.ts';
+import { Collector, sseSubscribe, wsClient } from '../live/helpers.ts';
 import { cleanupStack, post } from './helpers.ts';
 
 const cleanup = cleanupStack();
@@ -170,9 +170,12 @@ describe('two credentials at once', () => {
       }
     }
     // One upstream socket per (conversation, credential), never shared across the two.
-    await eventually(async () => {
-      const text = await (await fetch(new URL('/metrics', gateway.url))).text();
-      return /^upstream_sockets_open 2$/m.test(text);
-    });
+    await vi.waitFor(
+      async () => {
+        const text = await (await fetch(new URL('/metrics', gateway.url))).text();
+        expect(text).toMatch(/^upstream_sockets_open 2$/m);
+      },
+      { timeout: 5000, interval: 20 },
+    );
   });
 });

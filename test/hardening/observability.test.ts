@@ -6,11 +6,11 @@
  * failures, rate limiting, invalid input).
  */
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startTracing } from '../../src/gateway/tracing.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
 import { rest, startTestLocalService } from '../helpers/local-service.ts';
-import { Collector, eventually, wsClient } from '../live/helpers.ts';
+import { Collector, wsClient } from '../live/helpers.ts';
 import { cleanupStack, metric, post } from './helpers.ts';
 
 const cleanup = cleanupStack();
@@ -68,8 +68,14 @@ describe('/metrics', () => {
     expect(await metric(gateway.url, 'graphql_subscriptions_open')).toBe(1);
     expect(await metric(gateway.url, 'upstream_sockets_open')).toBe(1);
     await ws.dispose();
-    await eventually(async () => (await metric(gateway.url, 'graphql_subscriptions_open')) === 0);
-    await eventually(async () => (await metric(gateway.url, 'upstream_sockets_open')) === 0, 5000);
+    await vi.waitFor(async () => expect(await metric(gateway.url, 'graphql_subscriptions_open')).toBe(0), {
+      timeout: 5000,
+      interval: 20,
+    });
+    await vi.waitFor(async () => expect(await metric(gateway.url, 'upstream_sockets_open')).toBe(0), {
+      timeout: 5000,
+      interval: 20,
+    });
     expect(await metric(gateway.url, 'process_resident_memory_bytes')).toBeGreaterThan(0);
     const text = await (await fetch(new URL('/metrics', gateway.url))).text();
     expect(text).not.toContain(KEY);

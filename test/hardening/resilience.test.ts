@@ -3,13 +3,13 @@
  * deadline: units (the breaker's with an injected clock), then the real gateway against a misbehaving upstream
  * (127.0.0.1, port 0) or the real local service.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { budgetWindow, RateLimiter } from '../../src/gateway/rate-limit.ts';
 import { CircuitBreaker, ConcurrencyGate, GateRefusal } from '../../src/upstream/circuit-breaker.ts';
 import { sendJson, startMisbehavingUpstream } from '../gateway/misbehaving-upstream.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
 import { startTestLocalService } from '../helpers/local-service.ts';
-import { eventually } from '../live/helpers.ts';
+
 import { cleanupStack, codes, metric, post } from './helpers.ts';
 
 const cleanup = cleanupStack();
@@ -168,7 +168,10 @@ describe('circuit breaker at the gateway', () => {
     expect(await metric(gateway.url, 'upstream_circuit_state')).toBe(2); // open
 
     healthy = true;
-    await eventually(async () => (await post(gateway.url, { query: LIST })).json?.errors === undefined, 3000);
+    await vi.waitFor(
+      async () => expect((await post(gateway.url, { query: LIST })).json?.errors).toBeUndefined(),
+      { timeout: 3000, interval: 20 },
+    );
     expect(upstream.requests.length).toBe(seen + 1); // exactly one probe, then closed
     expect((await post(gateway.url, { query: LIST })).json?.data).toEqual({ conversations: { edges: [] } });
   });
@@ -208,13 +211,16 @@ describe('bounded concurrency and the operation deadline', () => {
       (g) => g.close(),
     );
     const first = post(gateway.url, { query: LIST });
-    await eventually(() => held.length === 1);
+    await vi.waitFor(() => expect(held.length).toBe(1), { timeout: 5000, interval: 20 });
     const second = post(gateway.url, { query: LIST });
     let queued = 0;
-    await eventually(async () => {
-      queued = await metric(gateway.url, 'upstream_requests_queued');
-      return queued === 1;
-    });
+    await vi.waitFor(
+      async () => {
+        queued = await metric(gateway.url, 'upstream_requests_queued');
+        expect(queued).toBe(1);
+      },
+      { timeout: 5000, interval: 20 },
+    );
     const third = await post(gateway.url, { query: LIST });
     expect(third.json?.errors?.[0]?.extensions).toMatchObject({
       code: 'UPSTREAM_UNAVAILABLE',
@@ -223,7 +229,7 @@ describe('bounded concurrency and the operation deadline', () => {
     expect(upstream.requests).toHaveLength(1);
     held.shift()?.();
     expect((await first).json?.errors).toBeUndefined();
-    await eventually(() => held.length === 1);
+    await vi.waitFor(() => expect(held.length).toBe(1), { timeout: 5000, interval: 20 });
     held.shift()?.();
     expect((await second).json?.errors).toBeUndefined();
     expect(await metric(gateway.url, 'upstream_requests_in_flight')).toBe(0);
@@ -246,7 +252,7 @@ describe('bounded concurrency and the operation deadline', () => {
       data: { conversations: null },
       errors: [{ extensions: { code: 'OPERATION_TIMEOUT' }, path: ['conversations'] }],
     });
-    await eventually(() => upstream.abortedRequests === 1);
+    await vi.waitFor(() => expect(upstream.abortedRequests).toBe(1), { timeout: 5000, interval: 20 });
     // The breaker does not count the deadline against the upstream.
     expect(await metric(gateway.url, 'upstream_circuit_state')).toBe(0);
   });

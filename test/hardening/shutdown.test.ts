@@ -5,12 +5,12 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { sendJson, startMisbehavingUpstream } from '../gateway/misbehaving-upstream.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
 import { makeTempDataDir, removeDataDir, rest, startTestLocalService } from '../helpers/local-service.ts';
 import { killChildren } from '../helpers/processes.ts';
-import { Collector, eventually, sseSubscribe, startLiveGateway, wsClient } from '../live/helpers.ts';
+import { Collector, sseSubscribe, startLiveGateway, wsClient } from '../live/helpers.ts';
 import { cleanupStack, post } from './helpers.ts';
 
 const cleanup = cleanupStack();
@@ -33,7 +33,7 @@ describe('RunningGateway.close()', () => {
     );
     const gateway = cleanup.add(await startTestGateway({ upstreamUrl: upstream.url }), (g) => g.close());
     const inFlight = post(gateway.url, { query: LIST });
-    await eventually(() => held.length === 1);
+    await vi.waitFor(() => expect(held.length).toBe(1), { timeout: 5000, interval: 20 });
 
     let closed = false;
     const closing = gateway.close().then(() => {
@@ -73,7 +73,7 @@ describe('RunningGateway.close()', () => {
       (answer) => answer.status,
       () => 'cut',
     );
-    await eventually(() => upstream.requests.length === 1);
+    await vi.waitFor(() => expect(upstream.requests.length).toBe(1), { timeout: 5000, interval: 20 });
     await running.close();
     expect(await inFlight).toBe('cut');
   });
@@ -125,7 +125,7 @@ describe('RunningGateway.close()', () => {
     const ws = cleanup.add(wsClient(gateway.url), (c) => c.dispose());
     // A query in flight over the socket keeps both the socket open and the gateway draining.
     const inFlight = new Collector(ws.iterate({ query: LIST }));
-    await eventually(() => held.length === 1);
+    await vi.waitFor(() => expect(held.length).toBe(1), { timeout: 5000, interval: 20 });
     const closing = gateway.close();
     const during = new Collector(ws.iterate({ query: '{ __typename }' }));
     await during.finished();
@@ -163,7 +163,10 @@ describe('the process on SIGTERM', () => {
       stdout += String(chunk);
     });
     const exit = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-    await eventually(() => /gateway: http:\/\/\S+\/graphql/.test(stdout), 20_000);
+    await vi.waitFor(() => expect(stdout).toMatch(/gateway: http:\/\/\S+\/graphql/), {
+      timeout: 20_000,
+      interval: 20,
+    });
     const url = /gateway: (http:\/\/\S+\/graphql)/.exec(stdout)?.[1] as string;
 
     const created = await post(url, {

@@ -4,10 +4,10 @@
  * SSE stream whose reader stops reading is cut as graphql-ws cuts a paused socket; one credential
  * holds at most MAX_STREAMS_PER_CREDENTIAL sockets + SSE streams (4429 / 429 TOO_MANY_STREAMS).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startTestGateway } from '../helpers/gateway.ts';
 import { rest, startTestLocalService } from '../helpers/local-service.ts';
-import { eventually, sseSubscribe } from '../live/helpers.ts';
+import { sseSubscribe } from '../live/helpers.ts';
 import { cleanupStack, post } from './helpers.ts';
 import { initSocket, parseRawAnswer, rawConnection, readUntilClosed } from './transport-helpers.ts';
 
@@ -150,7 +150,10 @@ describe('SSE stall cut', () => {
     socket.write(openSse(gateway.url, id));
     await new Promise((resolve) => socket.once('data', resolve));
     socket.pause();
-    await eventually(() => gateway.logs().some((line) => line.includes('SSE stream cut')), 20_000);
+    await vi.waitFor(
+      () => expect(gateway.logs().some((line) => line.includes('SSE stream cut'))).toBe(true),
+      { timeout: 20_000, interval: 20 },
+    );
 
     // Reading again, the client finds the stream ended without `complete`: it was cut, not finished.
     const rest_ = await readUntilClosed(socket, 20_000);
@@ -208,12 +211,15 @@ describe('streams per credential', () => {
     first.socket.close();
     abort.abort();
     const again: Array<Awaited<ReturnType<typeof initSocket>>> = [];
-    await eventually(async () => {
-      const attempt = await initSocket(gateway.url, keyA);
-      cleanup.add(attempt.socket, (s) => s.close());
-      if (attempt.acknowledged) again.push(attempt);
-      return again.length === 1;
-    });
+    await vi.waitFor(
+      async () => {
+        const attempt = await initSocket(gateway.url, keyA);
+        cleanup.add(attempt.socket, (s) => s.close());
+        if (attempt.acknowledged) again.push(attempt);
+        expect(again).toHaveLength(1);
+      },
+      { timeout: 5000, interval: 20 },
+    );
     const second = await initSocket(gateway.url, keyA);
     cleanup.add(second.socket, (s) => s.close());
     expect(second.acknowledged).toBe(true);

@@ -5,10 +5,10 @@
  * operation counter counts each one once. Read from `GET /metrics` over real graphql-ws against the
  * local service.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { rest, startTestLocalService } from '../helpers/local-service.ts';
 import { RawGraphqlWs } from '../helpers/raw-graphql-ws.ts';
-import { eventually, startLiveGateway } from '../live/helpers.ts';
+import { startLiveGateway } from '../live/helpers.ts';
 import { cleanupStack, metric } from './helpers.ts';
 
 const cleanup = cleanupStack();
@@ -57,8 +57,11 @@ describe('graphql_subscriptions_open', () => {
     const open = () => metric(gateway.url, 'graphql_subscriptions_open');
     const subscribes = () => metric(gateway.url, 'graphql_operations_total', { type: 'subscribe' });
     const idle = async () => {
-      await eventually(async () => (await open()) === 0);
-      await eventually(async () => (await metric(gateway.url, 'upstream_sockets_open')) === 0);
+      await vi.waitFor(async () => expect(await open()).toBe(0), { timeout: 5000, interval: 20 });
+      await vi.waitFor(async () => expect(await metric(gateway.url, 'upstream_sockets_open')).toBe(0), {
+        timeout: 5000,
+        interval: 20,
+      });
       expect(gateway.gateway.hardening.shutdown.streams).toBe(0);
       expect(gateway.gateway.eventBridge.stats().subscribers).toBe(0);
     };
@@ -89,7 +92,7 @@ describe('graphql_subscriptions_open', () => {
 
     // Ended by the client: `complete` for one, closing the socket for the other.
     socket.send('{"id":"a","type":"complete"}');
-    await eventually(async () => (await open()) === 1);
+    await vi.waitFor(async () => expect(await open()).toBe(1), { timeout: 5000, interval: 20 });
     await socket.close();
     await idle();
 

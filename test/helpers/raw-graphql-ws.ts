@@ -6,8 +6,9 @@
  *   socket.send('{"id":"1","type":"subscribe","payload":{"query":"{ __typename }"}}');
  *   await socket.until((messages) => messages.some((m) => m.id === '1' && m.type === 'complete'));
  */
+
+import { vi } from 'vitest';
 import { WebSocket } from 'ws';
-import { eventually } from '../live/helpers.ts';
 
 /** One graphql-ws frame as received. */
 export interface RawFrame {
@@ -50,9 +51,13 @@ export class RawGraphqlWs {
 
   /** Waits until `predicate(messages)` holds (or fails after 5 s, naming what arrived). */
   async until(predicate: (messages: RawGraphqlWs['messages']) => boolean): Promise<RawGraphqlWs['messages']> {
-    await eventually(() => predicate(this.messages) || this.closeCode !== null).catch(() => {
-      throw new Error(`condition not met; got ${JSON.stringify(this.messages).slice(0, 500)}`);
-    });
+    await vi.waitFor(
+      () => {
+        if (!predicate(this.messages) && this.closeCode === null)
+          throw new Error(`condition not met; got ${JSON.stringify(this.messages).slice(0, 500)}`);
+      },
+      { timeout: 5000, interval: 20 },
+    );
     if (!predicate(this.messages)) throw new Error(`socket closed with ${this.closeCode}`);
     return this.messages;
   }

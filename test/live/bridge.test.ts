@@ -1,7 +1,7 @@
 /**
  * The Socket.IO bridge against the real local conversation service (real REST + Socket.IO on port 0).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { UserActionRecord } from '../../src/contract/records.ts';
 import { BridgeError } from '../../src/upstream/bridge/bridge-error.ts';
 import type { ConversationEvent } from '../../src/upstream/events.ts';
@@ -18,7 +18,7 @@ import {
   startTestLocalService,
   type TestLocalService,
 } from '../helpers/local-service.ts';
-import { bridgeEvents, Collector, createTestBridge, eventually, socketReplay } from './helpers.ts';
+import { bridgeEvents, Collector, createTestBridge, socketReplay } from './helpers.ts';
 
 const NO_KEY: UpstreamCredentials = { kind: 'none' };
 
@@ -91,7 +91,10 @@ describe('EventBridge', () => {
     const second = bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY, afterEventId: -1 });
     const a = new Collector(first);
     const b = new Collector(second);
-    await eventually(async () => (await numConnections(upstream.url, id)) === 1);
+    await vi.waitFor(async () => expect(await numConnections(upstream.url, id)).toBe(1), {
+      timeout: 5000,
+      interval: 20,
+    });
 
     const echo = await bridge.send({ conversationId: id, credentials: NO_KEY, action: message('hello') });
     expect(echo).toMatchObject({ kind: 'USER_MESSAGE', source: 'user', content: 'hello', phase: 'ACTION' });
@@ -112,7 +115,7 @@ describe('EventBridge', () => {
     await first.return?.();
     expect(bridge.stats().upstreamSockets).toBe(1);
     await second.return?.();
-    await eventually(() => bridge.stats().upstreamSockets === 0);
+    await vi.waitFor(() => expect(bridge.stats().upstreamSockets).toBe(0), { timeout: 5000, interval: 20 });
     expect(bridge.stats()).toEqual({
       upstreamSockets: 0,
       subscribers: 0,
@@ -121,7 +124,10 @@ describe('EventBridge', () => {
       connectionsOpened: 1,
       lateEventsDropped: 0,
     });
-    await eventually(async () => (await numConnections(upstream.url, id)) === 0);
+    await vi.waitFor(async () => expect(await numConnections(upstream.url, id)).toBe(0), {
+      timeout: 5000,
+      interval: 20,
+    });
   });
 
   it.each([
@@ -194,7 +200,10 @@ describe('EventBridge', () => {
     });
     const id = await createConversation(upstream.url);
     const stream = new Collector(bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY }));
-    await eventually(async () => (await numConnections(upstream.url, id)) === 1);
+    await vi.waitFor(async () => expect(await numConnections(upstream.url, id)).toBe(1), {
+      timeout: 5000,
+      interval: 20,
+    });
     await upstream.close();
     await stream.finished();
     expect(stream.error).toBeInstanceOf(BridgeError);
@@ -242,7 +251,10 @@ describe('EventBridge', () => {
     const { bridge } = bridgeFor(upstream.url, { maxBufferedEvents: 3 });
     const id = await createConversation(upstream.url);
     const fast = new Collector(bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY }));
-    await eventually(async () => (await numConnections(upstream.url, id)) === 1);
+    await vi.waitFor(async () => expect(await numConnections(upstream.url, id)).toBe(1), {
+      timeout: 5000,
+      interval: 20,
+    });
     const slow = bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY }); // never read until the end
 
     await bridge.send({ conversationId: id, credentials: NO_KEY, action: message('one') });
@@ -262,11 +274,14 @@ describe('EventBridge', () => {
     const caller: UpstreamCredentials = { kind: 'session-api-key', key: 'caller-key' };
     const id = await createConversation(upstream.url, 'caller-key');
     let record = { url: null as string | null, session_api_key: null as string | null };
-    await eventually(async () => {
-      record = (await rest<typeof record>(upstream.url, `/api/conversations/${id}`, { key: 'caller-key' }))
-        .body;
-      return record.url !== null;
-    });
+    await vi.waitFor(
+      async () => {
+        record = (await rest<typeof record>(upstream.url, `/api/conversations/${id}`, { key: 'caller-key' }))
+          .body;
+        expect(record.url).not.toBeNull();
+      },
+      { timeout: 5000, interval: 20 },
+    );
     expect(record.url).toMatch(/^http:\/\//);
     expect(record.session_api_key).toEqual(expect.any(String));
 
@@ -282,7 +297,10 @@ describe('EventBridge', () => {
       },
     });
     const stream = new Collector(bridgeEvents(bridge, { conversationId: id, credentials: caller }));
-    await eventually(async () => (await numConnections(upstream.url, id, 'caller-key')) === 1);
+    await vi.waitFor(async () => expect(await numConnections(upstream.url, id, 'caller-key')).toBe(1), {
+      timeout: 5000,
+      interval: 20,
+    });
     await bridge.send({ conversationId: id, credentials: caller, action: message('nested') });
     await stream.until(answered('nested'));
     expect(targets[0]).toMatchObject({

@@ -11,11 +11,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import type { ExecutionResult } from 'graphql';
 import { createClient } from 'graphql-ws';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
 import { killChildren } from '../helpers/processes.ts';
-import { Collector, eventually, startLiveGateway, wsClient } from './helpers.ts';
+import { Collector, startLiveGateway, wsClient } from './helpers.ts';
 
 const EVENTS = /* GraphQL */ `
   subscription Events($id: ID!, $after: Int) {
@@ -100,12 +100,16 @@ function deliverable(events: WireEvent[]): number[] {
 /** Waits until the agent has played the whole recording back and settled; answers the stored ids. */
 async function playedBack(serviceUrl: string, id: string): Promise<WireEvent[]> {
   let events: WireEvent[] = [];
-  await eventually(async () => {
-    events = await storedEvents(serviceUrl, id);
-    const end = events.findIndex((event) => (event.args as { content?: string })?.content === 'END');
-    // After END the agent stores its own `awaiting_user_input`.
-    return end >= 0 && events.at(-1)?.observation === 'agent_state_changed' && events.length > end + 1;
-  }, 30_000);
+  await vi.waitFor(
+    async () => {
+      events = await storedEvents(serviceUrl, id);
+      const end = events.findIndex((event) => (event.args as { content?: string })?.content === 'END');
+      // After END the agent stores its own `awaiting_user_input`.
+      if (!(end >= 0 && events.at(-1)?.observation === 'agent_state_changed' && events.length > end + 1))
+        throw new Error(`not played back yet: ${events.length} events stored`);
+    },
+    { timeout: 30_000, interval: 20 },
+  );
   return events;
 }
 
@@ -169,8 +173,14 @@ describe('catch-up from the stored events', () => {
     await first.leave();
     const last = ids(first.items).at(-1) as number;
     // The gateway closes its upstream socket after the last subscriber left; the agent goes on.
-    await eventually(() => gateway.gateway.eventBridge.stats().upstreamSockets === 0);
-    await eventually(async () => (await storedEvents(service.url, id)).length > last + 40, 15_000);
+    await vi.waitFor(() => expect(gateway.gateway.eventBridge.stats().upstreamSockets).toBe(0), {
+      timeout: 5000,
+      interval: 20,
+    });
+    await vi.waitFor(
+      async () => expect((await storedEvents(service.url, id)).length).toBeGreaterThan(last + 40),
+      { timeout: 15_000, interval: 20 },
+    );
 
     const resumed = subscribe(gateway.url, id, last);
     const stored = await playedBack(service.url, id);
@@ -189,7 +199,10 @@ describe('catch-up from the stored events', () => {
   it('afterEventId -1 on a gateway holding no socket delivers every stored event', async () => {
     const service = await serviceWithAgent(15);
     const id = await createPlayingConversation(service, 240);
-    await eventually(async () => (await storedEvents(service.url, id)).length > 60, 15_000);
+    await vi.waitFor(async () => expect((await storedEvents(service.url, id)).length).toBeGreaterThan(60), {
+      timeout: 15_000,
+      interval: 20,
+    });
     const gateway = await startLiveGateway(service.url);
     cleanups.push(() => gateway.close());
 
@@ -242,12 +255,18 @@ describe('catch-up from the stored events', () => {
     );
     cleanups.push(unsubscribe);
 
-    await eventually(() => ids(received).length >= 50, 20_000);
+    await vi.waitFor(() => expect(ids(received).length).toBeGreaterThanOrEqual(50), {
+      timeout: 20_000,
+      interval: 20,
+    });
     oneAlive = false;
     one.child.kill('SIGKILL');
     const stored = await playedBack(service.url, id);
     const expected = deliverable(stored);
-    await eventually(() => ids(received).includes(expected.at(-1) as number), 20_000);
+    await vi.waitFor(() => expect(ids(received)).toContain(expected.at(-1) as number), {
+      timeout: 20_000,
+      interval: 20,
+    });
 
     expect(received.filter((result) => result.errors)).toEqual([]);
     expect(tally(expected, ids(received))).toEqual({
@@ -272,7 +291,10 @@ async function spawnGateway(upstreamUrl: string) {
   child.stdout?.on('data', (chunk) => {
     stdout += String(chunk);
   });
-  await eventually(() => /gateway: http:\/\/\S+\/graphql/.test(stdout), 30_000);
+  await vi.waitFor(() => expect(stdout).toMatch(/gateway: http:\/\/\S+\/graphql/), {
+    timeout: 30_000,
+    interval: 20,
+  });
   const url = /gateway: (http:\/\/\S+\/graphql)/.exec(stdout)?.[1] as string;
   return { child, url, wsUrl: url.replace(/^http/, 'ws') };
 }

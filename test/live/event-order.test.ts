@@ -8,7 +8,7 @@
  * test checks the same against the real local service, whose replay reorders the same way.
  */
 import type { ExecutionResult } from 'graphql';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   agentMessage,
   agentStateChanged,
@@ -19,7 +19,7 @@ import {
   type WireEvent,
 } from '../helpers/hostile-socket-upstream.ts';
 import { rest, startTestLocalService } from '../helpers/local-service.ts';
-import { Collector, eventually, socketReplay, startLiveGateway, wsClient } from './helpers.ts';
+import { Collector, socketReplay, startLiveGateway, wsClient } from './helpers.ts';
 
 const EVENTS = /* GraphQL */ `
   subscription Events($id: ID!, $after: Int) {
@@ -230,7 +230,10 @@ describe('event order over graphql-ws', () => {
     const stream = subscribe(gateway.url, upstream.conversationId, -1);
     await stream.until(hasSentinel);
     expect(seen(stream.items)).toEqual([0, 1, 2, 4, 5, SENTINEL]);
-    await eventually(() => gateway.gateway.eventBridge.stats().lateEventsDropped === 1);
+    await vi.waitFor(() => expect(gateway.gateway.eventBridge.stats().lateEventsDropped).toBe(1), {
+      timeout: 5000,
+      interval: 20,
+    });
   });
 
   it('against the real local service, subscribing while its replay sends an agent state after higher ids', async () => {
@@ -262,19 +265,26 @@ describe('event order over graphql-ws', () => {
     const id = created.body.conversation_id;
     const replayIds = async () => (await socketReplay(service.url, id)).map((event) => event.id as number);
     const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
-    await eventually(async () => {
-      const ids = await replayIds();
-      return ids.join() !== sorted(ids).join();
-    });
+    await vi.waitFor(
+      async () => {
+        const ids = await replayIds();
+        expect(ids).not.toEqual(sorted(ids));
+      },
+      { timeout: 5000, interval: 20 },
+    );
 
     const gateway = await gatewayFor(service.url);
     const stream = subscribe(gateway.url, id, -1);
     // The playback ends with the agent's own `awaiting_user_input`: then the replay is in order again.
     let final: number[] = [];
-    await eventually(async () => {
-      final = await replayIds();
-      return final.length >= recorded.length && final.join() === sorted(final).join();
-    });
+    await vi.waitFor(
+      async () => {
+        final = await replayIds();
+        expect(final.length).toBeGreaterThanOrEqual(recorded.length);
+        expect(final).toEqual(sorted(final));
+      },
+      { timeout: 5000, interval: 20 },
+    );
     await stream.until((items) => seen(items).includes(final.at(-1) as number));
     const ids = seen(stream.items).filter((item): item is number => typeof item === 'number');
     expect(ids).toEqual([...new Set(ids)].sort((a, b) => a - b));

@@ -120,15 +120,6 @@ export async function socketReplay(
   return events;
 }
 
-/** Waits until `check()` is true, polling; for conditions observed from outside (counters, REST). */
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /** A gateway on port 0 with fast live-bridge timings and captured logs (for secret checks). */
 export async function startLiveGateway(
   upstreamUrl: string,

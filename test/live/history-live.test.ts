@@ -4,9 +4,9 @@
  * service's Socket.IO), and sendMessage's choice between the socket and the REST events route.
  */
 import type { Client } from 'graphql-ws';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { localServiceForTest, rest } from '../helpers/local-service.ts';
-import { Collector, eventually, startLiveGateway, wsClient } from './helpers.ts';
+import { Collector, startLiveGateway, wsClient } from './helpers.ts';
 
 const EVENTS = /* GraphQL */ `
   subscription Events($id: ID!, $after: Int) {
@@ -121,7 +121,10 @@ describe('transcript then live', () => {
       }
       producing = false;
     })();
-    await eventually(async () => (await storedIds(upstream.url, id)).length >= 60);
+    await vi.waitFor(
+      async () => expect((await storedIds(upstream.url, id)).length).toBeGreaterThanOrEqual(60),
+      { timeout: 5000, interval: 20 },
+    );
 
     const transcript = await graphql(gw.url, TRANSCRIPT, { id, last: 50 });
     const events = transcript.data?.conversation?.events as
@@ -162,15 +165,27 @@ describe('resuming from an id', () => {
     const upstream = await localServiceForTest();
     const gw = await gateway(upstream.url);
     const id = await createConversation(upstream.url);
-    await eventually(async () => (await storedIds(upstream.url, id)).length >= 2);
+    await vi.waitFor(
+      async () => expect((await storedIds(upstream.url, id)).length).toBeGreaterThanOrEqual(2),
+      { timeout: 5000, interval: 20 },
+    );
     const ws = client(gw.url);
     const iterator = ws.iterate({ query: EVENTS, variables: { id, after: 0 } });
     const first = await iterator.next();
     expect((first.value as Result).data?.conversationEvents.eventId).toBe(1);
-    await eventually(() => gw.gateway.eventBridge.stats().subscribers === 1);
+    await vi.waitFor(() => expect(gw.gateway.eventBridge.stats().subscribers).toBe(1), {
+      timeout: 5000,
+      interval: 20,
+    });
     await iterator.return?.();
-    await eventually(() => gw.gateway.eventBridge.stats().subscribers === 0);
-    await eventually(() => gw.gateway.eventBridge.stats().upstreamSockets === 0);
+    await vi.waitFor(() => expect(gw.gateway.eventBridge.stats().subscribers).toBe(0), {
+      timeout: 5000,
+      interval: 20,
+    });
+    await vi.waitFor(() => expect(gw.gateway.eventBridge.stats().upstreamSockets).toBe(0), {
+      timeout: 5000,
+      interval: 20,
+    });
   });
 });
 
@@ -180,7 +195,10 @@ describe('streams of deleted and stopped conversations', () => {
     const gw = await gateway(upstream.url);
     const id = await createConversation(upstream.url);
     const stream = subscribe(client(gw.url), { id, after: -1 });
-    await eventually(() => gw.gateway.eventBridge.isConnected(id, { kind: 'none' }));
+    await vi.waitFor(() => expect(gw.gateway.eventBridge.isConnected(id, { kind: 'none' })).toBe(true), {
+      timeout: 5000,
+      interval: 20,
+    });
 
     const deleted = await graphql(
       gw.url,
@@ -191,7 +209,10 @@ describe('streams of deleted and stopped conversations', () => {
     await stream.finished();
     expect(codeOf(stream.items[stream.items.length - 1])).toBe('CONVERSATION_DELETED');
     expect(stream.error).toBeNull();
-    await eventually(() => gw.gateway.eventBridge.stats().upstreamSockets === 0);
+    await vi.waitFor(() => expect(gw.gateway.eventBridge.stats().upstreamSockets).toBe(0), {
+      timeout: 5000,
+      interval: 20,
+    });
     expect((await rest(upstream.url, `/api/conversations/${id}`)).body).toBeNull();
   });
 
@@ -200,7 +221,10 @@ describe('streams of deleted and stopped conversations', () => {
     const gw = await gateway(upstream.url);
     const id = await createConversation(upstream.url);
     const stream = subscribe(client(gw.url), { id, after: -1 });
-    await eventually(() => gw.gateway.eventBridge.isConnected(id, { kind: 'none' }));
+    await vi.waitFor(() => expect(gw.gateway.eventBridge.isConnected(id, { kind: 'none' })).toBe(true), {
+      timeout: 5000,
+      interval: 20,
+    });
     const opened = gw.gateway.eventBridge.stats().connectionsOpened;
 
     expect((await rest(upstream.url, `/api/conversations/${id}`, { method: 'DELETE' })).body).toBe(true);
@@ -216,7 +240,10 @@ describe('streams of deleted and stopped conversations', () => {
     const gw = await gateway(upstream.url);
     const id = await createConversation(upstream.url);
     const stream = subscribe(client(gw.url), { id, after: -1 });
-    await eventually(() => gw.gateway.eventBridge.isConnected(id, { kind: 'none' }));
+    await vi.waitFor(() => expect(gw.gateway.eventBridge.isConnected(id, { kind: 'none' })).toBe(true), {
+      timeout: 5000,
+      interval: 20,
+    });
 
     const stopped = await graphql(
       gw.url,
@@ -241,7 +268,10 @@ describe('streams of deleted and stopped conversations', () => {
     const gw = await gateway(upstream.url);
     const id = await createConversation(upstream.url);
     const stream = subscribe(client(gw.url), { id, after: -1 });
-    await eventually(() => gw.gateway.eventBridge.isConnected(id, { kind: 'none' }));
+    await vi.waitFor(() => expect(gw.gateway.eventBridge.isConnected(id, { kind: 'none' })).toBe(true), {
+      timeout: 5000,
+      interval: 20,
+    });
     await rest(upstream.url, `/api/conversations/${id}/stop`, { method: 'POST' });
     await stream.finished();
     expect(codeOf(stream.items[stream.items.length - 1])).toBe('CONVERSATION_STOPPED');

@@ -4,7 +4,7 @@
  */
 import type { ExecutionResult } from 'graphql';
 import type { Client } from 'graphql-ws';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import {
   localServiceForTest,
@@ -13,7 +13,7 @@ import {
   rest,
   startTestLocalService,
 } from '../helpers/local-service.ts';
-import { Collector, eventually, socketReplay, sseSubscribe, startLiveGateway, wsClient } from './helpers.ts';
+import { Collector, socketReplay, sseSubscribe, startLiveGateway, wsClient } from './helpers.ts';
 
 const EVENTS = /* GraphQL */ `
   subscription Events($id: ID!, $after: Int) {
@@ -148,8 +148,14 @@ describe('Subscription.conversationEvents', () => {
     const a = subscribeWs(client(gw.url), { id, after: -1 });
     const b = subscribeWs(client(gw.url), { id, after: -1 });
     const sse = subscribeSse(gw.url, { id, after: -1 });
-    await eventually(() => gw.gateway.eventBridge.stats().subscribers === 3);
-    await eventually(async () => (await numConnections(upstream.url, id)) === 1);
+    await vi.waitFor(() => expect(gw.gateway.eventBridge.stats().subscribers).toBe(3), {
+      timeout: 5000,
+      interval: 20,
+    });
+    await vi.waitFor(async () => expect(await numConnections(upstream.url, id)).toBe(1), {
+      timeout: 5000,
+      interval: 20,
+    });
 
     const sent = await graphql(gw.url, SEND, { input: { conversationId: id, content: 'hello' } });
     expect(sent.errors).toBeUndefined();
@@ -184,16 +190,25 @@ describe('Subscription.conversationEvents', () => {
 
     // Everyone leaves: the bridge closes the upstream socket and holds no timer.
     while (cleanups.length > 2) await cleanups.pop()?.();
-    await eventually(() => gw.gateway.eventBridge.stats().upstreamSockets === 0);
+    await vi.waitFor(() => expect(gw.gateway.eventBridge.stats().upstreamSockets).toBe(0), {
+      timeout: 5000,
+      interval: 20,
+    });
     expect(gw.gateway.eventBridge.stats()).toMatchObject({ subscribers: 0, timers: 0, pendingActions: 0 });
-    await eventually(async () => (await numConnections(upstream.url, id)) === 0);
+    await vi.waitFor(async () => expect(await numConnections(upstream.url, id)).toBe(0), {
+      timeout: 5000,
+      interval: 20,
+    });
   });
 
   it('replays after afterEventId, then continues live; a command shows its exit code', async () => {
     const upstream = await localServiceForTest();
     const gw = await gateway(upstream.url);
     const id = await createConversation(upstream.url, { initial_user_msg: 'run: exit 3' });
-    await eventually(async () => (await socketReplay(upstream.url, id)).length > 3);
+    await vi.waitFor(async () => expect((await socketReplay(upstream.url, id)).length).toBeGreaterThan(3), {
+      timeout: 5000,
+      interval: 20,
+    });
     const history = await socketReplay(upstream.url, id);
     expect(history[1]?.id).toEqual(expect.any(Number));
     const cut = history[1]?.id as number;
@@ -225,7 +240,10 @@ describe('Subscription.conversationEvents', () => {
 
     await upstream.close({ keepDataDir: true });
     upstream = await startTestLocalService({ dataDir, port: upstream.port });
-    await eventually(async () => (await numConnections(upstream.url, id)) === 1);
+    await vi.waitFor(async () => expect(await numConnections(upstream.url, id)).toBe(1), {
+      timeout: 5000,
+      interval: 20,
+    });
 
     const sent = await graphql(gw.url, SEND, { input: { conversationId: id, content: 'after' } });
     expect(sent.data?.sendMessage?.__typename).toBe('SendMessagePayload');
@@ -308,7 +326,10 @@ describe('Subscription.conversationEvents', () => {
     const gw = await gateway(upstream.url);
     const id = await createConversation(upstream.url);
     const stream = subscribeWs(client(gw.url), { id });
-    await eventually(() => gw.gateway.eventBridge.stats().subscribers === 1);
+    await vi.waitFor(() => expect(gw.gateway.eventBridge.stats().subscribers).toBe(1), {
+      timeout: 5000,
+      interval: 20,
+    });
 
     const changed = await graphql(gw.url, CHANGE_STATE, { input: { conversationId: id, state: 'PAUSED' } });
     expect(changed.errors).toBeUndefined();
@@ -330,7 +351,10 @@ describe('graphql-ws hardening', () => {
     const ws = client(gw.url);
     const first = subscribeWs(ws, { id });
     const second = subscribeWs(ws, { id });
-    await eventually(() => gw.gateway.eventBridge.stats().subscribers === 2);
+    await vi.waitFor(() => expect(gw.gateway.eventBridge.stats().subscribers).toBe(2), {
+      timeout: 5000,
+      interval: 20,
+    });
     const third = subscribeWs(ws, { id });
     await third.finished();
     expect(JSON.stringify(third.error)).toContain('TOO_MANY_SUBSCRIPTIONS');

@@ -5,10 +5,9 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { killChildren } from '../helpers/processes.ts';
 import { ROOT } from '../helpers/replicas.ts';
-import { eventually } from '../live/helpers.ts';
 
 const children: ReturnType<typeof spawn>[] = [];
 afterEach(() => killChildren(children));
@@ -24,7 +23,7 @@ async function run(mode: 'cluster' | 'memory'): Promise<number[]> {
   child.stdout?.on('data', (chunk) => {
     output += String(chunk);
   });
-  await eventually(() => output.includes('\n'), 30_000);
+  await vi.waitFor(() => expect(output).toContain('\n'), { timeout: 30_000, interval: 20 });
   return (JSON.parse(output) as { allowed: number[] }).allowed;
 }
 
