@@ -6,8 +6,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
-import { cleanupStack, post } from '../hardening/helpers.ts';
+import { cleanupStack } from '../hardening/helpers.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
+import { post } from '../helpers/http.ts';
 import { startTestLocalService } from '../helpers/local-service.ts';
 
 const cleanup = cleanupStack();

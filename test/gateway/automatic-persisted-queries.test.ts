@@ -7,9 +7,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { LruQueryStore, sha256Hex } from '../../src/gateway/automatic-persisted-queries.ts';
 import { PersistedOperations } from '../../src/gateway/limits.ts';
-import { cleanupStack, codes, post, type RawAnswer, startServiceAndGateway } from '../hardening/helpers.ts';
+import { cleanupStack, startServiceAndGateway } from '../hardening/helpers.ts';
+import { Collector } from '../helpers/collector.ts';
 import type { TestGatewayOptions } from '../helpers/gateway.ts';
-import { Collector, wsClient } from '../live/helpers.ts';
+import { wsClient } from '../helpers/graphql-ws.ts';
+import { codes, post, type RawAnswer } from '../helpers/http.ts';
 
 const cleanup = cleanupStack();
 afterEach(() => cleanup.run());

@@ -10,11 +10,15 @@ import { encodeGlobalId } from '../../src/schema/global-id.ts';
 import { startTestGateway, type TestGateway, type TestGatewayOptions } from '../helpers/gateway.ts';
 import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
 import {
+  type MisbehavingUpstream,
+  sendJson,
+  startMisbehavingUpstream,
+} from '../helpers/misbehaving-upstream.ts';
+import {
   CreateConversationDocument,
   GetConversationDocument,
   ListConversationsDocument,
 } from './documents.ts';
-import { type MisbehavingUpstream, sendJson, startMisbehavingUpstream } from './misbehaving-upstream.ts';
 
 const ALICE = 'alice-secret-key-1';
 const BOB = 'bob-secret-key-2';

@@ -5,7 +5,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { type MisbehavingUpstream, sendJson, startMisbehavingUpstream } from './misbehaving-upstream.ts';
+import {
+  type MisbehavingUpstream,
+  sendJson,
+  startMisbehavingUpstream,
+} from '../helpers/misbehaving-upstream.ts';
 
 const ID = 'a'.repeat(32);
 const SECRET = 'sk-super-secret-value';

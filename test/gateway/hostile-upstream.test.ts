@@ -5,7 +5,7 @@
  * the mutation's error member with the message (secrets scrubbed).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanupStack, codes, post, type RawAnswer } from '../hardening/helpers.ts';
+import { cleanupStack } from '../hardening/helpers.ts';
 import { startTestGateway, type TestGateway, type TestGatewayOptions } from '../helpers/gateway.ts';
 import {
   type HostileUpstream,
@@ -14,6 +14,7 @@ import {
   searchPage,
   startHostileUpstream,
 } from '../helpers/hostile-upstream.ts';
+import { codes, post, type RawAnswer } from '../helpers/http.ts';
 
 const KEY = 'sk-hostile-caller-key-0123456789';
 const cleanup = cleanupStack();

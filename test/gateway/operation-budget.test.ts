@@ -28,12 +28,14 @@ import { estimateOperation } from '../../src/gateway/operation-cost.ts';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
 import { schema } from '../../src/schema/index.ts';
 import { DEFAULT_MAX_UPSTREAM_CALLS } from '../../src/upstream/page-walker.ts';
-import { cleanupStack, codes, post } from '../hardening/helpers.ts';
+import { cleanupStack } from '../hardening/helpers.ts';
+import { Collector } from '../helpers/collector.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
+import { wsClient } from '../helpers/graphql-ws.ts';
+import { codes, post } from '../helpers/http.ts';
 import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
-import { Collector, wsClient } from '../live/helpers.ts';
+import { sendJson, startMisbehavingUpstream } from '../helpers/misbehaving-upstream.ts';
 import * as documents from './documents.ts';
-import { sendJson, startMisbehavingUpstream } from './misbehaving-upstream.ts';
 
 const ALICE = 'alice-budget-key';
 const BOB = 'bob-budget-key';
@@ -242,7 +244,9 @@ describe('upstream-call budget', () => {
       extensions: { code: 'QUERY_LIMIT_EXCEEDED', limit: 'UPSTREAM_CALLS' },
     });
 
-    const ws = cleanup.add(wsClient(gateway.url, { 'X-Session-API-Key': ALICE }), (c) => c.dispose());
+    const ws = cleanup.add(wsClient(gateway.url, { connectionParams: { 'X-Session-API-Key': ALICE } }), (c) =>
+      c.dispose(),
+    );
     const overWs = new Collector(ws.iterate(twoFull));
     await overWs.finished();
     expect(JSON.stringify([overWs.items, overWs.error])).toContain('QUERY_LIMIT_EXCEEDED');

@@ -9,8 +9,8 @@ import { request } from 'node:http';
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { makeTempDataDir } from '../helpers/local-service.ts';
+import { sendJson, startMisbehavingUpstream } from '../helpers/misbehaving-upstream.ts';
 import { killChildren } from '../helpers/processes.ts';
-import { sendJson, startMisbehavingUpstream } from './misbehaving-upstream.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const children: ChildProcess[] = [];

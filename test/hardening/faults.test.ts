@@ -6,11 +6,13 @@
  */
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { sendJson, startMisbehavingUpstream } from '../gateway/misbehaving-upstream.ts';
+import { Collector } from '../helpers/collector.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
+import { wsClient } from '../helpers/graphql-ws.ts';
+import { codes, post } from '../helpers/http.ts';
 import { makeTempDataDir, removeDataDir, rest, startTestLocalService } from '../helpers/local-service.ts';
-import { Collector, startLiveGateway, wsClient } from '../live/helpers.ts';
-import { cleanupStack, codes, post } from './helpers.ts';
+import { sendJson, startMisbehavingUpstream } from '../helpers/misbehaving-upstream.ts';
+import { cleanupStack } from './helpers.ts';
 
 const cleanup = cleanupStack();
 afterEach(() => cleanup.run());
@@ -126,7 +128,9 @@ describe('the upstream going away under live subscriptions', () => {
     });
     const id = created.body.conversation_id;
     const gateway = cleanup.add(
-      await startLiveGateway(first.url, {
+      await startTestGateway({
+        upstreamUrl: first.url,
+        fastLive: true,
         live: { reconnect: { initialDelayMs: 20, maxDelayMs: 50, maxAttempts: 3 } },
         upstream: { circuitBreaker: { failureThreshold: 5, resetTimeoutMs: 200 } },
       }),

@@ -6,10 +6,13 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
+import { Collector } from '../helpers/collector.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
+import { wsClient } from '../helpers/graphql-ws.ts';
+import { post } from '../helpers/http.ts';
 import { startTestLocalService } from '../helpers/local-service.ts';
-import { Collector, sseSubscribe, wsClient } from '../live/helpers.ts';
-import { cleanupStack, post } from './helpers.ts';
+import { sseSubscribe } from '../helpers/sse.ts';
+import { cleanupStack } from './helpers.ts';
 
 const cleanup = cleanupStack();
 afterEach(() => cleanup.run());
@@ -76,8 +79,9 @@ describe('two credentials at once', () => {
     const streams: Record<Tenant, Array<Collector<Result>>> = { a: [], b: [] };
     for (const tenant of ['a', 'b'] as const) {
       const id = created[tenant][0] as string;
-      const ws = cleanup.add(wsClient(gateway.url, { 'X-Session-API-Key': TENANTS[tenant] }), (c) =>
-        c.dispose(),
+      const ws = cleanup.add(
+        wsClient(gateway.url, { connectionParams: { 'X-Session-API-Key': TENANTS[tenant] } }),
+        (c) => c.dispose(),
       );
       streams[tenant].push(
         new Collector(ws.iterate({ query: EVENTS, variables: { id } }) as AsyncIterable<Result>),

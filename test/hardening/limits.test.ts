@@ -5,9 +5,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { PersistedOperations, sha256 } from '../../src/gateway/limits.ts';
+import { Collector } from '../helpers/collector.ts';
 import type { TestGatewayOptions } from '../helpers/gateway.ts';
-import { Collector, wsClient } from '../live/helpers.ts';
-import { cleanupStack, codes, post, startServiceAndGateway } from './helpers.ts';
+import { wsClient } from '../helpers/graphql-ws.ts';
+import { codes, post } from '../helpers/http.ts';
+import { cleanupStack, startServiceAndGateway } from './helpers.ts';
 
 const cleanup = cleanupStack();
 afterEach(() => cleanup.run());

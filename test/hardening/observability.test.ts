@@ -8,10 +8,12 @@
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startTracing } from '../../src/gateway/tracing.ts';
+import { Collector } from '../helpers/collector.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
+import { wsClient } from '../helpers/graphql-ws.ts';
+import { metric, post } from '../helpers/http.ts';
 import { rest, startTestLocalService } from '../helpers/local-service.ts';
-import { Collector, wsClient } from '../live/helpers.ts';
-import { cleanupStack, metric, post } from './helpers.ts';
+import { cleanupStack } from './helpers.ts';
 
 const cleanup = cleanupStack();
 afterEach(() => cleanup.run());
@@ -58,7 +60,9 @@ describe('/metrics', () => {
       }),
     ).toBe(1);
 
-    const ws = cleanup.add(wsClient(gateway.url, { 'X-Session-API-Key': KEY }), (c) => c.dispose());
+    const ws = cleanup.add(wsClient(gateway.url, { connectionParams: { 'X-Session-API-Key': KEY } }), (c) =>
+      c.dispose(),
+    );
     const stream = new Collector(
       ws.iterate({
         query: `subscription { conversationEvents(conversationId: "${id}", afterEventId: -1) { eventId } }`,

@@ -9,9 +9,10 @@
 import type { ExecutionResult } from 'graphql';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestGateway } from '../helpers/gateway.ts';
+import { RawGraphqlWs } from '../helpers/graphql-ws.ts';
+import { codes, metric, post } from '../helpers/http.ts';
 import { rest, startTestLocalService } from '../helpers/local-service.ts';
-import { RawGraphqlWs } from '../helpers/raw-graphql-ws.ts';
-import { cleanupStack, codes, metric, post } from './helpers.ts';
+import { cleanupStack } from './helpers.ts';
 
 const cleanup = cleanupStack();
 afterEach(() => cleanup.run());

@@ -7,15 +7,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestGateway } from '../helpers/gateway.ts';
+import { runOverWs, tryUpgrade, wsClient } from '../helpers/graphql-ws.ts';
+import { codes, httpRequest, post, postWithHost } from '../helpers/http.ts';
 import { startTestLocalService } from '../helpers/local-service.ts';
-import { cleanupStack, codes, post } from './helpers.ts';
-import {
-  httpRequest,
-  postWithHost,
-  runOverWs,
-  tryUpgrade,
-  wsClientWithHeaders,
-} from './transport-helpers.ts';
+import { cleanupStack } from './helpers.ts';
 
 const cleanup = cleanupStack();
 afterEach(() => cleanup.run());
@@ -36,7 +31,7 @@ async function setup(options: Omit<Parameters<typeof startTestGateway>[0], 'upst
 }
 
 function ws(url: string, headers: Record<string, string>, params: Record<string, unknown> = {}) {
-  const client = wsClientWithHeaders(url, headers, params);
+  const client = wsClient(url, { headers: headers, connectionParams: params });
   cleanup.add(client, (c) => c.dispose());
   return client;
 }

@@ -6,11 +6,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { budgetWindow, RateLimiter } from '../../src/gateway/rate-limit.ts';
 import { CircuitBreaker, ConcurrencyGate, GateRefusal } from '../../src/upstream/circuit-breaker.ts';
-import { sendJson, startMisbehavingUpstream } from '../gateway/misbehaving-upstream.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
+import { codes, metric, post } from '../helpers/http.ts';
 import { startTestLocalService } from '../helpers/local-service.ts';
-
-import { cleanupStack, codes, metric, post } from './helpers.ts';
+import { sendJson, startMisbehavingUpstream } from '../helpers/misbehaving-upstream.ts';
+import { cleanupStack } from './helpers.ts';
 
 const cleanup = cleanupStack();
 afterEach(() => cleanup.run());

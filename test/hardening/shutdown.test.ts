@@ -6,12 +6,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { sendJson, startMisbehavingUpstream } from '../gateway/misbehaving-upstream.ts';
+import { Collector } from '../helpers/collector.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
+import { wsClient } from '../helpers/graphql-ws.ts';
+import { post } from '../helpers/http.ts';
 import { makeTempDataDir, removeDataDir, rest, startTestLocalService } from '../helpers/local-service.ts';
+import { sendJson, startMisbehavingUpstream } from '../helpers/misbehaving-upstream.ts';
 import { killChildren } from '../helpers/processes.ts';
-import { Collector, sseSubscribe, startLiveGateway, wsClient } from '../live/helpers.ts';
-import { cleanupStack, post } from './helpers.ts';
+import { sseSubscribe } from '../helpers/sse.ts';
+import { cleanupStack } from './helpers.ts';
 
 const cleanup = cleanupStack();
 afterEach(() => cleanup.run());
@@ -85,7 +88,9 @@ describe('RunningGateway.close()', () => {
       body: { initial_user_msg: 'hello' },
     });
     const id = created.body.conversation_id;
-    const gateway = cleanup.add(await startLiveGateway(service.url), (g) => g.close());
+    const gateway = cleanup.add(await startTestGateway({ upstreamUrl: service.url, fastLive: true }), (g) =>
+      g.close(),
+    );
     const ws = cleanup.add(wsClient(gateway.url), (c) => c.dispose());
     const overWs = new Collector<Result>(
       ws.iterate({ query: EVENTS, variables: { id } }) as AsyncIterable<Result>,

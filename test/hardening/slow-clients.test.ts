@@ -6,10 +6,11 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startTestGateway } from '../helpers/gateway.ts';
+import { initSocket } from '../helpers/graphql-ws.ts';
+import { parseRawAnswer, post, rawConnection, readUntilClosed } from '../helpers/http.ts';
 import { rest, startTestLocalService } from '../helpers/local-service.ts';
-import { sseSubscribe } from '../live/helpers.ts';
-import { cleanupStack, post } from './helpers.ts';
-import { initSocket, parseRawAnswer, rawConnection, readUntilClosed } from './transport-helpers.ts';
+import { sseSubscribe } from '../helpers/sse.ts';
+import { cleanupStack } from './helpers.ts';
 
 const cleanup = cleanupStack();
 afterEach(() => cleanup.run());

@@ -6,10 +6,11 @@
  * local service.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { startTestGateway } from '../helpers/gateway.ts';
+import { RawGraphqlWs } from '../helpers/graphql-ws.ts';
+import { metric } from '../helpers/http.ts';
 import { rest, startTestLocalService } from '../helpers/local-service.ts';
-import { RawGraphqlWs } from '../helpers/raw-graphql-ws.ts';
-import { startLiveGateway } from '../live/helpers.ts';
-import { cleanupStack, metric } from './helpers.ts';
+import { cleanupStack } from './helpers.ts';
 
 const cleanup = cleanupStack();
 afterEach(() => cleanup.run());
@@ -47,7 +48,9 @@ describe('graphql_subscriptions_open', () => {
   it('returns to 0 after refusals, complete, socket close, upstream failure and shutdown', async () => {
     const service = cleanup.add(await startTestLocalService(), (s) => s.close());
     const gateway = cleanup.add(
-      await startLiveGateway(service.url, {
+      await startTestGateway({
+        upstreamUrl: service.url,
+        fastLive: true,
         hardening: { rateLimit: { perSecond: 0.01, burst: 8 } },
         wsLimits: { maxSubscriptionsPerSocket: 2 },
         live: { idleCloseMs: 20, reconnect: { initialDelayMs: 20, maxDelayMs: 40, maxAttempts: 2 } },
@@ -120,7 +123,11 @@ describe('graphql_subscriptions_open', () => {
 
   it('returns to 0 when shutdown ends the streams', async () => {
     const service = cleanup.add(await startTestLocalService(), (s) => s.close());
-    const gateway = await startLiveGateway(service.url, { shutdownGraceMs: 2000 });
+    const gateway = await startTestGateway({
+      upstreamUrl: service.url,
+      fastLive: true,
+      shutdownGraceMs: 2000,
+    });
     cleanup.add(gateway, (g) => g.close());
     const id = (
       await rest<{ conversation_id: string }>(service.url, '/api/conversations', { method: 'POST', body: {} })

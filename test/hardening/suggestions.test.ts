@@ -6,9 +6,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestGateway } from '../helpers/gateway.ts';
+import { RawGraphqlWs } from '../helpers/graphql-ws.ts';
+import { post } from '../helpers/http.ts';
 import { startTestLocalService } from '../helpers/local-service.ts';
-import { RawGraphqlWs } from '../helpers/raw-graphql-ws.ts';
-import { cleanupStack, post } from './helpers.ts';
+import { cleanupStack } from './helpers.ts';
 
 const cleanup = cleanupStack();
 afterEach(() => cleanup.run());

@@ -11,6 +11,8 @@ import {
   recordSocketTargetResolver,
   type SocketTarget,
 } from '../../src/upstream/socket-target.ts';
+import { Collector } from '../helpers/collector.ts';
+import { bridgeEvents, createTestBridge, socketReplay } from '../helpers/live.ts';
 import {
   makeTempDataDir,
   removeDataDir,
@@ -18,7 +20,6 @@ import {
   startTestLocalService,
   type TestLocalService,
 } from '../helpers/local-service.ts';
-import { bridgeEvents, Collector, createTestBridge, socketReplay } from './helpers.ts';
 
 const NO_KEY: UpstreamCredentials = { kind: 'none' };
 

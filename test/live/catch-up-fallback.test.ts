@@ -8,6 +8,9 @@
  */
 import type { ExecutionResult } from 'graphql';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Collector } from '../helpers/collector.ts';
+import { startTestGateway } from '../helpers/gateway.ts';
+import { wsClient } from '../helpers/graphql-ws.ts';
 import {
   agentMessage,
   agentStateChanged,
@@ -17,7 +20,6 @@ import {
   startHostileSocketUpstream,
   type WireEvent,
 } from '../helpers/hostile-socket-upstream.ts';
-import { Collector, startLiveGateway, wsClient } from './helpers.ts';
 
 const EVENTS = /* GraphQL */ `
   subscription Events($id: ID!, $after: Int) {
@@ -50,7 +52,7 @@ async function setUp(connections: ConnectionScript, eventsRoute?: EventsRouteScr
     ...(eventsRoute ? { eventsRoute } : {}),
   });
   cleanups.push(() => upstream.close());
-  const gateway = await startLiveGateway(upstream.url);
+  const gateway = await startTestGateway({ upstreamUrl: upstream.url, fastLive: true });
   cleanups.push(() => gateway.close());
   return { upstream, gateway };
 }
@@ -61,7 +63,7 @@ function subscribe(
   after: number | null,
   key = 'key-one',
 ): Collector<Result> {
-  const client = wsClient(gatewayUrl, { 'X-Session-API-Key': key });
+  const client = wsClient(gatewayUrl, { connectionParams: { 'X-Session-API-Key': key } });
   cleanups.push(() => client.dispose());
   const iterator = client.iterate({ query: EVENTS, variables: { id: conversationId, after } });
   cleanups.push(() => iterator.return?.());
@@ -78,8 +80,7 @@ function seen(results: Result[]): Array<number | string> {
 
 const has = (id: number) => (items: Result[]) => seen(items).includes(id);
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
-const routeMissingLines = (logs: string) =>
-  logs.split('\n').filter((line) => line.includes(ROUTE_MISSING_LOG));
+const routeMissingLines = (logs: string[]) => logs.filter((line) => line.includes(ROUTE_MISSING_LOG));
 
 describe('catch-up from the stored events route', () => {
   it('reads every stored event after the id, 100 per call with the subscriber own key, agent-state changes included', async () => {

@@ -13,9 +13,11 @@ import type { ExecutionResult } from 'graphql';
 import { createClient } from 'graphql-ws';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
+import { Collector } from '../helpers/collector.ts';
+import { startTestGateway } from '../helpers/gateway.ts';
+import { wsClient } from '../helpers/graphql-ws.ts';
 import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
 import { killChildren } from '../helpers/processes.ts';
-import { Collector, startLiveGateway, wsClient } from './helpers.ts';
 
 const EVENTS = /* GraphQL */ `
   subscription Events($id: ID!, $after: Int) {
@@ -164,7 +166,7 @@ function subscribe(gatewayUrl: string, id: string, after: number): Collector<Res
 describe('catch-up from the stored events', () => {
   it('a client that leaves, stays away past the idle close, and resumes with its last id ends with exactly the stored list', async () => {
     const service = await serviceWithAgent(15);
-    const gateway = await startLiveGateway(service.url);
+    const gateway = await startTestGateway({ upstreamUrl: service.url, fastLive: true });
     cleanups.push(() => gateway.close());
     const id = await createPlayingConversation(service, 240);
 
@@ -203,7 +205,7 @@ describe('catch-up from the stored events', () => {
       timeout: 15_000,
       interval: 20,
     });
-    const gateway = await startLiveGateway(service.url);
+    const gateway = await startTestGateway({ upstreamUrl: service.url, fastLive: true });
     cleanups.push(() => gateway.close());
 
     const stream = subscribe(gateway.url, id, -1);

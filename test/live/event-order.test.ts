@@ -9,6 +9,9 @@
  */
 import type { ExecutionResult } from 'graphql';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Collector } from '../helpers/collector.ts';
+import { startTestGateway, type TestGatewayOptions } from '../helpers/gateway.ts';
+import { wsClient } from '../helpers/graphql-ws.ts';
 import {
   agentMessage,
   agentStateChanged,
@@ -18,8 +21,8 @@ import {
   statusUpdate,
   type WireEvent,
 } from '../helpers/hostile-socket-upstream.ts';
+import { socketReplay } from '../helpers/live.ts';
 import { rest, startTestLocalService } from '../helpers/local-service.ts';
-import { Collector, socketReplay, startLiveGateway, wsClient } from './helpers.ts';
 
 const EVENTS = /* GraphQL */ `
   subscription Events($id: ID!, $after: Int) {
@@ -46,8 +49,8 @@ async function upstreamWith(connections: ConnectionScript) {
   return upstream;
 }
 
-async function gatewayFor(upstreamUrl: string, live: Parameters<typeof startLiveGateway>[1] = {}) {
-  const gateway = await startLiveGateway(upstreamUrl, live);
+async function gatewayFor(upstreamUrl: string, live: Omit<TestGatewayOptions, 'upstreamUrl'> = {}) {
+  const gateway = await startTestGateway({ upstreamUrl: upstreamUrl, fastLive: true, ...live });
   cleanups.push(() => gateway.close());
   return gateway;
 }

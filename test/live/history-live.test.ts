@@ -5,8 +5,10 @@
  */
 import type { Client } from 'graphql-ws';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Collector } from '../helpers/collector.ts';
+import { startTestGateway } from '../helpers/gateway.ts';
+import { wsClient } from '../helpers/graphql-ws.ts';
 import { localServiceForTest, rest } from '../helpers/local-service.ts';
-import { Collector, startLiveGateway, wsClient } from './helpers.ts';
 
 const EVENTS = /* GraphQL */ `
   subscription Events($id: ID!, $after: Int) {
@@ -40,13 +42,13 @@ afterEach(async () => {
 });
 
 async function gateway(upstreamUrl: string) {
-  const started = await startLiveGateway(upstreamUrl);
+  const started = await startTestGateway({ upstreamUrl: upstreamUrl, fastLive: true });
   cleanups.push(() => started.close());
   return started;
 }
 
 function client(url: string, params: Record<string, unknown> = {}): Client {
-  const created = wsClient(url, params);
+  const created = wsClient(url, { connectionParams: params });
   cleanups.push(() => created.dispose());
   return created;
 }

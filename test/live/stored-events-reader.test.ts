@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { UpstreamClient, type UpstreamCredentials } from '../../src/upstream/http.ts';
 import { readStoredEventsAfter } from '../../src/upstream/stored-events.ts';
-import { sendJson, startMisbehavingUpstream } from '../gateway/misbehaving-upstream.ts';
+import { sendJson, startMisbehavingUpstream } from '../helpers/misbehaving-upstream.ts';
 
 const ID = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
 const KEY: UpstreamCredentials = { kind: 'session-api-key', key: 'caller-key' };

@@ -6,6 +6,10 @@ import type { ExecutionResult } from 'graphql';
 import type { Client } from 'graphql-ws';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
+import { Collector } from '../helpers/collector.ts';
+import { startTestGateway, type TestGatewayOptions } from '../helpers/gateway.ts';
+import { wsClient } from '../helpers/graphql-ws.ts';
+import { socketReplay } from '../helpers/live.ts';
 import {
   localServiceForTest,
   makeTempDataDir,
@@ -13,7 +17,7 @@ import {
   rest,
   startTestLocalService,
 } from '../helpers/local-service.ts';
-import { Collector, socketReplay, sseSubscribe, startLiveGateway, wsClient } from './helpers.ts';
+import { sseSubscribe } from '../helpers/sse.ts';
 
 const EVENTS = /* GraphQL */ `
   subscription Events($id: ID!, $after: Int) {
@@ -70,14 +74,14 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
-async function gateway(upstreamUrl: string, options: Parameters<typeof startLiveGateway>[1] = {}) {
-  const started = await startLiveGateway(upstreamUrl, options);
+async function gateway(upstreamUrl: string, options: Omit<TestGatewayOptions, 'upstreamUrl'> = {}) {
+  const started = await startTestGateway({ upstreamUrl: upstreamUrl, fastLive: true, ...options });
   cleanups.push(() => started.close());
   return started;
 }
 
 function client(url: string, params: Record<string, unknown> = {}): Client {
-  const created = wsClient(url, params);
+  const created = wsClient(url, { connectionParams: params });
   cleanups.push(() => created.dispose());
   return created;
 }
@@ -283,7 +287,7 @@ describe('Subscription.conversationEvents', () => {
     );
     expect(sent.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
 
-    const everything = JSON.stringify([failure, sse.collector.items, sent]) + gw.logs();
+    const everything = JSON.stringify([failure, sse.collector.items, sent]) + gw.logs().join('\n');
     expect(everything).not.toContain(wrongKey);
     expect(everything).not.toContain('right-key-123');
     expect(await numConnections(upstream.url, id, 'right-key-123')).toBe(0);

@@ -12,7 +12,7 @@ import {
   rest,
   type TestLocalService,
 } from '../helpers/local-service.ts';
-import { socketClientForTest } from './fixtures.ts';
+import { socketClientForTest } from './socket-harness.ts';
 
 // GET and POST /api/conversations/{id}/events over real HTTP (and Socket.IO where events go live).
 

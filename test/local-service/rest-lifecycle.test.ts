@@ -8,8 +8,8 @@ import type {
 } from '../../src/contract/records.ts';
 import { newConversationId } from '../helpers/fixtures.ts';
 import { localServiceForTest, rest, startTestLocalService } from '../helpers/local-service.ts';
-import { socketClientForTest } from './fixtures.ts';
 import type { RecordingClient } from './socket-harness.ts';
+import { socketClientForTest } from './socket-harness.ts';
 
 // DELETE / PATCH /api/conversations/{id}, POST .../start and .../stop over real HTTP and Socket.IO.
 

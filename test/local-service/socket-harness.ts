@@ -1,3 +1,8 @@
+/**
+ * The local service's socket half on its own, and recording Socket.IO clients of it. Only the
+ * local-service tests use it (they reach into the store and runtime directly), so it lives with them;
+ * every other suite talks to the whole service through test/helpers/local-service.ts.
+ */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -5,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { type Socket as ClientSocket, io as connectClient } from 'socket.io-client';
+import { onTestFinished } from 'vitest';
 import { createTenantResolver } from '../../src/local-service/auth.ts';
 import type { AgentRuntime, ConversationStore } from '../../src/local-service/contracts.ts';
 import { createAgentRuntime } from '../../src/local-service/runtime.ts';
@@ -85,7 +91,7 @@ export interface RecordingClient {
   close(): void;
 }
 
-export function openClient(
+function openClient(
   url: string,
   query: Record<string, string>,
   transports: Array<'websocket' | 'polling'> = ['websocket'],
@@ -144,4 +150,15 @@ export function openClient(
 export function lastAgentState(events: Array<Record<string, unknown>>): unknown {
   const states = events.filter((e) => e.observation === 'agent_state_changed');
   return (states.at(-1)?.extras as { agent_state?: unknown } | undefined)?.agent_state;
+}
+
+/** {@link openClient}, closed when the current test finishes. */
+export function socketClientForTest(
+  url: string,
+  query: Record<string, string>,
+  transports?: Array<'websocket' | 'polling'>,
+): RecordingClient {
+  const client = openClient(url, query, transports);
+  onTestFinished(() => client.close());
+  return client;
 }

@@ -2,8 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { ConversationRecord } from '../../src/contract/records.ts';
 import { newConversationId } from '../helpers/fixtures.ts';
 import { localServiceForTest, rest } from '../helpers/local-service.ts';
-import { socketClientForTest } from './fixtures.ts';
-import { lastAgentState, type RecordingClient } from './socket-harness.ts';
+import { lastAgentState, type RecordingClient, socketClientForTest } from './socket-harness.ts';
 
 // The conversation socket inside the whole local service (REST + auth + socket on one port).
 

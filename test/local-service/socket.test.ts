@@ -7,8 +7,12 @@ import type { ConversationEventRecord } from '../../src/contract/records.ts';
 import type { StoredConversation } from '../../src/local-service/contracts.ts';
 import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
 import { newConversationId } from '../helpers/fixtures.ts';
-import { socketClientForTest } from './fixtures.ts';
-import { lastAgentState, type SocketHarness, startSocketHarness } from './socket-harness.ts';
+import {
+  lastAgentState,
+  type SocketHarness,
+  socketClientForTest,
+  startSocketHarness,
+} from './socket-harness.ts';
 
 const harnesses: SocketHarness[] = [];
 const dirs: string[] = [];
