@@ -12,7 +12,7 @@ import { relayPagination } from '@urql/exchange-graphcache/extras';
 import { persistedExchange } from '@urql/exchange-persisted';
 import { buildSchema, introspectionFromSchema } from 'graphql';
 import { createClient } from 'graphql-ws';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   type ClientStack,
   CONVERSATION_FIELDS,
@@ -23,11 +23,6 @@ import {
   startClientStack,
   WebSocket,
 } from './helpers.ts';
-
-const cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
 
 /** The README's urql setup, plus a fetch that records method and whether the document was sent. */
 function urqlClient(stack: ClientStack) {
@@ -50,7 +45,7 @@ function urqlClient(stack: ClientStack) {
     return response;
   };
   const ws = createClient({ url: stack.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0 });
-  cleanups.push(() => ws.dispose());
+  onTestFinished(() => ws.dispose());
   const client = new Client({
     url: stack.gateway.url,
     fetch: recordingFetch,
@@ -131,7 +126,7 @@ async function pageThrough(
 describe('urql 6 with Graphcache', () => {
   it('pages 250 conversations with first: 100 as a variable through relayPagination, over persisted queries', async () => {
     const stack = await startClientStack();
-    cleanups.push(() => stack.close());
+    onTestFinished(() => stack.close());
     const { client, requests } = urqlClient(stack);
 
     expect(await pageThrough(client, BY_VARIABLE, { first: PAGE })).toEqual(stack.newestFirst);
@@ -145,7 +140,7 @@ describe('urql 6 with Graphcache', () => {
 
   it('pages 250 conversations with first: 100 as a literal (with the __typenames urql adds)', async () => {
     const stack = await startClientStack();
-    cleanups.push(() => stack.close());
+    onTestFinished(() => stack.close());
     const { client } = urqlClient(stack);
 
     expect(await pageThrough(client, BY_LITERAL, {})).toEqual(stack.newestFirst);
@@ -153,7 +148,7 @@ describe('urql 6 with Graphcache', () => {
 
   it('creates a conversation (statusMessage beside Error.message) and follows its events over subscriptionExchange', async () => {
     const stack = await startClientStack();
-    cleanups.push(() => stack.close());
+    onTestFinished(() => stack.close());
     const { client } = urqlClient(stack);
 
     const created = await client
@@ -192,7 +187,7 @@ describe('urql 6 with Graphcache', () => {
         if (result.error) events.fail(result.error);
         else if (result.data) events.push(result.data.conversationEvents);
       });
-    cleanups.push(unsubscribe);
+    onTestFinished(unsubscribe);
     await events.until((items) => items.some((event) => event.content === 'You said: hello from urql'));
     expect(events.items.find((event) => event.__typename === 'AgentMessageEvent')).toMatchObject({
       content: 'You said: hello from urql',

@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { resolve } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { makeTempDataDir } from '../helpers/local-service.ts';
 import { sendJson, startMisbehavingUpstream } from '../helpers/misbehaving-upstream.ts';
 import { killChildren } from '../helpers/processes.ts';
@@ -15,14 +15,12 @@ import { killChildren } from '../helpers/processes.ts';
 const ROOT = resolve(import.meta.dirname, '../..');
 const children: ChildProcess[] = [];
 const workerPids: number[] = [];
-const cleanups: Array<() => Promise<void> | void> = [];
 
 afterEach(async () => {
   await killChildren(children);
   for (const pid of workerPids.splice(0)) {
     if (alive(pid)) process.kill(pid, 'SIGKILL');
   }
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
 function alive(pid: number): boolean {
@@ -100,7 +98,7 @@ const LIST = JSON.stringify({ query: '{ conversations(first: 1) { edges { node {
 describe('--workers 2', () => {
   it('runs two worker processes on one port, each answering GraphQL and its own labelled /metrics', async () => {
     const dataDir = makeTempDataDir('gateway-workers-');
-    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
     const cli = startCli(['--workers', '2'], { DATA_DIR: dataDir, LOCAL_SERVICE_PORT: '0' });
     await vi.waitFor(() => expect(cli.url()).toBeDefined(), { timeout: 60_000, interval: 50 });
     const url = cli.url() as string;
@@ -131,7 +129,7 @@ describe('--workers 2', () => {
         held.push(() => sendJson(res, 200, { results: [], next_page_id: null }));
       } else sendJson(res, 404, { message: 'not here' });
     });
-    cleanups.push(() => upstream.close());
+    onTestFinished(() => upstream.close());
     const cli = startCli(['--workers', '2', '--upstream', upstream.url]);
     await vi.waitFor(() => expect(cli.url()).toBeDefined(), { timeout: 60_000, interval: 50 });
     const url = cli.url() as string;
@@ -166,7 +164,7 @@ describe('--workers 2', () => {
 
   it('replaces a worker killed with SIGKILL, and the port keeps answering', async () => {
     const dataDir = makeTempDataDir('gateway-workers-');
-    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
     const cli = startCli(['--workers', '2'], { DATA_DIR: dataDir, LOCAL_SERVICE_PORT: '0' });
     await vi.waitFor(() => expect(cli.url()).toBeDefined(), { timeout: 60_000, interval: 50 });
     const url = cli.url() as string;

@@ -5,19 +5,21 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { Collector } from '../helpers/collector.ts';
-import { startTestGateway } from '../helpers/gateway.ts';
+import { gatewayForTest } from '../helpers/gateway.ts';
 import { wsClient } from '../helpers/graphql-ws.ts';
 import { post } from '../helpers/http.ts';
-import { makeTempDataDir, removeDataDir, rest, startTestLocalService } from '../helpers/local-service.ts';
+import {
+  localServiceForTest,
+  makeTempDataDir,
+  removeDataDir,
+  rest,
+  startTestLocalService,
+} from '../helpers/local-service.ts';
 import { sendJson, startMisbehavingUpstream } from '../helpers/misbehaving-upstream.ts';
 import { killChildren } from '../helpers/processes.ts';
 import { sseSubscribe } from '../helpers/sse.ts';
-import { cleanupStack } from './helpers.ts';
-
-const cleanup = cleanupStack();
-afterEach(() => cleanup.run());
 
 const LIST = 'query List { conversations(first: 2) { edges { node { id } } } }';
 const EVENTS =
@@ -28,13 +30,11 @@ type Result = { data?: unknown; errors?: Array<{ extensions?: { code?: string } 
 describe('RunningGateway.close()', () => {
   it('lets an in-flight query finish, refuses new requests, then closes', async () => {
     const held: Array<() => void> = [];
-    const upstream = cleanup.add(
-      await startMisbehavingUpstream((_req, res) =>
-        held.push(() => sendJson(res, 200, { results: [], next_page_id: null })),
-      ),
-      (u) => u.close(),
+    const upstream = await startMisbehavingUpstream((_req, res) =>
+      held.push(() => sendJson(res, 200, { results: [], next_page_id: null })),
     );
-    const gateway = cleanup.add(await startTestGateway({ upstreamUrl: upstream.url }), (g) => g.close());
+    onTestFinished(() => upstream.close());
+    const gateway = await gatewayForTest({ upstreamUrl: upstream.url });
     const inFlight = post(gateway.url, { query: LIST });
     await vi.waitFor(() => expect(held.length).toBe(1), { timeout: 5000, interval: 20 });
 
@@ -60,18 +60,17 @@ describe('RunningGateway.close()', () => {
   });
 
   it('bounds the drain: after the grace period what is left is cut and close() resolves', async () => {
-    const upstream = cleanup.add(await startMisbehavingUpstream(() => {}), (u) => u.close()); // never answers
+    const upstream = await startMisbehavingUpstream(() => {});
+    onTestFinished(() => upstream.close()); // never answers
     const { startGateway } = await import('../../src/gateway/server.ts');
     const { createLogger } = await import('../../src/gateway/logging.ts');
-    const running = cleanup.add(
-      await startGateway({
-        upstreamUrl: upstream.url,
-        port: 0,
-        shutdownGraceMs: 100,
-        logger: createLogger({ level: 'silent' }),
-      }),
-      (r) => r.close(),
-    );
+    const running = await startGateway({
+      upstreamUrl: upstream.url,
+      port: 0,
+      shutdownGraceMs: 100,
+      logger: createLogger({ level: 'silent' }),
+    });
+    onTestFinished(() => running.close());
     const inFlight = post(running.url, { query: LIST }).then(
       (answer) => answer.status,
       () => 'cut',
@@ -82,20 +81,19 @@ describe('RunningGateway.close()', () => {
   });
 
   it('ends graphql-ws and SSE subscriptions with a last GATEWAY_SHUTTING_DOWN result, then completes them', async () => {
-    const service = cleanup.add(await startTestLocalService(), (s) => s.close());
+    const service = await localServiceForTest();
     const created = await rest<{ conversation_id: string }>(service.url, '/api/conversations', {
       method: 'POST',
       body: { initial_user_msg: 'hello' },
     });
     const id = created.body.conversation_id;
-    const gateway = cleanup.add(await startTestGateway({ upstreamUrl: service.url, fastLive: true }), (g) =>
-      g.close(),
-    );
-    const ws = cleanup.add(wsClient(gateway.url), (c) => c.dispose());
+    const gateway = await gatewayForTest({ upstreamUrl: service.url, fastLive: true });
+    const ws = wsClient(gateway.url);
     const overWs = new Collector<Result>(
       ws.iterate({ query: EVENTS, variables: { id } }) as AsyncIterable<Result>,
     );
-    const abort = cleanup.add(new AbortController(), (a) => a.abort());
+    const abort = new AbortController();
+    onTestFinished(() => abort.abort());
     const overSse = new Collector<Result>(
       sseSubscribe(
         gateway.url,
@@ -120,14 +118,12 @@ describe('RunningGateway.close()', () => {
 
   it('refuses operations that arrive on an open graphql-ws connection while draining', async () => {
     const held: Array<() => void> = [];
-    const upstream = cleanup.add(
-      await startMisbehavingUpstream((_req, res) =>
-        held.push(() => sendJson(res, 200, { results: [], next_page_id: null })),
-      ),
-      (u) => u.close(),
+    const upstream = await startMisbehavingUpstream((_req, res) =>
+      held.push(() => sendJson(res, 200, { results: [], next_page_id: null })),
     );
-    const gateway = cleanup.add(await startTestGateway({ upstreamUrl: upstream.url }), (g) => g.close());
-    const ws = cleanup.add(wsClient(gateway.url), (c) => c.dispose());
+    onTestFinished(() => upstream.close());
+    const gateway = await gatewayForTest({ upstreamUrl: upstream.url });
+    const ws = wsClient(gateway.url);
     // A query in flight over the socket keeps both the socket open and the gateway draining.
     const inFlight = new Collector(ws.iterate({ query: LIST }));
     await vi.waitFor(() => expect(held.length).toBe(1), { timeout: 5000, interval: 20 });
@@ -156,7 +152,8 @@ describe('the process on SIGTERM', () => {
   });
 
   it('drains, completes an open SSE subscription with the reason, exits 0, and the local service kept the data', async () => {
-    const dataDir = cleanup.add(makeTempDataDir('gateway-sigterm-'), removeDataDir);
+    const dataDir = makeTempDataDir('gateway-sigterm-');
+    onTestFinished(() => removeDataDir(dataDir));
     const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['src/index.ts'], {
       cwd: ROOT,
       env: { ...process.env, LOG_LEVEL: 'silent', DATA_DIR: dataDir, LOCAL_SERVICE_PORT: '0', PORT: '0' },
@@ -181,7 +178,8 @@ describe('the process on SIGTERM', () => {
     const id = (created.json?.data?.createConversation as { conversationId?: string } | undefined)
       ?.conversationId;
     expect(id).toMatch(/^[0-9a-f]{32}$/);
-    const abort = cleanup.add(new AbortController(), (a) => a.abort());
+    const abort = new AbortController();
+    onTestFinished(() => abort.abort());
     const stream = new Collector<Result>(
       sseSubscribe(url, { query: EVENTS, variables: { id } }, {}, abort.signal) as AsyncIterable<Result>,
     );
@@ -193,9 +191,8 @@ describe('the process on SIGTERM', () => {
     expect(stream.items.at(-1)?.errors?.[0]?.extensions?.code).toBe('GATEWAY_SHUTTING_DOWN');
 
     // The store was flushed and closed: a fresh service on the same data dir has the conversation.
-    const reopened = cleanup.add(await startTestLocalService({ dataDir }), (s) =>
-      s.close({ keepDataDir: true }),
-    );
+    const reopened = await startTestLocalService({ dataDir });
+    onTestFinished(() => reopened.close({ keepDataDir: true }));
     const found = await rest<{ conversation_id: string }>(reopened.url, `/api/conversations/${id}`);
     expect(found.status).toBe(200);
     expect(found.body.conversation_id).toBe(id);

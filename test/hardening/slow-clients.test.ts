@@ -4,22 +4,16 @@
  * SSE stream whose reader stops reading is cut as graphql-ws cuts a paused socket; one credential
  * holds at most MAX_STREAMS_PER_CREDENTIAL sockets + SSE streams (4429 / 429 TOO_MANY_STREAMS).
  */
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { startTestGateway } from '../helpers/gateway.ts';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { gatewayForTest, type startTestGateway } from '../helpers/gateway.ts';
 import { initSocket } from '../helpers/graphql-ws.ts';
 import { parseRawAnswer, post, rawConnection, readUntilClosed } from '../helpers/http.ts';
-import { rest, startTestLocalService } from '../helpers/local-service.ts';
+import { localServiceForTest, rest } from '../helpers/local-service.ts';
 import { sseSubscribe } from '../helpers/sse.ts';
-import { cleanupStack } from './helpers.ts';
-
-const cleanup = cleanupStack();
-afterEach(() => cleanup.run());
 
 async function setup(options: Omit<Parameters<typeof startTestGateway>[0], 'upstreamUrl'> = {}) {
-  const service = cleanup.add(await startTestLocalService(), (s) => s.close());
-  const gateway = cleanup.add(await startTestGateway({ upstreamUrl: service.url, ...options }), (g) =>
-    g.close(),
-  );
+  const service = await localServiceForTest();
+  const gateway = await gatewayForTest({ upstreamUrl: service.url, ...options });
   return { service, gateway };
 }
 
@@ -51,7 +45,10 @@ function openSse(url: string, id: string): string {
 describe('request deadlines', () => {
   it('answers 408 REQUEST_TIMEOUT when the headers do not arrive within HEADERS_TIMEOUT_MS', async () => {
     const { gateway } = await setup({ transportLimits: { headersTimeoutMs: 500, requestTimeoutMs: 5_000 } });
-    const socket = cleanup.add(await rawConnection(gateway.url), (s) => s.destroy());
+    const socket = await rawConnection(gateway.url);
+    onTestFinished(() => {
+      socket.destroy();
+    });
     socket.write(`POST /graphql HTTP/1.1\r\nHost: ${new URL(gateway.url).host}\r\nContent-Type: app`);
     const answer = parseRawAnswer(await readUntilClosed(socket));
     expect(answer.status).toBe(408);
@@ -68,7 +65,10 @@ describe('request deadlines', () => {
 
   it('answers 408 REQUEST_TIMEOUT when the body does not arrive within REQUEST_TIMEOUT_MS', async () => {
     const { gateway } = await setup({ transportLimits: { headersTimeoutMs: 500, requestTimeoutMs: 800 } });
-    const socket = cleanup.add(await rawConnection(gateway.url), (s) => s.destroy());
+    const socket = await rawConnection(gateway.url);
+    onTestFinished(() => {
+      socket.destroy();
+    });
     const body = JSON.stringify({ query: '{ conversations(first: 1) { edges { cursor } } }' });
     socket.write(
       `POST /graphql HTTP/1.1\r\nHost: ${new URL(gateway.url).host}\r\nContent-Type: application/json\r\n` +
@@ -94,11 +94,12 @@ describe('request deadlines', () => {
       transportLimits: { headersTimeoutMs: 1_000, requestTimeoutMs: 1_000 },
     });
     const id = await createConversation(service.url);
-    const abort = cleanup.add(new AbortController(), (a) => a.abort());
+    const abort = new AbortController();
+    onTestFinished(() => abort.abort());
     const stream = sseSubscribe(gateway.url, { query: EVENTS, variables: { id } }, {}, abort.signal);
     const first = stream.next();
     const ws = await initSocket(gateway.url, {});
-    cleanup.add(ws.socket, (s) => s.close());
+    onTestFinished(() => ws.socket.close());
     expect(ws.acknowledged).toBe(true);
     // Two deadlines pass while both stay open (deadlines are not much shorter here: a loaded test
     // machine must still deliver the other requests of this test within them)...
@@ -131,7 +132,10 @@ describe('SSE stall cut', () => {
     const id = await bigHistory(service.url);
 
     // A reader that reads: it receives the whole history, up to the agent's answer, and is not cut.
-    const reader = cleanup.add(await rawConnection(gateway.url), (s) => s.destroy());
+    const reader = await rawConnection(gateway.url);
+    onTestFinished(() => {
+      reader.destroy();
+    });
     reader.write(openSse(gateway.url, id));
     await new Promise<void>((resolve, reject) => {
       let tail = '';
@@ -147,7 +151,10 @@ describe('SSE stall cut', () => {
 
     // A reader that stops after the first bytes: the replay fills the socket buffers, the response
     // waits for a drain that never comes, and the gateway cuts it.
-    const socket = cleanup.add(await rawConnection(gateway.url), (s) => s.destroy());
+    const socket = await rawConnection(gateway.url);
+    onTestFinished(() => {
+      socket.destroy();
+    });
     socket.write(openSse(gateway.url, id));
     await new Promise((resolve) => socket.once('data', resolve));
     socket.pause();
@@ -172,8 +179,9 @@ describe('streams per credential', () => {
     const keyA = { 'X-Session-API-Key': 'key-a' };
 
     const first = await initSocket(gateway.url, keyA);
-    cleanup.add(first.socket, (s) => s.close());
-    const abort = cleanup.add(new AbortController(), (a) => a.abort());
+    onTestFinished(() => first.socket.close());
+    const abort = new AbortController();
+    onTestFinished(() => abort.abort());
     const sse = await fetch(gateway.url, {
       method: 'POST',
       headers: {
@@ -204,7 +212,7 @@ describe('streams per credential', () => {
     // Another credential has its own count; an empty key is no credential, counted apart from key-a.
     for (const params of [{ 'X-Session-API-Key': 'key-b' }, { 'X-Session-API-Key': '' }]) {
       const other = await initSocket(gateway.url, params);
-      cleanup.add(other.socket, (s) => s.close());
+      onTestFinished(() => other.socket.close());
       expect(other.acknowledged, JSON.stringify(params)).toBe(true);
     }
 
@@ -215,14 +223,14 @@ describe('streams per credential', () => {
     await vi.waitFor(
       async () => {
         const attempt = await initSocket(gateway.url, keyA);
-        cleanup.add(attempt.socket, (s) => s.close());
+        onTestFinished(() => attempt.socket.close());
         if (attempt.acknowledged) again.push(attempt);
         expect(again).toHaveLength(1);
       },
       { timeout: 5000, interval: 20 },
     );
     const second = await initSocket(gateway.url, keyA);
-    cleanup.add(second.socket, (s) => s.close());
+    onTestFinished(() => second.socket.close());
     expect(second.acknowledged).toBe(true);
     // The log never names a key.
     expect(gateway.logs().join('\n')).not.toContain('key-a');

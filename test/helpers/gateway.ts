@@ -4,14 +4,19 @@
  * typed GraphQL-over-HTTP client for the generated documents.
  *
  *   await using gateway = await startTestGateway({ upstreamUrl: service.url });   // closed by the block
+ *   const gateway = await gatewayForTest({ upstreamUrl, fastLive: true });        // closed after the test
+ *   const { service, gateway } = await serviceAndGatewayForTest({ hardening });   // both, after the test
  *   const { body } = await gateway.execute(ListConversationsDocument, { first: 20 }, { key });
  */
 import { Writable } from 'node:stream';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { type ExecutionResult, print } from 'graphql';
+import { onTestFinished } from 'vitest';
 import { createLogger } from '../../src/gateway/logging.ts';
 import { type RunningGateway, type StartGatewayOptions, startGateway } from '../../src/gateway/server.ts';
+import type { LocalServiceOptions } from '../../src/local-service/index.ts';
 import type { UpstreamCallInfo } from '../../src/upstream/http.ts';
+import { localServiceForTest } from './local-service.ts';
 
 /** How a test request authenticates. */
 interface CallerCredentials {
@@ -117,4 +122,28 @@ export async function startTestGateway({
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/** {@link startTestGateway}, closed when the current test finishes (vitest's onTestFinished). */
+export async function gatewayForTest(options: TestGatewayOptions): Promise<TestGateway> {
+  const gateway = await startTestGateway(options);
+  onTestFinished(() => gateway.close());
+  return gateway;
+}
+
+/** Options of {@link serviceAndGatewayForTest}: the gateway's, and the local service's under `service`. */
+export interface ServiceAndGatewayOptions extends Omit<TestGatewayOptions, 'upstreamUrl'> {
+  /** Options of the local service (keys, data dir). @default {} */
+  service?: Partial<LocalServiceOptions>;
+}
+
+/**
+ * The real local service and a gateway in front of it, both closed when the current test finishes,
+ * the gateway first.
+ */
+export async function serviceAndGatewayForTest(options: ServiceAndGatewayOptions = {}) {
+  const { service: serviceOptions = {}, ...gatewayOptions } = options;
+  const service = await localServiceForTest(serviceOptions);
+  const gateway = await gatewayForTest({ upstreamUrl: service.url, ...gatewayOptions });
+  return { service, gateway };
 }

@@ -8,9 +8,10 @@
  *   socket.send('{"id":"1","type":"subscribe","payload":{"query":"{ __typename }"}}');
  *   await socket.until((messages) => messages.some((m) => m.id === '1' && m.type === 'complete'));
  */
-import { type Client, createClient } from 'graphql-ws';
+import { type Client, createClient, type SubscribePayload } from 'graphql-ws';
 import { onTestFinished, vi } from 'vitest';
 import { WebSocket } from 'ws';
+import { Collector } from './collector.ts';
 
 /** Options of {@link wsClient}. */
 export interface WsClientOptions {
@@ -40,6 +41,22 @@ export function wsClient(httpUrl: string, options: WsClientOptions = {}): Client
   });
   onTestFinished(() => client.dispose());
   return client;
+}
+
+/**
+ * One subscription on `client`, drained into a {@link Collector}; `leave()` returns the iterator (the
+ * subscription completes), as happens anyway when the current test finishes.
+ */
+export function subscribeOverWs<T>(
+  client: Client,
+  request: SubscribePayload,
+): Collector<T> & { leave(): Promise<void> } {
+  const iterator = client.iterate(request);
+  const leave = async () => {
+    await iterator.return?.();
+  };
+  onTestFinished(leave);
+  return Object.assign(new Collector(iterator as AsyncIterable<T>), { leave });
 }
 
 /** Runs one operation over graphql-ws and resolves with its single result. */

@@ -1,5 +1,7 @@
 /** Subscriptions over SSE (Yoga's own, `Accept: text/event-stream`), as a test reads them. */
 import type { ExecutionResult } from 'graphql';
+import { onTestFinished } from 'vitest';
+import { Collector } from './collector.ts';
 
 /**
  * Subscribes over SSE (Yoga's own, `Accept: text/event-stream`) and yields each `next` payload until
@@ -49,4 +51,19 @@ export async function* sseSubscribe(
   } finally {
     await reader.cancel().catch(() => undefined);
   }
+}
+
+/**
+ * One SSE subscription drained into a {@link Collector}; `abort()` cuts it, as happens anyway when the
+ * current test finishes.
+ */
+export function subscribeOverSse<T = ExecutionResult>(
+  httpUrl: string,
+  body: { query: string; variables?: Record<string, unknown> },
+  headers: Record<string, string> = {},
+): Collector<T> & { abort(): void } {
+  const controller = new AbortController();
+  onTestFinished(() => controller.abort());
+  const stream = sseSubscribe(httpUrl, body, headers, controller.signal) as AsyncIterable<T>;
+  return Object.assign(new Collector(stream), { abort: () => controller.abort() });
 }

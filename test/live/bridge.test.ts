@@ -1,7 +1,7 @@
 /**
  * The Socket.IO bridge against the real local conversation service (real REST + Socket.IO on port 0).
  */
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { UserActionRecord } from '../../src/contract/records.ts';
 import { BridgeError } from '../../src/upstream/bridge/bridge-error.ts';
 import type { ConversationEvent } from '../../src/upstream/events.ts';
@@ -14,30 +14,18 @@ import {
 import { Collector } from '../helpers/collector.ts';
 import { bridgeEvents, createTestBridge, socketReplay } from '../helpers/live.ts';
 import {
+  localServiceForTest,
   makeTempDataDir,
   removeDataDir,
   rest,
   startTestLocalService,
-  type TestLocalService,
 } from '../helpers/local-service.ts';
 
 const NO_KEY: UpstreamCredentials = { kind: 'none' };
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  // Reverse order: streams and bridges before the services they talk to.
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
-
-async function service(options: Parameters<typeof startTestLocalService>[0] = {}): Promise<TestLocalService> {
-  const started = await startTestLocalService(options);
-  cleanups.push(() => started.close());
-  return started;
-}
-
 function bridgeFor(url: string, options: Parameters<typeof createTestBridge>[1] = {}) {
   const test = createTestBridge(url, options);
-  cleanups.push(() => test.close());
+  onTestFinished(() => test.close());
   return test;
 }
 
@@ -84,7 +72,7 @@ const idleAfter = (text: string) => (events: ConversationEvent[]) => {
 
 describe('EventBridge', () => {
   it('shares one upstream socket between subscribers, round-trips a message and closes when idle', async () => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const { bridge } = bridgeFor(upstream.url);
     const id = await createConversation(upstream.url);
 
@@ -135,7 +123,7 @@ describe('EventBridge', () => {
     ['from the recent-history ring', 1000],
     ['through a replay socket when the ring no longer holds it', 2],
   ])('afterEventId replays %s, then continues live without gap or duplicate', async (_label, historySize) => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const { bridge } = bridgeFor(upstream.url, { historySize });
     const id = await createConversation(upstream.url, undefined, { initial_user_msg: 'first' });
 
@@ -159,10 +147,10 @@ describe('EventBridge', () => {
 
   it('resumes after the upstream restarts, delivering every stored event exactly once', async () => {
     const dataDir = makeTempDataDir();
-    cleanups.push(() => removeDataDir(dataDir));
+    onTestFinished(() => removeDataDir(dataDir));
     let upstream = await startTestLocalService({ dataDir });
     const port = upstream.port;
-    cleanups.push(() => upstream.close({ keepDataDir: true }));
+    onTestFinished(() => upstream.close({ keepDataDir: true }));
     const { bridge } = bridgeFor(upstream.url);
     const id = await createConversation(upstream.url, undefined, { initial_user_msg: 'before' });
 
@@ -195,7 +183,7 @@ describe('EventBridge', () => {
   });
 
   it('ends subscribers with CONVERSATION_UNREACHABLE when the upstream stays down', async () => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const { bridge } = bridgeFor(upstream.url, {
       reconnect: { initialDelayMs: 10, maxDelayMs: 20, maxAttempts: 3 },
     });
@@ -213,7 +201,7 @@ describe('EventBridge', () => {
   });
 
   it('refuses a wrong key with UNAUTHENTICATED, over REST lookup and over the socket handshake', async () => {
-    const upstream = await service({ sessionApiKeys: ['right-key'] });
+    const upstream = await localServiceForTest({ sessionApiKeys: ['right-key'] });
     const id = await createConversation(upstream.url, 'right-key');
     const wrong: UpstreamCredentials = { kind: 'session-api-key', key: 'wrong-key-secret' };
 
@@ -237,7 +225,7 @@ describe('EventBridge', () => {
   });
 
   it('answers CONVERSATION_NOT_FOUND for an unknown id instead of letting the handshake create it', async () => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const { bridge } = bridgeFor(upstream.url);
     const unknown = 'f'.repeat(32);
     const stream = new Collector(bridgeEvents(bridge, { conversationId: unknown, credentials: NO_KEY }));
@@ -248,7 +236,7 @@ describe('EventBridge', () => {
   });
 
   it('cuts off a slow subscriber alone with SUBSCRIBER_TOO_SLOW', async () => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const { bridge } = bridgeFor(upstream.url, { maxBufferedEvents: 3 });
     const id = await createConversation(upstream.url);
     const fast = new Collector(bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY }));
@@ -271,7 +259,7 @@ describe('EventBridge', () => {
   });
 
   it('connects to a nested runtime with the runtime key from the conversation record', async () => {
-    const upstream = await service({ nestedRuntime: true, sessionApiKeys: ['caller-key'] });
+    const upstream = await localServiceForTest({ nestedRuntime: true, sessionApiKeys: ['caller-key'] });
     const caller: UpstreamCredentials = { kind: 'session-api-key', key: 'caller-key' };
     const id = await createConversation(upstream.url, 'caller-key');
     let record = { url: null as string | null, session_api_key: null as string | null };
@@ -288,7 +276,7 @@ describe('EventBridge', () => {
 
     const targets: SocketTarget[] = [];
     const base = createTestBridge(upstream.url);
-    cleanups.push(() => base.close());
+    onTestFinished(() => base.close());
     const resolveByRecord = recordSocketTargetResolver({ client: base.client }, upstream.url);
     const { bridge } = bridgeFor(upstream.url, {
       resolveTarget: async (...args) => {

@@ -7,10 +7,10 @@
  * sent live after everything else: once a subscriber has it, everything before it was handled.
  */
 import type { ExecutionResult } from 'graphql';
-import { afterEach, describe, expect, it } from 'vitest';
-import { Collector } from '../helpers/collector.ts';
-import { startTestGateway } from '../helpers/gateway.ts';
-import { wsClient } from '../helpers/graphql-ws.ts';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { Collector } from '../helpers/collector.ts';
+import { gatewayForTest } from '../helpers/gateway.ts';
+import { subscribeOverWs, wsClient } from '../helpers/graphql-ws.ts';
 import {
   agentMessage,
   agentStateChanged,
@@ -34,11 +34,6 @@ type Result = ExecutionResult<{ conversationEvents: { eventId: number | null } }
 const SENTINEL = 999;
 const ROUTE_MISSING_LOG = 'has no stored events route';
 
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
-
 /** Stored ids 0..count-1, every third one an agent-state change (the kind the replay holds back). */
 function storedHistory(count: number): WireEvent[] {
   return Array.from({ length: count }, (_, id) =>
@@ -51,9 +46,8 @@ async function setUp(connections: ConnectionScript, eventsRoute?: EventsRouteScr
     connections,
     ...(eventsRoute ? { eventsRoute } : {}),
   });
-  cleanups.push(() => upstream.close());
-  const gateway = await startTestGateway({ upstreamUrl: upstream.url, fastLive: true });
-  cleanups.push(() => gateway.close());
+  onTestFinished(() => upstream.close());
+  const gateway = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
   return { upstream, gateway };
 }
 
@@ -64,10 +58,7 @@ function subscribe(
   key = 'key-one',
 ): Collector<Result> {
   const client = wsClient(gatewayUrl, { connectionParams: { 'X-Session-API-Key': key } });
-  cleanups.push(() => client.dispose());
-  const iterator = client.iterate({ query: EVENTS, variables: { id: conversationId, after } });
-  cleanups.push(() => iterator.return?.());
-  return new Collector(iterator as AsyncIterable<Result>);
+  return subscribeOverWs(client, { query: EVENTS, variables: { id: conversationId, after } });
 }
 
 function seen(results: Result[]): Array<number | string> {

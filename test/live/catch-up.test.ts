@@ -11,12 +11,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import type { ExecutionResult } from 'graphql';
 import { createClient } from 'graphql-ws';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { WebSocket } from 'ws';
-import { Collector } from '../helpers/collector.ts';
-import { startTestGateway } from '../helpers/gateway.ts';
-import { wsClient } from '../helpers/graphql-ws.ts';
-import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
+import type { Collector } from '../helpers/collector.ts';
+import { gatewayForTest } from '../helpers/gateway.ts';
+import { subscribeOverWs, wsClient } from '../helpers/graphql-ws.ts';
+import { localServiceForTest, rest, type TestLocalService } from '../helpers/local-service.ts';
 import { killChildren } from '../helpers/processes.ts';
 
 const EVENTS = /* GraphQL */ `
@@ -36,9 +36,7 @@ type WireEvent = Record<string, unknown> & { id: number };
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const children: ChildProcess[] = [];
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
   await killChildren(children);
 });
 
@@ -135,11 +133,7 @@ function ids(results: Result[]): number[] {
     .filter((id): id is number => typeof id === 'number');
 }
 
-async function serviceWithAgent(replayStepMs: number): Promise<TestLocalService> {
-  const service = await startTestLocalService({ agentTimings: { replayStepMs } });
-  cleanups.push(() => service.close());
-  return service;
-}
+const serviceWithAgent = (replayStepMs: number) => localServiceForTest({ agentTimings: { replayStepMs } });
 
 async function createPlayingConversation(service: TestLocalService, length: number): Promise<string> {
   const created = await rest<{ conversation_id: string }>(service.url, '/api/conversations', {
@@ -150,14 +144,13 @@ async function createPlayingConversation(service: TestLocalService, length: numb
   return created.body.conversation_id;
 }
 
-function subscribe(gatewayUrl: string, id: string, after: number): Collector<Result> {
+function subscribe(gatewayUrl: string, id: string, after: number) {
   const client = wsClient(gatewayUrl);
-  cleanups.push(() => client.dispose());
-  const iterator = client.iterate({ query: EVENTS, variables: { id, after } });
-  cleanups.push(() => iterator.return?.());
-  return Object.assign(new Collector(iterator as AsyncIterable<Result>), {
+  const stream = subscribeOverWs<Result>(client, { query: EVENTS, variables: { id, after } });
+  const leaveSubscription = stream.leave;
+  return Object.assign(stream, {
     leave: async () => {
-      await iterator.return?.();
+      await leaveSubscription();
       await client.dispose();
     },
   });
@@ -166,8 +159,7 @@ function subscribe(gatewayUrl: string, id: string, after: number): Collector<Res
 describe('catch-up from the stored events', () => {
   it('a client that leaves, stays away past the idle close, and resumes with its last id ends with exactly the stored list', async () => {
     const service = await serviceWithAgent(15);
-    const gateway = await startTestGateway({ upstreamUrl: service.url, fastLive: true });
-    cleanups.push(() => gateway.close());
+    const gateway = await gatewayForTest({ upstreamUrl: service.url, fastLive: true });
     const id = await createPlayingConversation(service, 240);
 
     const first = subscribe(gateway.url, id, -1) as Collector<Result> & { leave: () => Promise<void> };
@@ -205,8 +197,7 @@ describe('catch-up from the stored events', () => {
       timeout: 15_000,
       interval: 20,
     });
-    const gateway = await startTestGateway({ upstreamUrl: service.url, fastLive: true });
-    cleanups.push(() => gateway.close());
+    const gateway = await gatewayForTest({ upstreamUrl: service.url, fastLive: true });
 
     const stream = subscribe(gateway.url, id, -1);
     const expected = deliverable(await playedBack(service.url, id));
@@ -241,7 +232,7 @@ describe('catch-up from the stored events', () => {
       retryWait: () => new Promise((done) => setTimeout(done, 400)),
       shouldRetry: () => true,
     });
-    cleanups.push(() => client.dispose());
+    onTestFinished(() => client.dispose());
     const received: Result[] = [];
     const unsubscribe = client.subscribe<Result['data']>(
       { query: EVENTS, variables },
@@ -255,7 +246,7 @@ describe('catch-up from the stored events', () => {
         complete: () => {},
       },
     );
-    cleanups.push(unsubscribe);
+    onTestFinished(unsubscribe);
 
     await vi.waitFor(() => expect(ids(received).length).toBeGreaterThanOrEqual(50), {
       timeout: 20_000,

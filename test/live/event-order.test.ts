@@ -8,10 +8,10 @@
  * test checks the same against the real local service, whose replay reorders the same way.
  */
 import type { ExecutionResult } from 'graphql';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Collector } from '../helpers/collector.ts';
-import { startTestGateway, type TestGatewayOptions } from '../helpers/gateway.ts';
-import { wsClient } from '../helpers/graphql-ws.ts';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import type { Collector } from '../helpers/collector.ts';
+import { gatewayForTest, type TestGatewayOptions } from '../helpers/gateway.ts';
+import { subscribeOverWs, wsClient } from '../helpers/graphql-ws.ts';
 import {
   agentMessage,
   agentStateChanged,
@@ -22,7 +22,7 @@ import {
   type WireEvent,
 } from '../helpers/hostile-socket-upstream.ts';
 import { socketReplay } from '../helpers/live.ts';
-import { rest, startTestLocalService } from '../helpers/local-service.ts';
+import { localServiceForTest, rest } from '../helpers/local-service.ts';
 
 const EVENTS = /* GraphQL */ `
   subscription Events($id: ID!, $after: Int) {
@@ -38,30 +38,18 @@ type Result = ExecutionResult<{ conversationEvents: { eventId: number | null; me
 
 const SENTINEL = 99;
 
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
-
 async function upstreamWith(connections: ConnectionScript) {
   const upstream = await startHostileSocketUpstream({ connections });
-  cleanups.push(() => upstream.close());
+  onTestFinished(() => upstream.close());
   return upstream;
 }
 
-async function gatewayFor(upstreamUrl: string, live: Omit<TestGatewayOptions, 'upstreamUrl'> = {}) {
-  const gateway = await startTestGateway({ upstreamUrl: upstreamUrl, fastLive: true, ...live });
-  cleanups.push(() => gateway.close());
-  return gateway;
-}
+const gatewayFor = (upstreamUrl: string, options: Omit<TestGatewayOptions, 'upstreamUrl'> = {}) =>
+  gatewayForTest({ upstreamUrl, fastLive: true, ...options });
 
 /** One graphql-ws client and one subscription on it, drained in the background. */
 function subscribe(gatewayUrl: string, conversationId: string, after: number | null): Collector<Result> {
-  const client = wsClient(gatewayUrl);
-  cleanups.push(() => client.dispose());
-  const iterator = client.iterate({ query: EVENTS, variables: { id: conversationId, after } });
-  cleanups.push(() => iterator.return?.());
-  return new Collector(iterator as AsyncIterable<Result>);
+  return subscribeOverWs(wsClient(gatewayUrl), { query: EVENTS, variables: { id: conversationId, after } });
 }
 
 /** What a subscriber saw: ids as numbers, id-less events as their message (`S:...`). */
@@ -242,8 +230,7 @@ describe('event order over graphql-ws', () => {
   it('against the real local service, subscribing while its replay sends an agent state after higher ids', async () => {
     // A recorded conversation played back step by step: while it plays, the stored history ends with
     // `running` followed by messages, and the service's replay sends that `running` last.
-    const service = await startTestLocalService({ agentTimings: { replayStepMs: 100 } });
-    cleanups.push(() => service.close());
+    const service = await localServiceForTest({ agentTimings: { replayStepMs: 100 } });
     const message = (source: string, content: string) => ({
       source,
       message: content,

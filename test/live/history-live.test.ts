@@ -4,10 +4,9 @@
  * service's Socket.IO), and sendMessage's choice between the socket and the REST events route.
  */
 import type { Client } from 'graphql-ws';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Collector } from '../helpers/collector.ts';
-import { startTestGateway } from '../helpers/gateway.ts';
-import { wsClient } from '../helpers/graphql-ws.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { gatewayForTest } from '../helpers/gateway.ts';
+import { subscribeOverWs, wsClient } from '../helpers/graphql-ws.ts';
 import { localServiceForTest, rest } from '../helpers/local-service.ts';
 
 const EVENTS = /* GraphQL */ `
@@ -36,28 +35,8 @@ type Result = {
   errors?: Array<{ extensions?: { code?: string } }>;
 };
 
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
-
-async function gateway(upstreamUrl: string) {
-  const started = await startTestGateway({ upstreamUrl: upstreamUrl, fastLive: true });
-  cleanups.push(() => started.close());
-  return started;
-}
-
-function client(url: string, params: Record<string, unknown> = {}): Client {
-  const created = wsClient(url, { connectionParams: params });
-  cleanups.push(() => created.dispose());
-  return created;
-}
-
-function subscribe(ws: Client, variables: Record<string, unknown>): Collector<Result> {
-  const iterator = ws.iterate({ query: EVENTS, variables });
-  cleanups.push(() => iterator.return?.());
-  return new Collector(iterator as AsyncIterable<Result>);
-}
+const subscribe = (ws: Client, variables: Record<string, unknown>) =>
+  subscribeOverWs<Result>(ws, { query: EVENTS, variables });
 
 async function graphql(url: string, query: string, variables: Record<string, unknown>, key?: string) {
   const response = await fetch(url, {
@@ -112,7 +91,7 @@ const codeOf = (result: Result | undefined) => result?.errors?.[0]?.extensions?.
 describe('transcript then live', () => {
   it('events(last: 50) then conversationEvents(afterEventId: newest) misses nothing and repeats nothing while the agent produces events', async () => {
     const upstream = await localServiceForTest();
-    const gw = await gateway(upstream.url);
+    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
     const id = await createConversation(upstream.url);
     // A producer keeps the agent busy before, during and after the seam.
     let producing = true;
@@ -137,7 +116,7 @@ describe('transcript then live', () => {
     const transcriptIds = edges.map((edge) => edge.node.eventId);
     const newest = transcriptIds[transcriptIds.length - 1] ?? -1;
     const oldest = transcriptIds[0] ?? -1;
-    const live = subscribe(client(gw.url), { id, after: newest });
+    const live = subscribe(wsClient(gw.url), { id, after: newest });
 
     await new Promise((resolve) => setTimeout(resolve, 100));
     producing = false;
@@ -165,13 +144,13 @@ describe('transcript then live', () => {
 describe('resuming from an id', () => {
   it('unsubscribing a quiet stream detaches its live subscriber at once and lets the socket close', async () => {
     const upstream = await localServiceForTest();
-    const gw = await gateway(upstream.url);
+    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
     const id = await createConversation(upstream.url);
     await vi.waitFor(
       async () => expect((await storedIds(upstream.url, id)).length).toBeGreaterThanOrEqual(2),
       { timeout: 5000, interval: 20 },
     );
-    const ws = client(gw.url);
+    const ws = wsClient(gw.url);
     const iterator = ws.iterate({ query: EVENTS, variables: { id, after: 0 } });
     const first = await iterator.next();
     expect((first.value as Result).data?.conversationEvents.eventId).toBe(1);
@@ -194,9 +173,9 @@ describe('resuming from an id', () => {
 describe('streams of deleted and stopped conversations', () => {
   it('deleteConversation ends every subscriber with CONVERSATION_DELETED and nothing re-creates it', async () => {
     const upstream = await localServiceForTest();
-    const gw = await gateway(upstream.url);
+    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
     const id = await createConversation(upstream.url);
-    const stream = subscribe(client(gw.url), { id, after: -1 });
+    const stream = subscribe(wsClient(gw.url), { id, after: -1 });
     await vi.waitFor(() => expect(gw.gateway.eventBridge.isConnected(id, { kind: 'none' })).toBe(true), {
       timeout: 5000,
       interval: 20,
@@ -220,9 +199,9 @@ describe('streams of deleted and stopped conversations', () => {
 
   it('a delete by someone else (the upstream disconnects the socket) ends subscribers with CONVERSATION_DELETED, without reconnecting', async () => {
     const upstream = await localServiceForTest();
-    const gw = await gateway(upstream.url);
+    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
     const id = await createConversation(upstream.url);
-    const stream = subscribe(client(gw.url), { id, after: -1 });
+    const stream = subscribe(wsClient(gw.url), { id, after: -1 });
     await vi.waitFor(() => expect(gw.gateway.eventBridge.isConnected(id, { kind: 'none' })).toBe(true), {
       timeout: 5000,
       interval: 20,
@@ -239,9 +218,9 @@ describe('streams of deleted and stopped conversations', () => {
 
   it('stopConversation ends subscribers with CONVERSATION_STOPPED after the events already sent', async () => {
     const upstream = await localServiceForTest();
-    const gw = await gateway(upstream.url);
+    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
     const id = await createConversation(upstream.url);
-    const stream = subscribe(client(gw.url), { id, after: -1 });
+    const stream = subscribe(wsClient(gw.url), { id, after: -1 });
     await vi.waitFor(() => expect(gw.gateway.eventBridge.isConnected(id, { kind: 'none' })).toBe(true), {
       timeout: 5000,
       interval: 20,
@@ -267,9 +246,9 @@ describe('streams of deleted and stopped conversations', () => {
 
   it('a stop by someone else (the upstream session close) also ends subscribers with CONVERSATION_STOPPED', async () => {
     const upstream = await localServiceForTest();
-    const gw = await gateway(upstream.url);
+    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
     const id = await createConversation(upstream.url);
-    const stream = subscribe(client(gw.url), { id, after: -1 });
+    const stream = subscribe(wsClient(gw.url), { id, after: -1 });
     await vi.waitFor(() => expect(gw.gateway.eventBridge.isConnected(id, { kind: 'none' })).toBe(true), {
       timeout: 5000,
       interval: 20,
@@ -288,7 +267,7 @@ describe('sendMessage routes', () => {
 
   it('uses POST /events when no socket is open and the echo is not selected; the socket otherwise', async () => {
     const upstream = await localServiceForTest({ sessionApiKeys: ['key-a', 'key-b'] });
-    const gw = await gateway(upstream.url);
+    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
     const id = await createConversation(upstream.url, 'key-a');
 
     const quiet = await graphql(
@@ -345,10 +324,13 @@ describe('sendMessage routes', () => {
 
   it("a subscriber of another tenant's conversation gets CONVERSATION_NOT_FOUND, resuming from an id or not", async () => {
     const upstream = await localServiceForTest({ sessionApiKeys: ['key-a', 'key-b'] });
-    const gw = await gateway(upstream.url);
+    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
     const id = await createConversation(upstream.url, 'key-a');
     for (const after of [-1, 0, 5]) {
-      const stream = subscribe(client(gw.url, { 'X-Session-API-Key': 'key-b' }), { id, after });
+      const stream = subscribe(wsClient(gw.url, { connectionParams: { 'X-Session-API-Key': 'key-b' } }), {
+        id,
+        after,
+      });
       await stream.finished();
       expect(stream.items).toHaveLength(1);
       expect(codeOf(stream.items[0])).toBe('CONVERSATION_NOT_FOUND');
