@@ -33,7 +33,7 @@ import { gatewayForTest, type startTestGateway } from '../helpers/gateway.ts';
 import { wsClient } from '../helpers/graphql-ws.ts';
 import { codes, post } from '../helpers/http.ts';
 import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
-import { sendJson, startMisbehavingUpstream } from '../helpers/misbehaving-upstream.ts';
+import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
 import * as documents from './documents.ts';
 
 const ALICE = 'alice-budget-key';
@@ -331,8 +331,9 @@ describe('fair share of a slow upstream (scripted double holding every lookup un
    */
   async function arrivalOfB(concurrencyPerCredential: number) {
     const held: Array<() => void> = [];
-    const upstream = await startMisbehavingUpstream((_req, res) => held.push(() => sendJson(res, 200, null)));
-    onTestFinished(() => upstream.close());
+    const upstream = await misbehavingUpstreamForTest((_req, res) =>
+      held.push(() => sendJson(res, 200, null)),
+    );
     const gateway = await gatewayWith({
       upstreamUrl: upstream.url,
       upstreamConnections: 4,

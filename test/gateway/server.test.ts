@@ -2,27 +2,14 @@
  * The listening gateway: GraphiQL served offline, health and readiness, graphql-ws on the same path
  * with credentials from connectionParams, and idempotent disposal.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { describe, expect, it } from 'vitest';
+import { serviceAndGatewayForTest } from '../helpers/gateway.ts';
 import { runOverWs, wsClient } from '../helpers/graphql-ws.ts';
-import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
+import { rest } from '../helpers/local-service.ts';
 
 const KEY = 'ws-key';
-let service: TestLocalService | undefined;
-let gateway: TestGateway | undefined;
-
-afterEach(async () => {
-  await gateway?.close();
-  await service?.close();
-  gateway = undefined;
-  service = undefined;
-});
-
-async function start() {
-  service = await startTestLocalService({ sessionApiKeys: [KEY] });
-  gateway = await startTestGateway({ upstreamUrl: service.url });
-  return { service, gateway };
-}
+/** The local service (with one key) and the gateway, closed when the test finishes. */
+const start = () => serviceAndGatewayForTest({ service: { sessionApiKeys: [KEY] } });
 
 describe('the listening gateway', () => {
   it('serves the GraphiQL page (no CDN), the example operation and the header hint', async () => {

@@ -9,7 +9,7 @@ import { request } from 'node:http';
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { makeTempDataDir } from '../helpers/local-service.ts';
-import { sendJson, startMisbehavingUpstream } from '../helpers/misbehaving-upstream.ts';
+import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
 import { killChildren } from '../helpers/processes.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -124,12 +124,11 @@ describe('--workers 2', () => {
 
   it('drains both workers on SIGTERM: a query in flight in each completes, then all exit 0', async () => {
     const held: Array<() => void> = [];
-    const upstream = await startMisbehavingUpstream((req, res) => {
+    const upstream = await misbehavingUpstreamForTest((req, res) => {
       if (req.url?.startsWith('/api/conversations')) {
         held.push(() => sendJson(res, 200, { results: [], next_page_id: null }));
       } else sendJson(res, 404, { message: 'not here' });
     });
-    onTestFinished(() => upstream.close());
     const cli = startCli(['--workers', '2', '--upstream', upstream.url]);
     await vi.waitFor(() => expect(cli.url()).toBeDefined(), { timeout: 60_000, interval: 50 });
     const url = cli.url() as string;

@@ -11,7 +11,7 @@ import { gatewayForTest } from '../helpers/gateway.ts';
 import { wsClient } from '../helpers/graphql-ws.ts';
 import { codes, post } from '../helpers/http.ts';
 import { makeTempDataDir, removeDataDir, rest, startTestLocalService } from '../helpers/local-service.ts';
-import { sendJson, startMisbehavingUpstream } from '../helpers/misbehaving-upstream.ts';
+import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
 
 const LIST = 'query List { conversations(first: 2) { edges { node { id } } } }';
 const EMPTY_PAGE = { results: [], next_page_id: null };
@@ -40,7 +40,7 @@ describe('a misbehaving upstream', () => {
   it('maps every fault to a coded error, never 5xx to the client, and recovers', async () => {
     let fault: Fault = 'healthy';
     const written = { bytes: 0 };
-    const upstream = await startMisbehavingUpstream((_req, res) => {
+    const upstream = await misbehavingUpstreamForTest((_req, res) => {
       switch (fault) {
         case 'slow':
           setTimeout(() => sendJson(res, 200, EMPTY_PAGE), 1500).unref();
@@ -62,7 +62,6 @@ describe('a misbehaving upstream', () => {
           return sendJson(res, 200, EMPTY_PAGE);
       }
     });
-    onTestFinished(() => upstream.close());
     const gateway = await gatewayForTest({
       upstreamUrl: upstream.url,
       upstreamTimeoutMs: 300,

@@ -3,13 +3,13 @@
  * deadline: units (the breaker's with an injected clock), then the real gateway against a misbehaving upstream
  * (127.0.0.1, port 0) or the real local service.
  */
-import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { budgetWindow, RateLimiter } from '../../src/gateway/rate-limit.ts';
 import { CircuitBreaker, ConcurrencyGate, GateRefusal } from '../../src/upstream/circuit-breaker.ts';
 import { gatewayForTest } from '../helpers/gateway.ts';
 import { codes, metric, post } from '../helpers/http.ts';
 import { localServiceForTest } from '../helpers/local-service.ts';
-import { sendJson, startMisbehavingUpstream } from '../helpers/misbehaving-upstream.ts';
+import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
 
 const LIST = 'query List { conversations(first: 2) { edges { node { id } } } }';
 const EMPTY_PAGE = { results: [], next_page_id: null };
@@ -132,11 +132,10 @@ describe('CircuitBreaker and ConcurrencyGate', () => {
 describe('circuit breaker at the gateway', () => {
   it('fails fast with CIRCUIT_OPEN while the upstream fails, probes after the cool-down and recovers', async () => {
     let healthy = false;
-    const upstream = await startMisbehavingUpstream((_req, res) => {
+    const upstream = await misbehavingUpstreamForTest((_req, res) => {
       if (healthy) sendJson(res, 200, EMPTY_PAGE);
       else sendJson(res, 500, { detail: 'boom' });
     });
-    onTestFinished(() => upstream.close());
     const gateway = await gatewayForTest({
       upstreamUrl: upstream.url,
       upstream: { retries: 0, circuitBreaker: { failureThreshold: 3, resetTimeoutMs: 300 } },
@@ -163,8 +162,7 @@ describe('circuit breaker at the gateway', () => {
   });
 
   it('a 4xx is a healthy upstream: it never opens the circuit', async () => {
-    const upstream = await startMisbehavingUpstream((_req, res) => sendJson(res, 401, { detail: 'no' }));
-    onTestFinished(() => upstream.close());
+    const upstream = await misbehavingUpstreamForTest((_req, res) => sendJson(res, 401, { detail: 'no' }));
     const gateway = await gatewayForTest({
       upstreamUrl: upstream.url,
       upstream: { retries: 0, circuitBreaker: { failureThreshold: 2 } },
@@ -178,10 +176,9 @@ describe('circuit breaker at the gateway', () => {
 describe('bounded concurrency and the operation deadline', () => {
   it('queues calls beyond the bound, refuses beyond the queue with GATEWAY_OVERLOADED, and recovers', async () => {
     const held: Array<() => void> = [];
-    const upstream = await startMisbehavingUpstream((_req, res) =>
+    const upstream = await misbehavingUpstreamForTest((_req, res) =>
       held.push(() => sendJson(res, 200, EMPTY_PAGE)),
     );
-    onTestFinished(() => upstream.close());
     const gateway = await gatewayForTest({
       upstreamUrl: upstream.url,
       // The shared gate itself: one caller here, so its per-credential share (fair-share.ts) is off.
@@ -215,8 +212,7 @@ describe('bounded concurrency and the operation deadline', () => {
   });
 
   it('ends an operation at its deadline with OPERATION_TIMEOUT and aborts its upstream call', async () => {
-    const upstream = await startMisbehavingUpstream(() => {});
-    onTestFinished(() => upstream.close()); // never answers
+    const upstream = await misbehavingUpstreamForTest(() => {}); // never answers
     const gateway = await gatewayForTest({
       upstreamUrl: upstream.url,
       upstream: { retries: 0 },
@@ -235,10 +231,9 @@ describe('bounded concurrency and the operation deadline', () => {
 
   it('ends an operation at its deadline while it waits for a retry (Retry-After) with OPERATION_TIMEOUT', async () => {
     // 503 with Retry-After: 1 s: the client waits (node:timers/promises with the operation's signal).
-    const upstream = await startMisbehavingUpstream((_req, res) =>
+    const upstream = await misbehavingUpstreamForTest((_req, res) =>
       sendJson(res, 503, { detail: 'busy' }, { 'retry-after': '1' }),
     );
-    onTestFinished(() => upstream.close());
     const gateway = await gatewayForTest({
       upstreamUrl: upstream.url,
       hardening: { operationTimeoutMs: 150 },

@@ -17,7 +17,7 @@ import {
   rest,
   startTestLocalService,
 } from '../helpers/local-service.ts';
-import { sendJson, startMisbehavingUpstream } from '../helpers/misbehaving-upstream.ts';
+import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
 import { killChildren } from '../helpers/processes.ts';
 import { sseSubscribe } from '../helpers/sse.ts';
 
@@ -30,10 +30,9 @@ type Result = { data?: unknown; errors?: Array<{ extensions?: { code?: string } 
 describe('RunningGateway.close()', () => {
   it('lets an in-flight query finish, refuses new requests, then closes', async () => {
     const held: Array<() => void> = [];
-    const upstream = await startMisbehavingUpstream((_req, res) =>
+    const upstream = await misbehavingUpstreamForTest((_req, res) =>
       held.push(() => sendJson(res, 200, { results: [], next_page_id: null })),
     );
-    onTestFinished(() => upstream.close());
     const gateway = await gatewayForTest({ upstreamUrl: upstream.url });
     const inFlight = post(gateway.url, { query: LIST });
     await vi.waitFor(() => expect(held.length).toBe(1), { timeout: 5000, interval: 20 });
@@ -60,8 +59,7 @@ describe('RunningGateway.close()', () => {
   });
 
   it('bounds the drain: after the grace period what is left is cut and close() resolves', async () => {
-    const upstream = await startMisbehavingUpstream(() => {});
-    onTestFinished(() => upstream.close()); // never answers
+    const upstream = await misbehavingUpstreamForTest(() => {}); // never answers
     const { startGateway } = await import('../../src/gateway/server.ts');
     const { createLogger } = await import('../../src/gateway/logging.ts');
     const running = await startGateway({
@@ -118,10 +116,9 @@ describe('RunningGateway.close()', () => {
 
   it('refuses operations that arrive on an open graphql-ws connection while draining', async () => {
     const held: Array<() => void> = [];
-    const upstream = await startMisbehavingUpstream((_req, res) =>
+    const upstream = await misbehavingUpstreamForTest((_req, res) =>
       held.push(() => sendJson(res, 200, { results: [], next_page_id: null })),
     );
-    onTestFinished(() => upstream.close());
     const gateway = await gatewayForTest({ upstreamUrl: upstream.url });
     const ws = wsClient(gateway.url);
     // A query in flight over the socket keeps both the socket open and the gateway draining.

@@ -4,6 +4,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { onTestFinished } from 'vitest';
 
 /** A running misbehaving upstream. */
 export interface MisbehavingUpstream {
@@ -57,4 +58,13 @@ export function sendJson(
 ) {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
+}
+
+/** {@link startMisbehavingUpstream}, closed when the current test finishes. */
+export async function misbehavingUpstreamForTest(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<MisbehavingUpstream> {
+  const upstream = await startMisbehavingUpstream(handler);
+  onTestFinished(() => upstream.close());
+  return upstream;
 }

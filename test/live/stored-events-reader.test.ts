@@ -7,18 +7,17 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { UpstreamClient, type UpstreamCredentials } from '../../src/upstream/http.ts';
 import { readStoredEventsAfter } from '../../src/upstream/stored-events.ts';
-import { sendJson, startMisbehavingUpstream } from '../helpers/misbehaving-upstream.ts';
+import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
 
 const ID = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
 const KEY: UpstreamCredentials = { kind: 'session-api-key', key: 'caller-key' };
 
 async function readerAgainst(answer: (startId: number) => { status: number; body: unknown }) {
-  const upstream = await startMisbehavingUpstream((req, res) => {
+  const upstream = await misbehavingUpstreamForTest((req, res) => {
     const startId = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('start_id'));
     const { status, body } = answer(startId);
     sendJson(res, status, body);
   });
-  onTestFinished(() => upstream.close());
   const client = new UpstreamClient({ baseUrl: upstream.url, retries: 0, circuitBreaker: false });
   onTestFinished(() => client.close());
   return {
