@@ -3,25 +3,15 @@
  * on one port, SIGTERM to the primary drains both (operations in flight in each complete), and a worker
  * killed with SIGKILL is replaced while the port keeps answering.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { resolve } from 'node:path';
-import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { makeTempDataDir } from '../helpers/local-service.ts';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { tempDataDirForTest } from '../helpers/local-service.ts';
 import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
-import { killChildren } from '../helpers/processes.ts';
+import { killAfterTest } from '../helpers/processes.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const children: ChildProcess[] = [];
-const workerPids: number[] = [];
-
-afterEach(async () => {
-  await killChildren(children);
-  for (const pid of workerPids.splice(0)) {
-    if (alive(pid)) process.kill(pid, 'SIGKILL');
-  }
-});
 
 function alive(pid: number): boolean {
   try {
@@ -34,14 +24,21 @@ function alive(pid: number): boolean {
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-/** Node itself (not the tsx wrapper), so the child's pid is the primary's. */
+/**
+ * Node itself (not the tsx wrapper), so the child's pid is the primary's. When the test finishes the
+ * primary is killed first (so it forks no replacements), then every worker it announced.
+ */
 function startCli(args: string[], env: Record<string, string> = {}) {
+  const workerPids: number[] = [];
+  onTestFinished(() => {
+    for (const pid of workerPids) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  });
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/index.ts', '--port', '0', ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  children.push(child);
+  killAfterTest(child);
   let stdout = '';
   child.stdout?.on('data', (chunk) => {
     stdout += String(chunk);
@@ -97,8 +94,7 @@ const LIST = JSON.stringify({ query: '{ conversations(first: 1) { edges { node {
 
 describe('--workers 2', () => {
   it('runs two worker processes on one port, each answering GraphQL and its own labelled /metrics', async () => {
-    const dataDir = makeTempDataDir('gateway-workers-');
-    onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
+    const dataDir = tempDataDirForTest('gateway-workers-');
     const cli = startCli(['--workers', '2'], { DATA_DIR: dataDir, LOCAL_SERVICE_PORT: '0' });
     await vi.waitFor(() => expect(cli.url()).toBeDefined(), { timeout: 60_000, interval: 50 });
     const url = cli.url() as string;
@@ -162,8 +158,7 @@ describe('--workers 2', () => {
   }, 90_000);
 
   it('replaces a worker killed with SIGKILL, and the port keeps answering', async () => {
-    const dataDir = makeTempDataDir('gateway-workers-');
-    onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
+    const dataDir = tempDataDirForTest('gateway-workers-');
     const cli = startCli(['--workers', '2'], { DATA_DIR: dataDir, LOCAL_SERVICE_PORT: '0' });
     await vi.waitFor(() => expect(cli.url()).toBeDefined(), { timeout: 60_000, interval: 50 });
     const url = cli.url() as string;

@@ -10,7 +10,7 @@ import { Collector } from '../helpers/collector.ts';
 import { gatewayForTest } from '../helpers/gateway.ts';
 import { wsClient } from '../helpers/graphql-ws.ts';
 import { codes, post } from '../helpers/http.ts';
-import { makeTempDataDir, removeDataDir, rest, startTestLocalService } from '../helpers/local-service.ts';
+import { rest, startTestLocalService, tempDataDirForTest } from '../helpers/local-service.ts';
 import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
 
 const LIST = 'query List { conversations(first: 2) { edges { node { id } } } }';
@@ -106,8 +106,7 @@ describe('a misbehaving upstream', () => {
 
 describe('the upstream going away under live subscriptions', () => {
   it('ends the stream with a coded error, keeps serving, and works again once the upstream is back', async () => {
-    const dataDir = makeTempDataDir();
-    onTestFinished(() => removeDataDir(dataDir));
+    const dataDir = tempDataDirForTest();
     const first = await startTestLocalService({ dataDir });
     let firstOpen = true;
     onTestFinished(async () => {

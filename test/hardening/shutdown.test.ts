@@ -3,22 +3,21 @@
  * SSE) get a last GATEWAY_SHUTTING_DOWN result and complete, the drain is bounded; and the process on
  * SIGTERM does the same, then the local service flushes and closes its store.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { Collector } from '../helpers/collector.ts';
 import { gatewayForTest } from '../helpers/gateway.ts';
 import { wsClient } from '../helpers/graphql-ws.ts';
 import { post } from '../helpers/http.ts';
 import {
   localServiceForTest,
-  makeTempDataDir,
-  removeDataDir,
   rest,
   startTestLocalService,
+  tempDataDirForTest,
 } from '../helpers/local-service.ts';
 import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
-import { killChildren } from '../helpers/processes.ts';
+import { killAfterTest } from '../helpers/processes.ts';
 import { sseSubscribe } from '../helpers/sse.ts';
 
 const LIST = 'query List { conversations(first: 2) { edges { node { id } } } }';
@@ -143,20 +142,15 @@ describe('RunningGateway.close()', () => {
 
 describe('the process on SIGTERM', () => {
   const ROOT = resolve(import.meta.dirname, '../..');
-  const children: ChildProcess[] = [];
-  afterEach(async () => {
-    await killChildren(children);
-  });
 
   it('drains, completes an open SSE subscription with the reason, exits 0, and the local service kept the data', async () => {
-    const dataDir = makeTempDataDir('gateway-sigterm-');
-    onTestFinished(() => removeDataDir(dataDir));
+    const dataDir = tempDataDirForTest('gateway-sigterm-');
     const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['src/index.ts'], {
       cwd: ROOT,
       env: { ...process.env, LOG_LEVEL: 'silent', DATA_DIR: dataDir, LOCAL_SERVICE_PORT: '0', PORT: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    children.push(child);
+    killAfterTest(child);
     let stdout = '';
     child.stdout?.on('data', (chunk) => {
       stdout += String(chunk);

@@ -1,15 +1,17 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { onTestFinished } from 'vitest';
 
 /**
- * Kills (SIGKILL) every child still running and waits for each to exit, emptying the list: the
- * afterEach of tests that spawn the CLI or the gateway, so no process outlives its test.
+ * Kills `child` (SIGKILL) when the current test finishes, if it is still running, and waits for it to
+ * exit: registered right where a test spawns the CLI or the gateway, so no process outlives its test.
  */
-export async function killChildren(children: ChildProcess[]): Promise<void> {
-  for (const child of children.splice(0)) {
-    if (child.exitCode !== null || child.signalCode !== null) continue;
+export function killAfterTest<T extends ChildProcess>(child: T): T {
+  onTestFinished(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, 'exit');
     child.kill('SIGKILL');
     await exited;
-  }
+  });
+  return child;
 }

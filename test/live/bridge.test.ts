@@ -15,10 +15,9 @@ import { Collector } from '../helpers/collector.ts';
 import { bridgeEvents, createTestBridge, socketReplay } from '../helpers/live.ts';
 import {
   localServiceForTest,
-  makeTempDataDir,
-  removeDataDir,
   rest,
   startTestLocalService,
+  tempDataDirForTest,
 } from '../helpers/local-service.ts';
 
 const NO_KEY: UpstreamCredentials = { kind: 'none' };
@@ -146,8 +145,7 @@ describe('EventBridge', () => {
   });
 
   it('resumes after the upstream restarts, delivering every stored event exactly once', async () => {
-    const dataDir = makeTempDataDir();
-    onTestFinished(() => removeDataDir(dataDir));
+    const dataDir = tempDataDirForTest();
     let upstream = await startTestLocalService({ dataDir });
     const port = upstream.port;
     onTestFinished(() => upstream.close({ keepDataDir: true }));

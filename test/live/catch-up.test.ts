@@ -7,17 +7,17 @@
  * Each test ends with a count of the stored events a client never received (lost), received twice
  * (duplicated) and received out of id order, and expects all three to be 0.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import type { ExecutionResult } from 'graphql';
 import { createClient } from 'graphql-ws';
-import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import type { Collector } from '../helpers/collector.ts';
 import { gatewayForTest } from '../helpers/gateway.ts';
 import { subscribeOverWs, wsClient } from '../helpers/graphql-ws.ts';
 import { localServiceForTest, rest, type TestLocalService } from '../helpers/local-service.ts';
-import { killChildren } from '../helpers/processes.ts';
+import { killAfterTest } from '../helpers/processes.ts';
 
 const EVENTS = /* GraphQL */ `
   subscription Events($id: ID!, $after: Int) {
@@ -35,10 +35,6 @@ type Result = ExecutionResult<{
 type WireEvent = Record<string, unknown> & { id: number };
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const children: ChildProcess[] = [];
-afterEach(async () => {
-  await killChildren(children);
-});
 
 /**
  * A long recorded conversation: agent-state changes every third event (the kind the socket replay
@@ -279,7 +275,7 @@ async function spawnGateway(upstreamUrl: string) {
     env: { ...process.env, LOG_LEVEL: 'silent', UPSTREAM_URL: upstreamUrl, PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  children.push(child);
+  killAfterTest(child);
   let stdout = '';
   child.stdout?.on('data', (chunk) => {
     stdout += String(chunk);

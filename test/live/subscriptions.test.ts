@@ -12,10 +12,9 @@ import { subscribeOverWs, wsClient } from '../helpers/graphql-ws.ts';
 import { socketReplay } from '../helpers/live.ts';
 import {
   localServiceForTest,
-  makeTempDataDir,
-  removeDataDir,
   rest,
   startTestLocalService,
+  tempDataDirForTest,
 } from '../helpers/local-service.ts';
 import { subscribeOverSse } from '../helpers/sse.ts';
 
@@ -214,8 +213,7 @@ describe('Subscription.conversationEvents', () => {
   });
 
   it('resumes across an upstream restart with every event exactly once', async () => {
-    const dataDir = makeTempDataDir();
-    onTestFinished(() => removeDataDir(dataDir));
+    const dataDir = tempDataDirForTest();
     let upstream = await startTestLocalService({ dataDir });
     onTestFinished(() => upstream.close({ keepDataDir: true }));
     const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });

@@ -1,8 +1,7 @@
-import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type {
   ConversationRecord,
   CreateConversationResponseRecord,
@@ -10,26 +9,13 @@ import type {
 } from '../../src/contract/records.ts';
 import { STORE_FILE_NAME } from '../../src/local-service/store.ts';
 import {
-  makeTempDataDir,
-  removeDataDir,
+  localServiceForTest,
   rest,
   spawnLocalServiceCli,
-  startTestLocalService,
-  type TestLocalService,
+  tempDataDirForTest,
 } from '../helpers/local-service.ts';
-import { killChildren } from '../helpers/processes.ts';
 
 // Deletes and renames acknowledged by the CLI survive `kill -9` of its process.
-
-const services: TestLocalService[] = [];
-const dataDirs: string[] = [];
-const children: ChildProcess[] = [];
-
-afterEach(async () => {
-  await killChildren(children);
-  for (const s of services.splice(0)) await s.close();
-  for (const d of dataDirs.splice(0)) removeDataDir(d);
-});
 
 function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
   return vi.waitFor(
@@ -42,9 +28,8 @@ function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
 
 describe('crash safety of delete and rename', () => {
   it('a delete answered true and a rename answered true both hold after kill -9', async () => {
-    const dataDir = makeTempDataDir();
-    dataDirs.push(dataDir);
-    const { child, url } = await spawnLocalServiceCli(dataDir, children);
+    const dataDir = tempDataDirForTest();
+    const { child, url } = await spawnLocalServiceCli(dataDir);
 
     const ids: string[] = [];
     for (let i = 0; i < 120; i++) {
@@ -112,8 +97,7 @@ describe('crash safety of delete and rename', () => {
       db.close();
     }
 
-    const restarted = await startTestLocalService({ dataDir });
-    services.push(restarted);
+    const restarted = await localServiceForTest({ dataDir });
     for (const id of deleted) {
       expect((await rest(restarted.url, `/api/conversations/${id}`)).body, id).toBeNull();
       expect((await rest(restarted.url, `/api/conversations/${id}/events`)).status, id).toBe(404);

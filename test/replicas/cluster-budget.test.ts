@@ -5,12 +5,9 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { killChildren } from '../helpers/processes.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { killAfterTest } from '../helpers/processes.ts';
 import { ROOT } from '../helpers/replicas.ts';
-
-const children: ReturnType<typeof spawn>[] = [];
-afterEach(() => killChildren(children));
 
 async function run(mode: 'cluster' | 'memory'): Promise<number[]> {
   const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['test/replicas/cluster-budget-fixture.ts'], {
@@ -18,7 +15,7 @@ async function run(mode: 'cluster' | 'memory'): Promise<number[]> {
     env: { ...process.env, BUDGET_MODE: mode },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  children.push(child);
+  killAfterTest(child);
   let output = '';
   child.stdout?.on('data', (chunk) => {
     output += String(chunk);
