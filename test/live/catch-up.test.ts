@@ -8,7 +8,7 @@
  * (duplicated) and received out of id order, and expects all three to be 0.
  */
 import { spawn } from 'node:child_process';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { ExecutionResult } from 'graphql';
 import { createClient } from 'graphql-ws';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
@@ -268,9 +268,13 @@ describe('catch-up from the stored events', () => {
   }, 90_000);
 });
 
-/** Spawns `src/index.ts` in front of the given upstream on a free port; answers its URLs. */
+/**
+ * Spawns `src/index.ts` in front of the given upstream on a free port; answers its URLs. Node itself,
+ * not the tsx wrapper, so the kill at the end of the test reaches the gateway (a killed wrapper would
+ * leave it running).
+ */
 async function spawnGateway(upstreamUrl: string) {
-  const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['src/index.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/index.ts'], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'silent', UPSTREAM_URL: upstreamUrl, PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
