@@ -5,34 +5,18 @@
  * holds at most MAX_STREAMS_PER_CREDENTIAL sockets + SSE streams (4429 / 429 TOO_MANY_STREAMS).
  */
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { gatewayForTest, type startTestGateway } from '../helpers/gateway.ts';
+import { conversationEventsSubscription } from '../helpers/fixtures.ts';
+import { serviceAndGatewayForTest, type TestGateway } from '../helpers/gateway.ts';
 import { initSocket } from '../helpers/graphql-ws.ts';
 import { parseRawAnswer, post, rawConnection, readUntilClosed } from '../helpers/http.ts';
-import { localServiceForTest, rest } from '../helpers/local-service.ts';
+import { createConversation } from '../helpers/local-service.ts';
 import { sseSubscribe } from '../helpers/sse.ts';
 
-async function setup(options: Omit<Parameters<typeof startTestGateway>[0], 'upstreamUrl'> = {}) {
-  const service = await localServiceForTest();
-  const gateway = await gatewayForTest({ upstreamUrl: service.url, ...options });
-  return { service, gateway };
-}
-
-async function createConversation(serviceUrl: string, initialMessage?: string): Promise<string> {
-  const created = await rest<{ conversation_id: string }>(serviceUrl, '/api/conversations', {
-    method: 'POST',
-    body: initialMessage === undefined ? {} : { initial_user_msg: initialMessage },
-  });
-  expect(created.status).toBe(200);
-  return created.body.conversation_id;
-}
-
-const EVENTS = `subscription Events($id: ID!, $after: Int) {
-  conversationEvents(conversationId: $id, afterEventId: $after) {
-    __typename eventId message
-    ... on UserMessageEvent { content }
-    ... on AgentMessageEvent { content }
-  }
-}`;
+const EVENTS = conversationEventsSubscription(`
+  __typename eventId message
+  ... on UserMessageEvent { content }
+  ... on AgentMessageEvent { content }
+`);
 
 /** The raw request of an SSE subscription to a conversation's whole history (as EventSource sends it). */
 function openSse(url: string, id: string): string {
@@ -42,55 +26,54 @@ function openSse(url: string, id: string): string {
   return `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nAccept: text/event-stream\r\n\r\n`;
 }
 
+/**
+ * Sends `request` (an unfinished one) on a raw connection and expects the 408 REQUEST_TIMEOUT answer
+ * naming `deadline`, with nothing sent upstream.
+ */
+async function expectTimedOut(gateway: TestGateway, request: string, deadline: string) {
+  const socket = await rawConnection(gateway.url);
+  onTestFinished(() => {
+    socket.destroy();
+  });
+  socket.write(request);
+  const answer = parseRawAnswer(await readUntilClosed(socket));
+  expect(answer.status).toBe(408);
+  expect(JSON.parse(answer.body)).toEqual({
+    errors: [{ message: expect.stringContaining(deadline), extensions: { code: 'REQUEST_TIMEOUT' } }],
+  });
+  expect(gateway.calls).toHaveLength(0);
+}
+
 describe('request deadlines', () => {
   it('answers 408 REQUEST_TIMEOUT when the headers do not arrive within HEADERS_TIMEOUT_MS', async () => {
-    const { gateway } = await setup({ transportLimits: { headersTimeoutMs: 500, requestTimeoutMs: 5_000 } });
-    const socket = await rawConnection(gateway.url);
-    onTestFinished(() => {
-      socket.destroy();
+    const { gateway } = await serviceAndGatewayForTest({
+      transportLimits: { headersTimeoutMs: 500, requestTimeoutMs: 5_000 },
     });
-    socket.write(`POST /graphql HTTP/1.1\r\nHost: ${new URL(gateway.url).host}\r\nContent-Type: app`);
-    const answer = parseRawAnswer(await readUntilClosed(socket));
-    expect(answer.status).toBe(408);
-    expect(JSON.parse(answer.body)).toEqual({
-      errors: [
-        {
-          message: expect.stringContaining('HEADERS_TIMEOUT_MS (500 ms)'),
-          extensions: { code: 'REQUEST_TIMEOUT' },
-        },
-      ],
-    });
-    expect(gateway.calls).toHaveLength(0);
+    const host = new URL(gateway.url).host;
+    await expectTimedOut(
+      gateway,
+      `POST /graphql HTTP/1.1\r\nHost: ${host}\r\nContent-Type: app`,
+      'HEADERS_TIMEOUT_MS (500 ms)',
+    );
   });
 
   it('answers 408 REQUEST_TIMEOUT when the body does not arrive within REQUEST_TIMEOUT_MS', async () => {
-    const { gateway } = await setup({ transportLimits: { headersTimeoutMs: 500, requestTimeoutMs: 800 } });
-    const socket = await rawConnection(gateway.url);
-    onTestFinished(() => {
-      socket.destroy();
+    const { gateway } = await serviceAndGatewayForTest({
+      transportLimits: { headersTimeoutMs: 500, requestTimeoutMs: 800 },
     });
     const body = JSON.stringify({ query: '{ conversations(first: 1) { edges { cursor } } }' });
-    socket.write(
+    await expectTimedOut(
+      gateway,
       `POST /graphql HTTP/1.1\r\nHost: ${new URL(gateway.url).host}\r\nContent-Type: application/json\r\n` +
         `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+      'REQUEST_TIMEOUT_MS (800 ms)',
     );
-    const answer = parseRawAnswer(await readUntilClosed(socket));
-    expect(answer.status).toBe(408);
-    expect(JSON.parse(answer.body)).toEqual({
-      errors: [
-        {
-          message: expect.stringContaining('REQUEST_TIMEOUT_MS (800 ms)'),
-          extensions: { code: 'REQUEST_TIMEOUT' },
-        },
-      ],
-    });
-    expect(gateway.calls).toHaveLength(0);
     // The gateway still answers complete requests.
     expect((await post(gateway.url, { query: '{ __typename }' })).status).toBe(200);
   });
 
   it('does not cut an answer streamed for longer than the request deadline (SSE, graphql-ws)', async () => {
-    const { gateway, service } = await setup({
+    const { gateway, service } = await serviceAndGatewayForTest({
       transportLimits: { headersTimeoutMs: 1_000, requestTimeoutMs: 1_000 },
     });
     const id = await createConversation(service.url);
@@ -124,11 +107,13 @@ describe('SSE stall cut', () => {
    * stored as the user's event and quoted back by the agent, each carrying it as `message` and `content`.
    */
   async function bigHistory(serviceUrl: string): Promise<string> {
-    return createConversation(serviceUrl, `one ${'x'.repeat(1_500_000)}`);
+    return createConversation(serviceUrl, { initial_user_msg: `one ${'x'.repeat(1_500_000)}` });
   }
 
   it('cuts a stream whose reader stopped reading, and only that stream', async () => {
-    const { gateway, service } = await setup({ transportLimits: { sseStallTimeoutMs: 300 } });
+    const { gateway, service } = await serviceAndGatewayForTest({
+      transportLimits: { sseStallTimeoutMs: 300 },
+    });
     const id = await bigHistory(service.url);
 
     // A reader that reads: it receives the whole history, up to the agent's answer, and is not cut.
@@ -174,7 +159,9 @@ describe('SSE stall cut', () => {
 
 describe('streams per credential', () => {
   it('refuses a third socket or SSE stream of one credential (4429 / 429 TOO_MANY_STREAMS), not another credential’s', async () => {
-    const { gateway, service } = await setup({ transportLimits: { maxStreamsPerCredential: 2 } });
+    const { gateway, service } = await serviceAndGatewayForTest({
+      transportLimits: { maxStreamsPerCredential: 2 },
+    });
     const id = await createConversation(service.url);
     const keyA = { 'X-Session-API-Key': 'key-a' };
 

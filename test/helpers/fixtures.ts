@@ -1,6 +1,6 @@
 /** Small data fixtures shared by the service and gateway suites. */
 import { randomBytes } from 'node:crypto';
-import type { ConversationEventRecord } from '../../src/contract/records.ts';
+import type { ConversationEventRecord, UserActionRecord } from '../../src/contract/records.ts';
 
 /** A fresh conversation id in the upstream's format (32 lowercase hex digits). */
 export const newConversationId = (): string => randomBytes(16).toString('hex');
@@ -22,4 +22,24 @@ export function seededEvent(i: number): ConversationEventRecord {
     action: 'message',
     args: { content: `m${i}`, image_urls: [], file_urls: [], wait_for_response: false },
   };
+}
+
+/** A user message as a client sends it (`oh_user_action`, or POSTed to the events route). */
+export function userMessage(content: string): UserActionRecord {
+  return {
+    action: 'message',
+    args: { content, image_urls: [], file_urls: [], timestamp: new Date().toISOString() },
+  };
+}
+
+/**
+ * The conversationEvents subscription, variables `$id` and `$after` (afterEventId), selecting
+ * `selection` on each event.
+ */
+export function conversationEventsSubscription(selection: string): string {
+  return `subscription Events($id: ID!, $after: Int) {
+  conversationEvents(conversationId: $id, afterEventId: $after) {
+    ${selection.trim()}
+  }
+}`;
 }

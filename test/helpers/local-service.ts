@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
-import { onTestFinished } from 'vitest';
+import { expect, onTestFinished } from 'vitest';
 import { type LocalServiceOptions, startLocalService } from '../../src/local-service/index.ts';
 import { killAfterTest } from './processes.ts';
 
@@ -109,6 +109,46 @@ export async function rest<T = unknown>(
     parsed = undefined;
   }
   return { status: response.status, body: parsed as T, headers: response.headers };
+}
+
+/** Creates a conversation straight upstream (`POST /api/conversations`), expects 200, answers its id. */
+export async function createConversation(
+  serviceUrl: string,
+  body: unknown = {},
+  key?: string,
+): Promise<string> {
+  const created = await rest<{ conversation_id: string }>(serviceUrl, '/api/conversations', {
+    method: 'POST',
+    body,
+    key,
+  });
+  expect(created.status).toBe(200);
+  return created.body.conversation_id;
+}
+
+/** How many sockets the upstream counts on a conversation (`num_connections` of its record). */
+export async function numConnections(serviceUrl: string, id: string, key?: string): Promise<number> {
+  return (await rest<{ num_connections: number }>(serviceUrl, `/api/conversations/${id}`, { key })).body
+    .num_connections;
+}
+
+/** One stored event as the events route answers it. */
+export type StoredEvent = Record<string, unknown> & { id: number };
+
+/** Every stored event of a conversation, read forward through the events route, 100 at a time. */
+export async function storedEvents(serviceUrl: string, id: string, key?: string): Promise<StoredEvent[]> {
+  const events: StoredEvent[] = [];
+  for (let start = 0; ; ) {
+    const page = await rest<{ events: StoredEvent[]; has_more: boolean }>(
+      serviceUrl,
+      `/api/conversations/${id}/events?start_id=${start}&limit=100`,
+      { key },
+    );
+    expect(page.status).toBe(200);
+    events.push(...page.body.events);
+    if (!page.body.has_more || page.body.events.length === 0) return events;
+    start = (page.body.events.at(-1) as StoredEvent).id + 1;
+  }
 }
 
 /** The local service's CLI entry, run through tsx by the crash tests (a real process to `kill -9`). */

@@ -2,7 +2,6 @@
  * The Socket.IO bridge against the real local conversation service (real REST + Socket.IO on port 0).
  */
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import type { UserActionRecord } from '../../src/contract/records.ts';
 import { BridgeError } from '../../src/upstream/bridge/bridge-error.ts';
 import type { ConversationEvent } from '../../src/upstream/events.ts';
 import type { UpstreamCredentials } from '../../src/upstream/http.ts';
@@ -12,9 +11,12 @@ import {
   type SocketTarget,
 } from '../../src/upstream/socket-target.ts';
 import { Collector } from '../helpers/collector.ts';
+import { userMessage } from '../helpers/fixtures.ts';
 import { bridgeEvents, createTestBridge, socketReplay } from '../helpers/live.ts';
 import {
+  createConversation,
   localServiceForTest,
+  numConnections,
   rest,
   startTestLocalService,
   tempDataDirForTest,
@@ -26,28 +28,6 @@ function bridgeFor(url: string, options: Parameters<typeof createTestBridge>[1] 
   const test = createTestBridge(url, options);
   onTestFinished(() => test.close());
   return test;
-}
-
-async function createConversation(url: string, key?: string, body: object = {}): Promise<string> {
-  const created = await rest<{ conversation_id: string }>(url, '/api/conversations', {
-    method: 'POST',
-    body,
-    ...(key ? { key } : {}),
-  });
-  expect(created.status).toBe(200);
-  return created.body.conversation_id;
-}
-
-async function numConnections(url: string, id: string, key?: string): Promise<number> {
-  const record = await rest<{ num_connections: number }>(url, `/api/conversations/${id}`, key ? { key } : {});
-  return record.body.num_connections;
-}
-
-function message(content: string): UserActionRecord {
-  return {
-    action: 'message',
-    args: { content, image_urls: [], file_urls: [], timestamp: new Date().toISOString() },
-  };
 }
 
 const ids = (events: ConversationEvent[]) =>
@@ -84,7 +64,7 @@ describe('EventBridge', () => {
       interval: 20,
     });
 
-    const echo = await bridge.send({ conversationId: id, credentials: NO_KEY, action: message('hello') });
+    const echo = await bridge.send({ conversationId: id, credentials: NO_KEY, action: userMessage('hello') });
     expect(echo).toMatchObject({ kind: 'USER_MESSAGE', source: 'user', content: 'hello', phase: 'ACTION' });
     expect(typeof echo.eventId).toBe('number');
     expect(echo.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
@@ -124,7 +104,7 @@ describe('EventBridge', () => {
   ])('afterEventId replays %s, then continues live without gap or duplicate', async (_label, historySize) => {
     const upstream = await localServiceForTest();
     const { bridge } = bridgeFor(upstream.url, { historySize });
-    const id = await createConversation(upstream.url, undefined, { initial_user_msg: 'first' });
+    const id = await createConversation(upstream.url, { initial_user_msg: 'first' });
 
     const full = bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY, afterEventId: -1 });
     const all = new Collector(full);
@@ -136,7 +116,7 @@ describe('EventBridge', () => {
       bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY, afterEventId: cut }),
     );
     await late.until((items) => items.length > 0);
-    await bridge.send({ conversationId: id, credentials: NO_KEY, action: message('second') });
+    await bridge.send({ conversationId: id, credentials: NO_KEY, action: userMessage('second') });
     await all.until(idleAfter('second'));
     await late.until(idleAfter('second'));
 
@@ -150,7 +130,7 @@ describe('EventBridge', () => {
     const port = upstream.port;
     onTestFinished(() => upstream.close({ keepDataDir: true }));
     const { bridge } = bridgeFor(upstream.url);
-    const id = await createConversation(upstream.url, undefined, { initial_user_msg: 'before' });
+    const id = await createConversation(upstream.url, { initial_user_msg: 'before' });
 
     const stream = new Collector(
       bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY, afterEventId: -1 }),
@@ -161,7 +141,7 @@ describe('EventBridge', () => {
     upstream = await startTestLocalService({ dataDir, port });
     expect(upstream.port).toBe(port);
 
-    await bridge.send({ conversationId: id, credentials: NO_KEY, action: message('after') });
+    await bridge.send({ conversationId: id, credentials: NO_KEY, action: userMessage('after') });
     await stream.until(idleAfter('after'));
     expect(stream.ended).toBe(false);
 
@@ -200,7 +180,7 @@ describe('EventBridge', () => {
 
   it('refuses a wrong key with UNAUTHENTICATED, over REST lookup and over the socket handshake', async () => {
     const upstream = await localServiceForTest({ sessionApiKeys: ['right-key'] });
-    const id = await createConversation(upstream.url, 'right-key');
+    const id = await createConversation(upstream.url, {}, 'right-key');
     const wrong: UpstreamCredentials = { kind: 'session-api-key', key: 'wrong-key-secret' };
 
     const viaRecord = bridgeFor(upstream.url).bridge;
@@ -213,7 +193,7 @@ describe('EventBridge', () => {
       expect((stream.error as BridgeError).extensions.code).toBe('UNAUTHENTICATED');
       expect(String((stream.error as Error).message)).not.toContain('wrong-key-secret');
       await expect(
-        bridge.send({ conversationId: id, credentials: wrong, action: message('x') }),
+        bridge.send({ conversationId: id, credentials: wrong, action: userMessage('x') }),
       ).rejects.toMatchObject({
         extensions: { code: 'UNAUTHENTICATED' },
       });
@@ -244,8 +224,8 @@ describe('EventBridge', () => {
     });
     const slow = bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY }); // never read until the end
 
-    await bridge.send({ conversationId: id, credentials: NO_KEY, action: message('one') });
-    await bridge.send({ conversationId: id, credentials: NO_KEY, action: message('two') });
+    await bridge.send({ conversationId: id, credentials: NO_KEY, action: userMessage('one') });
+    await bridge.send({ conversationId: id, credentials: NO_KEY, action: userMessage('two') });
     await fast.until(idleAfter('two'));
     expect(bridge.stats().subscribers).toBe(1);
 
@@ -259,7 +239,7 @@ describe('EventBridge', () => {
   it('connects to a nested runtime with the runtime key from the conversation record', async () => {
     const upstream = await localServiceForTest({ nestedRuntime: true, sessionApiKeys: ['caller-key'] });
     const caller: UpstreamCredentials = { kind: 'session-api-key', key: 'caller-key' };
-    const id = await createConversation(upstream.url, 'caller-key');
+    const id = await createConversation(upstream.url, {}, 'caller-key');
     let record = { url: null as string | null, session_api_key: null as string | null };
     await vi.waitFor(
       async () => {
@@ -288,7 +268,7 @@ describe('EventBridge', () => {
       timeout: 5000,
       interval: 20,
     });
-    await bridge.send({ conversationId: id, credentials: caller, action: message('nested') });
+    await bridge.send({ conversationId: id, credentials: caller, action: userMessage('nested') });
     await stream.until(answered('nested'));
     expect(targets[0]).toMatchObject({
       origin: new URL(record.url ?? '').origin,

@@ -9,6 +9,7 @@
 import type { ExecutionResult } from 'graphql';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { Collector } from '../helpers/collector.ts';
+import { conversationEventsSubscription } from '../helpers/fixtures.ts';
 import { gatewayForTest } from '../helpers/gateway.ts';
 import { subscribeOverWs, wsClient } from '../helpers/graphql-ws.ts';
 import {
@@ -21,13 +22,7 @@ import {
   type WireEvent,
 } from '../helpers/hostile-socket-upstream.ts';
 
-const EVENTS = /* GraphQL */ `
-  subscription Events($id: ID!, $after: Int) {
-    conversationEvents(conversationId: $id, afterEventId: $after) {
-      eventId
-    }
-  }
-`;
+const EVENTS = conversationEventsSubscription('eventId');
 
 type Result = ExecutionResult<{ conversationEvents: { eventId: number | null } }>;
 

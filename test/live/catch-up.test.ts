@@ -14,25 +14,24 @@ import { createClient } from 'graphql-ws';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import type { Collector } from '../helpers/collector.ts';
+import { conversationEventsSubscription } from '../helpers/fixtures.ts';
 import { gatewayForTest } from '../helpers/gateway.ts';
 import { subscribeOverWs, wsClient } from '../helpers/graphql-ws.ts';
-import { localServiceForTest, rest, type TestLocalService } from '../helpers/local-service.ts';
+import {
+  localServiceForTest,
+  rest,
+  type StoredEvent,
+  storedEvents,
+  type TestLocalService,
+} from '../helpers/local-service.ts';
 import { killAfterTest } from '../helpers/processes.ts';
 
-const EVENTS = /* GraphQL */ `
-  subscription Events($id: ID!, $after: Int) {
-    conversationEvents(conversationId: $id, afterEventId: $after) {
-      __typename
-      eventId
-      upstreamKind
-    }
-  }
-`;
+const EVENTS = conversationEventsSubscription('__typename eventId upstreamKind');
 
 type Result = ExecutionResult<{
   conversationEvents: { __typename: string; eventId: number | null; upstreamKind: string };
 }>;
-type WireEvent = Record<string, unknown> & { id: number };
+type WireEvent = StoredEvent;
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -71,21 +70,6 @@ function recordedConversation(length: number): Array<Record<string, unknown>> {
   }
   recorded.push({ source: 'agent', message: 'END', action: 'message', args: { content: 'END' } });
   return recorded;
-}
-
-/** Every stored event of a conversation, read forward through the events route, 100 at a time. */
-async function storedEvents(serviceUrl: string, id: string): Promise<WireEvent[]> {
-  const events: WireEvent[] = [];
-  for (let start = 0; ; ) {
-    const page = await rest<{ events: WireEvent[]; has_more: boolean }>(
-      serviceUrl,
-      `/api/conversations/${id}/events?start_id=${start}&limit=100`,
-    );
-    expect(page.status).toBe(200);
-    events.push(...page.body.events);
-    if (!page.body.has_more || page.body.events.length === 0) return events;
-    start = (page.body.events.at(-1) as WireEvent).id + 1;
-  }
 }
 
 /** The stored events a subscriber must see: all but `null` actions and observations (README rule). */

@@ -10,6 +10,7 @@
 import type { ExecutionResult } from 'graphql';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { Collector } from '../helpers/collector.ts';
+import { conversationEventsSubscription } from '../helpers/fixtures.ts';
 import { gatewayForTest, type TestGatewayOptions } from '../helpers/gateway.ts';
 import { subscribeOverWs, wsClient } from '../helpers/graphql-ws.ts';
 import {
@@ -24,15 +25,7 @@ import {
 import { socketReplay } from '../helpers/live.ts';
 import { localServiceForTest, rest } from '../helpers/local-service.ts';
 
-const EVENTS = /* GraphQL */ `
-  subscription Events($id: ID!, $after: Int) {
-    conversationEvents(conversationId: $id, afterEventId: $after) {
-      __typename
-      eventId
-      message
-    }
-  }
-`;
+const EVENTS = conversationEventsSubscription('__typename eventId message');
 
 type Result = ExecutionResult<{ conversationEvents: { eventId: number | null; message: string } }>;
 

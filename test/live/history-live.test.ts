@@ -5,19 +5,12 @@
  */
 import type { Client } from 'graphql-ws';
 import { describe, expect, it, vi } from 'vitest';
+import { conversationEventsSubscription, userMessage } from '../helpers/fixtures.ts';
 import { gatewayForTest } from '../helpers/gateway.ts';
 import { subscribeOverWs, wsClient } from '../helpers/graphql-ws.ts';
-import { localServiceForTest, rest } from '../helpers/local-service.ts';
+import { createConversation, localServiceForTest, rest, storedEvents } from '../helpers/local-service.ts';
 
-const EVENTS = /* GraphQL */ `
-  subscription Events($id: ID!, $after: Int) {
-    conversationEvents(conversationId: $id, afterEventId: $after) {
-      __typename
-      eventId
-      ... on UserMessageEvent { content }
-    }
-  }
-`;
+const EVENTS = conversationEventsSubscription('__typename eventId ... on UserMessageEvent { content }');
 
 const TRANSCRIPT = /* GraphQL */ `
   query Transcript($id: ID!, $last: Int, $before: String) {
@@ -50,41 +43,12 @@ async function graphql(url: string, query: string, variables: Record<string, unk
   };
 }
 
-async function createConversation(url: string, key?: string): Promise<string> {
-  const created = await rest<{ conversation_id: string }>(url, '/api/conversations', {
-    method: 'POST',
-    body: {},
-    ...(key ? { key } : {}),
-  });
-  expect(created.status).toBe(200);
-  return created.body.conversation_id;
-}
-
 /** Every stored id, read directly from the upstream's events route. */
-async function storedIds(url: string, id: string, key?: string): Promise<number[]> {
-  const ids: number[] = [];
-  for (let start = 0; ; ) {
-    const page = await rest<{ events: Array<{ id: number }>; has_more: boolean }>(
-      url,
-      `/api/conversations/${id}/events?start_id=${start}&limit=100`,
-      key ? { key } : {},
-    );
-    ids.push(...page.body.events.map((event) => event.id));
-    if (!page.body.has_more) return ids;
-    start = (ids[ids.length - 1] ?? -1) + 1;
-  }
-}
+const storedIds = async (url: string, id: string, key?: string) =>
+  (await storedEvents(url, id, key)).map((event) => event.id);
 
-function postMessage(url: string, id: string, content: string, key?: string) {
-  return rest(url, `/api/conversations/${id}/events`, {
-    method: 'POST',
-    body: {
-      action: 'message',
-      args: { content, image_urls: [], file_urls: [], timestamp: new Date().toISOString() },
-    },
-    ...(key ? { key } : {}),
-  });
-}
+const postMessage = (url: string, id: string, content: string, key?: string) =>
+  rest(url, `/api/conversations/${id}/events`, { method: 'POST', body: userMessage(content), key });
 
 const codeOf = (result: Result | undefined) => result?.errors?.[0]?.extensions?.code;
 
@@ -268,7 +232,7 @@ describe('sendMessage routes', () => {
   it('uses POST /events when no socket is open and the echo is not selected; the socket otherwise', async () => {
     const upstream = await localServiceForTest({ sessionApiKeys: ['key-a', 'key-b'] });
     const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
-    const id = await createConversation(upstream.url, 'key-a');
+    const id = await createConversation(upstream.url, {}, 'key-a');
 
     const quiet = await graphql(
       gw.url,
@@ -325,7 +289,7 @@ describe('sendMessage routes', () => {
   it("a subscriber of another tenant's conversation gets CONVERSATION_NOT_FOUND, resuming from an id or not", async () => {
     const upstream = await localServiceForTest({ sessionApiKeys: ['key-a', 'key-b'] });
     const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
-    const id = await createConversation(upstream.url, 'key-a');
+    const id = await createConversation(upstream.url, {}, 'key-a');
     for (const after of [-1, 0, 5]) {
       const stream = subscribe(wsClient(gw.url, { connectionParams: { 'X-Session-API-Key': 'key-b' } }), {
         id,

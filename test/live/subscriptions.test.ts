@@ -7,34 +7,32 @@ import type { Client } from 'graphql-ws';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { Collector } from '../helpers/collector.ts';
+import { conversationEventsSubscription } from '../helpers/fixtures.ts';
 import { gatewayForTest } from '../helpers/gateway.ts';
 import { subscribeOverWs, wsClient } from '../helpers/graphql-ws.ts';
 import { socketReplay } from '../helpers/live.ts';
 import {
+  createConversation,
   localServiceForTest,
-  rest,
+  numConnections,
   startTestLocalService,
   tempDataDirForTest,
 } from '../helpers/local-service.ts';
 import { subscribeOverSse } from '../helpers/sse.ts';
 
-const EVENTS = /* GraphQL */ `
-  subscription Events($id: ID!, $after: Int) {
-    conversationEvents(conversationId: $id, afterEventId: $after) {
-      __typename
-      eventId
-      timestamp
-      source
-      phase
-      upstreamKind
-      message
-      ... on UserMessageEvent { content }
-      ... on AgentMessageEvent { content }
-      ... on AgentStateChangedEvent { agentState agentStateRaw }
-      ... on CommandOutputEvent { command output exitCode success }
-    }
-  }
-`;
+const EVENTS = conversationEventsSubscription(`
+  __typename
+  eventId
+  timestamp
+  source
+  phase
+  upstreamKind
+  message
+  ... on UserMessageEvent { content }
+  ... on AgentMessageEvent { content }
+  ... on AgentStateChangedEvent { agentState agentStateRaw }
+  ... on CommandOutputEvent { command output exitCode success }
+`);
 
 const SEND = /* GraphQL */ `
   mutation Send($input: SendMessageInput!) {
@@ -91,21 +89,6 @@ async function graphql(
     body: JSON.stringify({ query, variables }),
   });
   return (await response.json()) as ExecutionResult<Record<string, Record<string, unknown>>>;
-}
-
-async function createConversation(url: string, body: object = {}, key?: string): Promise<string> {
-  const created = await rest<{ conversation_id: string }>(url, '/api/conversations', {
-    method: 'POST',
-    body,
-    ...(key ? { key } : {}),
-  });
-  expect(created.status).toBe(200);
-  return created.body.conversation_id;
-}
-
-async function numConnections(url: string, id: string, key?: string): Promise<number> {
-  return (await rest<{ num_connections: number }>(url, `/api/conversations/${id}`, key ? { key } : {})).body
-    .num_connections;
 }
 
 const events = (results: Result[]) => results.map((result) => result.data?.conversationEvents as Event);

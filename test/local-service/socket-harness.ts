@@ -162,3 +162,8 @@ export function socketClientForTest(
   onTestFinished(() => client.close());
   return client;
 }
+
+/** A socket on conversation `id` replaying from the start, closed when the current test finishes. */
+export function conversationSocketForTest(url: string, id: string, key = ''): RecordingClient {
+  return socketClientForTest(url, { conversation_id: id, latest_event_id: '-1', session_api_key: key });
+}

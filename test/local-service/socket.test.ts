@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ConversationEventRecord } from '../../src/contract/records.ts';
 import type { StoredConversation } from '../../src/local-service/contracts.ts';
 import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
-import { newConversationId } from '../helpers/fixtures.ts';
+import { newConversationId, userMessage } from '../helpers/fixtures.ts';
 import {
   lastAgentState,
   type SocketHarness,
@@ -38,11 +38,6 @@ const state = (agent_state: string): ConversationEventRecord => ({
   observation: 'agent_state_changed',
   content: '',
   extras: { agent_state, reason: '' },
-});
-
-const userMessage = (content: string) => ({
-  action: 'message',
-  args: { content, image_urls: [], file_urls: [], timestamp: new Date().toISOString() },
 });
 
 describe('conversation socket: replay', () => {

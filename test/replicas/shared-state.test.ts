@@ -11,7 +11,13 @@ import { createClient } from 'graphql-ws';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
-import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
+import { conversationEventsSubscription } from '../helpers/fixtures.ts';
+import {
+  rest,
+  startTestLocalService,
+  storedEvents,
+  type TestLocalService,
+} from '../helpers/local-service.ts';
 import {
   replicaTools,
   type SpawnedGateway,
@@ -260,9 +266,7 @@ describe.skipIf('missing' in tools)('two replicas sharing Redis behind HAProxy',
       body: { replay_json: JSON.stringify(recording) },
     });
     const id = created.body.conversation_id;
-    const EVENTS = `subscription Events($id: ID!, $after: Int) {
-      conversationEvents(conversationId: $id, afterEventId: $after) { eventId }
-    }`;
+    const EVENTS = conversationEventsSubscription('eventId');
 
     // The README recipe: retry, and resubscribe after the last eventId received.
     const variables = { id, after: -1 };
@@ -306,20 +310,7 @@ describe.skipIf('missing' in tools)('two replicas sharing Redis behind HAProxy',
       let stored: Array<{ id: number; action?: string; observation?: string }> = [];
       await vi.waitFor(
         async () => {
-          const page = await rest<{ events: typeof stored; has_more: boolean }>(
-            service.url,
-            `/api/conversations/${id}/events?start_id=0&limit=100`,
-          );
-          stored = page.body.events;
-          for (let start = (stored.at(-1)?.id ?? 0) + 1, more = page.body.has_more; more; ) {
-            const next = await rest<{ events: typeof stored; has_more: boolean }>(
-              service.url,
-              `/api/conversations/${id}/events?start_id=${start}&limit=100`,
-            );
-            stored.push(...next.body.events);
-            more = next.body.has_more && next.body.events.length > 0;
-            start = (stored.at(-1)?.id ?? 0) + 1;
-          }
+          stored = await storedEvents(service.url, id);
           const end = stored.findIndex((event) => JSON.stringify(event).includes('"END"'));
           if (!(end >= 0 && stored.length > end + 1 && received.includes(stored.at(-1)?.id as number)))
             throw new Error(`played back ${stored.length} events, received ${received.length}`);
