@@ -134,16 +134,25 @@ describe('resuming from an id', () => {
   });
 });
 
+/**
+ * The local service, a gateway, a new conversation and one graphql-ws subscriber to it from the start,
+ * once the gateway's upstream socket for it is connected.
+ */
+async function subscribedToNewConversation() {
+  const upstream = await localServiceForTest();
+  const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
+  const id = await createConversation(upstream.url);
+  const stream = subscribe(wsClient(gw.url), { id, after: -1 });
+  await vi.waitFor(() => expect(gw.gateway.eventBridge.isConnected(id, { kind: 'none' })).toBe(true), {
+    timeout: 5000,
+    interval: 20,
+  });
+  return { upstream, gw, id, stream };
+}
+
 describe('streams of deleted and stopped conversations', () => {
   it('deleteConversation ends every subscriber with CONVERSATION_DELETED and nothing re-creates it', async () => {
-    const upstream = await localServiceForTest();
-    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
-    const id = await createConversation(upstream.url);
-    const stream = subscribe(wsClient(gw.url), { id, after: -1 });
-    await vi.waitFor(() => expect(gw.gateway.eventBridge.isConnected(id, { kind: 'none' })).toBe(true), {
-      timeout: 5000,
-      interval: 20,
-    });
+    const { upstream, gw, id, stream } = await subscribedToNewConversation();
 
     const deleted = await graphql(
       gw.url,
@@ -162,14 +171,7 @@ describe('streams of deleted and stopped conversations', () => {
   });
 
   it('a delete by someone else (the upstream disconnects the socket) ends subscribers with CONVERSATION_DELETED, without reconnecting', async () => {
-    const upstream = await localServiceForTest();
-    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
-    const id = await createConversation(upstream.url);
-    const stream = subscribe(wsClient(gw.url), { id, after: -1 });
-    await vi.waitFor(() => expect(gw.gateway.eventBridge.isConnected(id, { kind: 'none' })).toBe(true), {
-      timeout: 5000,
-      interval: 20,
-    });
+    const { upstream, gw, id, stream } = await subscribedToNewConversation();
     const opened = gw.gateway.eventBridge.stats().connectionsOpened;
 
     expect((await rest(upstream.url, `/api/conversations/${id}`, { method: 'DELETE' })).body).toBe(true);
@@ -181,14 +183,7 @@ describe('streams of deleted and stopped conversations', () => {
   });
 
   it('stopConversation ends subscribers with CONVERSATION_STOPPED after the events already sent', async () => {
-    const upstream = await localServiceForTest();
-    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
-    const id = await createConversation(upstream.url);
-    const stream = subscribe(wsClient(gw.url), { id, after: -1 });
-    await vi.waitFor(() => expect(gw.gateway.eventBridge.isConnected(id, { kind: 'none' })).toBe(true), {
-      timeout: 5000,
-      interval: 20,
-    });
+    const { upstream, gw, id, stream } = await subscribedToNewConversation();
 
     const stopped = await graphql(
       gw.url,
@@ -209,14 +204,7 @@ describe('streams of deleted and stopped conversations', () => {
   });
 
   it('a stop by someone else (the upstream session close) also ends subscribers with CONVERSATION_STOPPED', async () => {
-    const upstream = await localServiceForTest();
-    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
-    const id = await createConversation(upstream.url);
-    const stream = subscribe(wsClient(gw.url), { id, after: -1 });
-    await vi.waitFor(() => expect(gw.gateway.eventBridge.isConnected(id, { kind: 'none' })).toBe(true), {
-      timeout: 5000,
-      interval: 20,
-    });
+    const { upstream, id, stream } = await subscribedToNewConversation();
     await rest(upstream.url, `/api/conversations/${id}/stop`, { method: 'POST' });
     await stream.finished();
     expect(codeOf(stream.items[stream.items.length - 1])).toBe('CONVERSATION_STOPPED');
