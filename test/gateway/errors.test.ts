@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { ConversationRecord, CreateConversationResponseRecord } from '../../src/contract/records.ts';
 import type { LocalServiceOptions } from '../../src/local-service/index.ts';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
+import { conversationRecord } from '../helpers/fixtures.ts';
 import { gatewayForTest, type TestGatewayOptions } from '../helpers/gateway.ts';
 import { localServiceForTest, rest } from '../helpers/local-service.ts';
 import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
@@ -26,25 +27,12 @@ const service = (options: Partial<LocalServiceOptions> = {}) =>
 const gatewayFor = (upstreamUrl: string, options: Partial<TestGatewayOptions> = {}) =>
   gatewayForTest({ upstreamUrl, ...options });
 
-function record(overrides: Partial<ConversationRecord>): ConversationRecord {
-  return {
-    conversation_id: 'abcdefabcdefabcdefabcdefabcdef12',
-    title: 'Conversation abcde',
-    last_updated_at: '2025-04-29T15:13:51.370706Z',
-    status: 'RUNNING',
-    runtime_status: 'STATUS$READY',
-    selected_repository: null,
-    selected_branch: null,
+const record = (overrides: Partial<ConversationRecord>) =>
+  conversationRecord('abcdefabcdefabcdefabcdefabcdef12', {
     git_provider: 'github',
-    trigger: 'gui',
-    num_connections: 0,
-    url: '/api/conversations/abcdefabcdefabcdefabcdefabcdef12',
-    session_api_key: null,
-    created_at: '2025-04-29T15:13:51.370706Z',
     pr_number: [7],
     ...overrides,
-  };
-}
+  });
 
 describe('channel 1: outcomes a client branches on', () => {
   it('returns the upstream validation detail (without echoed input) as UpstreamValidationError', async () => {

@@ -1,6 +1,10 @@
 /** Small data fixtures shared by the service and gateway suites. */
 import { randomBytes } from 'node:crypto';
-import type { ConversationEventRecord, UserActionRecord } from '../../src/contract/records.ts';
+import type {
+  ConversationEventRecord,
+  ConversationRecord,
+  UserActionRecord,
+} from '../../src/contract/records.ts';
 
 /** A fresh conversation id in the upstream's format (32 lowercase hex digits). */
 export const newConversationId = (): string => randomBytes(16).toString('hex');
@@ -42,4 +46,28 @@ export function conversationEventsSubscription(selection: string): string {
     ${selection.trim()}
   }
 }`;
+}
+
+/** A well-formed conversation record of conversation `id`, as the upstream sends it, with `overrides`. */
+export function conversationRecord(
+  id: string,
+  overrides: Partial<ConversationRecord> = {},
+): ConversationRecord {
+  return {
+    conversation_id: id,
+    title: `Conversation ${id.slice(0, 5)}`,
+    last_updated_at: '2025-04-29T15:13:51.370706Z',
+    status: 'RUNNING',
+    runtime_status: 'STATUS$READY',
+    selected_repository: null,
+    selected_branch: null,
+    git_provider: null,
+    trigger: 'gui',
+    num_connections: 0,
+    url: `/api/conversations/${id}`,
+    session_api_key: null,
+    created_at: '2025-04-29T15:13:51.370706Z',
+    pr_number: [],
+    ...overrides,
+  };
 }

@@ -5,7 +5,6 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -16,6 +15,7 @@ import type { AgentRuntime, ConversationStore } from '../../src/local-service/co
 import { createAgentRuntime } from '../../src/local-service/runtime.ts';
 import { attachConversationSocket } from '../../src/local-service/socket.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
+import { listenOnLoopback, stopServer } from '../helpers/loopback.ts';
 
 /**
  * The socket half of the local service on its own: a real node:http server on port 0 with the real
@@ -55,11 +55,10 @@ export async function startSocketHarness(
     resolveTenant: createTenantResolver(options.keys ?? []),
     logger,
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const url = await listenOnLoopback(server);
   let closed = false;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     dir,
     store,
     runtime,
@@ -68,8 +67,7 @@ export async function startSocketHarness(
       closed = true;
       await socket.close();
       await runtime.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await stopServer(server);
       store.close();
       if (ownDir) rmSync(dir, { recursive: true, force: true });
     },
