@@ -123,14 +123,20 @@ export const NodeDocument = graphql(`
   }
 `);
 
+export const CreatedConversationFragment = graphql(`
+  fragment CreatedConversation on CreateConversationPayload {
+    conversationId
+    conversationStatus
+    statusMessage
+  }
+`);
+
 export const CreateConversationDocument = graphql(`
   mutation CreateConversation($input: CreateConversationInput!) {
     createConversation(input: $input) {
       __typename
       ... on CreateConversationPayload {
-        conversationId
-        conversationStatus
-        statusMessage
+        ...CreatedConversation
         conversation {
           ...ConversationFields
         }
@@ -155,11 +161,7 @@ export const CreateConversationIdOnlyDocument = graphql(`
   mutation CreateConversationIdOnly($input: CreateConversationInput!) {
     createConversation(input: $input) {
       __typename
-      ... on CreateConversationPayload {
-        conversationId
-        conversationStatus
-        statusMessage
-      }
+      ...CreatedConversation
       ... on Error {
         message
       }
