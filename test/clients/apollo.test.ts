@@ -25,11 +25,11 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   type ClientStack,
   CONVERSATION_FIELDS,
+  clientStackForTest,
   PAGE,
   possibleTypesFromSchema,
   SEEDED,
   Seen,
-  startClientStack,
   WebSocket,
 } from './helpers.ts';
 
@@ -153,8 +153,7 @@ async function pageThrough<V extends OperationVariables>(
 
 describe('Apollo Client 4', () => {
   it('pages 250 conversations with first: 100 as a variable through relayStylePagination, over persisted queries', async () => {
-    const stack = await startClientStack();
-    onTestFinished(() => stack.close());
+    const stack = await clientStackForTest();
     const { client, exchanges } = apolloClient(stack);
 
     const ids = await pageThrough(client, BY_VARIABLE, { first: PAGE });
@@ -170,8 +169,7 @@ describe('Apollo Client 4', () => {
   });
 
   it('pages 250 conversations with first: 100 as a literal (with every __typename Apollo adds)', async () => {
-    const stack = await startClientStack();
-    onTestFinished(() => stack.close());
+    const stack = await clientStackForTest();
     const { client, exchanges } = apolloClient(stack);
 
     const ids = await pageThrough(client, BY_LITERAL, {});
@@ -180,8 +178,7 @@ describe('Apollo Client 4', () => {
   });
 
   it('selects statusMessage and Error.message in one union selection, and follows a subscription over GraphQLWsLink', async () => {
-    const stack = await startClientStack();
-    onTestFinished(() => stack.close());
+    const stack = await clientStackForTest();
     const { client } = apolloClient(stack);
 
     const created = await client.mutate({

@@ -16,11 +16,11 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   type ClientStack,
   CONVERSATION_FIELDS,
+  clientStackForTest,
   PAGE,
   SCHEMA_PATH,
   SEEDED,
   Seen,
-  startClientStack,
   WebSocket,
 } from './helpers.ts';
 
@@ -125,8 +125,7 @@ async function pageThrough(
 
 describe('urql 6 with Graphcache', () => {
   it('pages 250 conversations with first: 100 as a variable through relayPagination, over persisted queries', async () => {
-    const stack = await startClientStack();
-    onTestFinished(() => stack.close());
+    const stack = await clientStackForTest();
     const { client, requests } = urqlClient(stack);
 
     expect(await pageThrough(client, BY_VARIABLE, { first: PAGE })).toEqual(stack.newestFirst);
@@ -139,16 +138,14 @@ describe('urql 6 with Graphcache', () => {
   });
 
   it('pages 250 conversations with first: 100 as a literal (with the __typenames urql adds)', async () => {
-    const stack = await startClientStack();
-    onTestFinished(() => stack.close());
+    const stack = await clientStackForTest();
     const { client } = urqlClient(stack);
 
     expect(await pageThrough(client, BY_LITERAL, {})).toEqual(stack.newestFirst);
   });
 
   it('creates a conversation (statusMessage beside Error.message) and follows its events over subscriptionExchange', async () => {
-    const stack = await startClientStack();
-    onTestFinished(() => stack.close());
+    const stack = await clientStackForTest();
     const { client } = urqlClient(stack);
 
     const created = await client

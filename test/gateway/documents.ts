@@ -1,6 +1,7 @@
 /**
  * Every operation the gateway tests send, typed by GraphQL Code Generator (`npm run codegen`): a
- * renamed or removed field breaks `tsc --noEmit`, not production.
+ * renamed or removed field breaks `tsc --noEmit`, not production. Only test/gateway/ sends them, and
+ * codegen.ts names this file as its documents, so it lives here rather than in test/helpers/.
  */
 import { graphql } from '../generated/index.ts';
 
