@@ -1,26 +1,21 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
-
-let service: TestLocalService;
-afterEach(async () => {
-  await service?.close();
-});
+import { describe, expect, it } from 'vitest';
+import { localServiceForTest, rest } from '../helpers/local-service.ts';
 
 const PROVIDERS = "'github', 'gitlab', 'bitbucket' or 'enterprise_sso'";
 
-async function create(body: unknown) {
-  return rest<unknown>(service.url, '/api/conversations', { method: 'POST', body });
+async function create(url: string, body: unknown) {
+  return rest<unknown>(url, '/api/conversations', { method: 'POST', body });
 }
 
-async function conversationCount(): Promise<number> {
-  const list = await rest<{ results: unknown[] }>(service.url, '/api/conversations?limit=100');
+async function conversationCount(url: string): Promise<number> {
+  const list = await rest<{ results: unknown[] }>(url, '/api/conversations?limit=100');
   return list.body.results.length;
 }
 
 describe('FastAPI-shaped 422 bodies', () => {
   it('extra_forbidden for unknown keys', async () => {
-    service = await startTestLocalService();
-    const res = await create({ foo: 1 });
+    const service = await localServiceForTest();
+    const res = await create(service.url, { foo: 1 });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({
       detail: [
@@ -30,8 +25,12 @@ describe('FastAPI-shaped 422 bodies', () => {
   });
 
   it('string_type, enum and list item errors together, in one answer', async () => {
-    service = await startTestLocalService();
-    const res = await create({ repository: 5, git_provider: 'hosting_a', image_urls: ['ok', 3] });
+    const service = await localServiceForTest();
+    const res = await create(service.url, {
+      repository: 5,
+      git_provider: 'hosting_a',
+      image_urls: ['ok', 3],
+    });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({
       detail: [
@@ -51,13 +50,13 @@ describe('FastAPI-shaped 422 bodies', () => {
         },
       ],
     });
-    expect(await conversationCount()).toBe(0);
+    expect(await conversationCount(service.url)).toBe(0);
   });
 
   it('missing and int_parsing inside suggested_task', async () => {
-    service = await startTestLocalService();
+    const service = await localServiceForTest();
     const task = { git_provider: 'github', task_type: 'OPEN_PR', repo: 'a/b', issue_number: 'seven' };
-    const res = await create({ suggested_task: task });
+    const res = await create(service.url, { suggested_task: task });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({
       detail: [
@@ -73,8 +72,8 @@ describe('FastAPI-shaped 422 bodies', () => {
   });
 
   it('mcp_config forbids extra keys and masks secrets in echoed inputs', async () => {
-    service = await startTestLocalService();
-    const res = await create({
+    const service = await localServiceForTest();
+    const res = await create(service.url, {
       mcp_config: {
         sse_servers: [{ api_key: 'sk-very-secret' }],
         stdio_servers: [{ name: 'x', command: 'y', env: { A: 'env-secret' }, extra: 1 }],
@@ -94,8 +93,8 @@ describe('FastAPI-shaped 422 bodies', () => {
   });
 
   it('non-object bodies, missing bodies and invalid JSON', async () => {
-    service = await startTestLocalService();
-    const list = await create('[1,2]');
+    const service = await localServiceForTest();
+    const list = await create(service.url, '[1,2]');
     expect(list).toMatchObject({
       status: 422,
       body: {
@@ -114,7 +113,7 @@ describe('FastAPI-shaped 422 bodies', () => {
       status: 422,
       body: { detail: [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }] },
     });
-    const broken = await create('{"repository": ');
+    const broken = await create(service.url, '{"repository": ');
     expect(broken.status).toBe(422);
     expect(broken.body).toEqual({
       detail: [
@@ -127,18 +126,18 @@ describe('FastAPI-shaped 422 bodies', () => {
         },
       ],
     });
-    expect(await conversationCount()).toBe(0);
+    expect(await conversationCount(service.url)).toBe(0);
   });
 
   it('caller-chosen conversation ids must be 32 lowercase hex', async () => {
-    service = await startTestLocalService();
-    const res = await create({ conversation_id: 'ABC' });
+    const service = await localServiceForTest();
+    const res = await create(service.url, { conversation_id: 'ABC' });
     expect(res.status).toBe(422);
     expect(res.body).toMatchObject({ detail: [{ loc: ['body', 'conversation_id'], input: 'ABC' }] });
   });
 
   it('search query: limit bounds, int parsing, trigger enum and malformed page_id', async () => {
-    service = await startTestLocalService();
+    const service = await localServiceForTest();
     const zero = await rest(service.url, '/api/conversations?limit=0');
     expect(zero).toMatchObject({
       status: 422,
@@ -176,15 +175,15 @@ describe('FastAPI-shaped 422 bodies', () => {
 
 describe('transport errors', () => {
   it('413 for oversize bodies, and the service keeps serving', async () => {
-    service = await startTestLocalService({ maxBodyBytes: 1024 });
-    const huge = await create({ initial_user_msg: 'x'.repeat(5000) });
+    const service = await localServiceForTest({ maxBodyBytes: 1024 });
+    const huge = await create(service.url, { initial_user_msg: 'x'.repeat(5000) });
     expect(huge).toMatchObject({ status: 413, body: { detail: 'Request body too large' } });
-    expect(await conversationCount()).toBe(0);
-    expect((await create({})).status).toBe(200);
+    expect(await conversationCount(service.url)).toBe(0);
+    expect((await create(service.url, {})).status).toBe(200);
   });
 
   it('404 for unknown routes, 405 for wrong methods, health outside /api', async () => {
-    service = await startTestLocalService();
+    const service = await localServiceForTest();
     expect(await rest(service.url, '/api/nothing-here')).toMatchObject({
       status: 404,
       body: { detail: 'Not Found' },

@@ -315,7 +315,7 @@ describe('agent runtime', () => {
     const lastId = first.store.listEvents('t1', c.conversationId, -1).at(-1)?.id ?? -1;
     await first.runtime.close();
     expect(first.store.getConversation('t1', c.conversationId)?.status).toBe('STOPPED');
-    first.store.close(); // a second close() in afterEach is a no-op
+    first.store.close(); // a second close() when the test finishes is a no-op
 
     const second = setup({ dir });
     const result = second.runtime.acceptUserAction('t1', c.conversationId, {

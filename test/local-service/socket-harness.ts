@@ -74,6 +74,13 @@ export async function startSocketHarness(
   };
 }
 
+/** {@link startSocketHarness}, closed when the current test finishes. */
+export async function socketHarnessForTest(options: Parameters<typeof startSocketHarness>[0] = {}) {
+  const harness = await startSocketHarness(options);
+  onTestFinished(() => harness.close());
+  return harness;
+}
+
 /** One entry of what a client saw, in arrival order. */
 type Seen = { kind: 'connect' } | { kind: 'event'; event: Record<string, unknown> };
 
