@@ -12,6 +12,12 @@ async function conversationCount(url: string): Promise<number> {
   return list.body.results.length;
 }
 
+/** A FastAPI 422 answer whose `detail` holds `issues` (matched as a subset, like the rest). */
+const unprocessable = (...issues: Array<Record<string, unknown>>) => ({
+  status: 422,
+  body: { detail: issues },
+});
+
 describe('FastAPI-shaped 422 bodies', () => {
   it('extra_forbidden for unknown keys', async () => {
     const service = await localServiceForTest();
@@ -95,24 +101,18 @@ describe('FastAPI-shaped 422 bodies', () => {
   it('non-object bodies, missing bodies and invalid JSON', async () => {
     const service = await localServiceForTest();
     const list = await create(service.url, '[1,2]');
-    expect(list).toMatchObject({
-      status: 422,
-      body: {
-        detail: [
-          {
-            type: 'model_attributes_type',
-            loc: ['body'],
-            msg: 'Input should be a valid dictionary or object to extract fields from',
-            input: [1, 2],
-          },
-        ],
-      },
-    });
+    expect(list).toMatchObject(
+      unprocessable({
+        type: 'model_attributes_type',
+        loc: ['body'],
+        msg: 'Input should be a valid dictionary or object to extract fields from',
+        input: [1, 2],
+      }),
+    );
     const empty = await rest(service.url, '/api/conversations', { method: 'POST' });
-    expect(empty).toMatchObject({
-      status: 422,
-      body: { detail: [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }] },
-    });
+    expect(empty).toMatchObject(
+      unprocessable({ type: 'missing', loc: ['body'], msg: 'Field required', input: null }),
+    );
     const broken = await create(service.url, '{"repository": ');
     expect(broken.status).toBe(422);
     expect(broken.body).toEqual({
@@ -139,36 +139,26 @@ describe('FastAPI-shaped 422 bodies', () => {
   it('search query: limit bounds, int parsing, trigger enum and malformed page_id', async () => {
     const service = await localServiceForTest();
     const zero = await rest(service.url, '/api/conversations?limit=0');
-    expect(zero).toMatchObject({
-      status: 422,
-      body: { detail: [{ type: 'greater_than_equal', loc: ['query', 'limit'], input: '0' }] },
-    });
+    expect(zero).toMatchObject(
+      unprocessable({ type: 'greater_than_equal', loc: ['query', 'limit'], input: '0' }),
+    );
     const big = await rest(service.url, '/api/conversations?limit=101');
-    expect(big).toMatchObject({
-      status: 422,
-      body: {
-        detail: [
-          {
-            type: 'less_than_equal',
-            loc: ['query', 'limit'],
-            msg: 'Input should be less than or equal to 100',
-          },
-        ],
-      },
-    });
+    expect(big).toMatchObject(
+      unprocessable({
+        type: 'less_than_equal',
+        loc: ['query', 'limit'],
+        msg: 'Input should be less than or equal to 100',
+      }),
+    );
     const text = await rest(service.url, '/api/conversations?limit=ten');
-    expect(text).toMatchObject({
-      status: 422,
-      body: { detail: [{ type: 'int_parsing', loc: ['query', 'limit'] }] },
-    });
+    expect(text).toMatchObject(unprocessable({ type: 'int_parsing', loc: ['query', 'limit'] }));
     const trigger = await rest(service.url, '/api/conversations?conversation_trigger=cron');
-    expect(trigger).toMatchObject({
-      status: 422,
-      body: { detail: [{ type: 'enum', loc: ['query', 'conversation_trigger'], input: 'cron' }] },
-    });
+    expect(trigger).toMatchObject(
+      unprocessable({ type: 'enum', loc: ['query', 'conversation_trigger'], input: 'cron' }),
+    );
     for (const pageId of ['%%%', 'bm90LWEtbnVtYmVy', 'MjA', '-1']) {
       const bad = await rest(service.url, `/api/conversations?page_id=${encodeURIComponent(pageId)}`);
-      expect(bad, pageId).toMatchObject({ status: 422, body: { detail: [{ loc: ['query', 'page_id'] }] } });
+      expect(bad, pageId).toMatchObject(unprocessable({ loc: ['query', 'page_id'] }));
     }
   });
 });
