@@ -21,22 +21,17 @@ import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { relayStylePagination } from '@apollo/client/utilities';
 import { OperationTypeNode } from 'graphql';
 import { createClient } from 'graphql-ws';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   type ClientStack,
   CONVERSATION_FIELDS,
+  clientStackForTest,
   PAGE,
   possibleTypesFromSchema,
   SEEDED,
   Seen,
-  startClientStack,
   WebSocket,
 } from './helpers.ts';
-
-const cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
 
 /** One HTTP request as the gateway received it, with what it answered. */
 interface Exchange {
@@ -72,7 +67,7 @@ function apolloClient(stack: ClientStack) {
     return response;
   };
   const ws = createClient({ url: stack.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0 });
-  cleanups.push(() => ws.dispose());
+  onTestFinished(() => ws.dispose());
 
   const http = new PersistedQueryLink({
     sha256: (text) => createHash('sha256').update(text).digest('hex'),
@@ -95,7 +90,7 @@ function apolloClient(stack: ClientStack) {
       },
     }),
   });
-  cleanups.push(() => client.stop());
+  onTestFinished(() => client.stop());
   return { client, exchanges };
 }
 
@@ -138,7 +133,7 @@ async function pageThrough<V extends OperationVariables>(
       settled.push(result.data as Page);
     }
   });
-  cleanups.push(() => subscription.unsubscribe());
+  onTestFinished(() => subscription.unsubscribe());
   await settled.until((items) => items.length > 0);
   let requests = 1;
   for (;;) {
@@ -158,8 +153,7 @@ async function pageThrough<V extends OperationVariables>(
 
 describe('Apollo Client 4', () => {
   it('pages 250 conversations with first: 100 as a variable through relayStylePagination, over persisted queries', async () => {
-    const stack = await startClientStack();
-    cleanups.push(() => stack.close());
+    const stack = await clientStackForTest();
     const { client, exchanges } = apolloClient(stack);
 
     const ids = await pageThrough(client, BY_VARIABLE, { first: PAGE });
@@ -175,8 +169,7 @@ describe('Apollo Client 4', () => {
   });
 
   it('pages 250 conversations with first: 100 as a literal (with every __typename Apollo adds)', async () => {
-    const stack = await startClientStack();
-    cleanups.push(() => stack.close());
+    const stack = await clientStackForTest();
     const { client, exchanges } = apolloClient(stack);
 
     const ids = await pageThrough(client, BY_LITERAL, {});
@@ -185,8 +178,7 @@ describe('Apollo Client 4', () => {
   });
 
   it('selects statusMessage and Error.message in one union selection, and follows a subscription over GraphQLWsLink', async () => {
-    const stack = await startClientStack();
-    cleanups.push(() => stack.close());
+    const stack = await clientStackForTest();
     const { client } = apolloClient(stack);
 
     const created = await client.mutate({
@@ -230,7 +222,7 @@ describe('Apollo Client 4', () => {
           ?.conversationEvents;
         if (event) events.push(event);
       });
-    cleanups.push(() => subscription.unsubscribe());
+    onTestFinished(() => subscription.unsubscribe());
     await events.until((items) => items.some((event) => event.content === 'You said: hello from apollo'));
     expect(events.items.find((event) => event.__typename === 'AgentMessageEvent')).toMatchObject({
       content: 'You said: hello from apollo',

@@ -1,14 +1,14 @@
 /**
  * Shared setup of the real-client tests (Apollo Client, urql, Relay): the local service with 250
- * conversations and the gateway in front of it, plus the selection every client pages with.
+ * conversations and the gateway in front of it, plus the selection every client pages with. Only the
+ * client tests page through such a stack, so it lives with them (it is built on test/helpers/).
  */
 import { readFileSync } from 'node:fs';
 import { buildSchema, isAbstractType } from 'graphql';
-import { expect } from 'vitest';
 import { WebSocket } from 'ws';
 import type { HardeningOptions } from '../../src/gateway/hardening.ts';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
+import { serviceAndGatewayForTest, type TestGateway } from '../helpers/gateway.ts';
+import { createConversation, type TestLocalService } from '../helpers/local-service.ts';
 
 /** Conversations seeded for the paging tests: three pages of 100 (100, 100, 50). */
 export const SEEDED = 250;
@@ -22,7 +22,7 @@ export const PAGE = 100;
  */
 export const CONVERSATION_FIELDS = 'id conversationId title status trigger createdAt lastUpdatedAt';
 
-/** A running stack; `close()` stops both. */
+/** A running stack, closed when the test finishes. */
 export interface ClientStack {
   service: TestLocalService;
   gateway: TestGateway;
@@ -30,40 +30,24 @@ export interface ClientStack {
   newestFirst: string[];
   /** `ws://…/graphql`. */
   wsUrl: string;
-  close(): Promise<void>;
 }
 
-/** Starts the local service and the gateway, seeds {@link SEEDED} conversations straight upstream. */
-export async function startClientStack(
+/**
+ * Starts the local service and the gateway (both closed when the test finishes), seeds {@link SEEDED}
+ * conversations straight upstream.
+ */
+export async function clientStackForTest(
   options: { seeded?: number; hardening?: HardeningOptions } = {},
 ): Promise<ClientStack> {
-  const service = await startTestLocalService();
-  const gateway = await startTestGateway({
-    upstreamUrl: service.url,
+  const { service, gateway } = await serviceAndGatewayForTest({
     // Paging is three requests per client, but the APQ handshake and the subscription's mutations add
     // more in a burst; the rate limit has its own tests.
     hardening: { rateLimit: false, ...options.hardening },
   });
   const ids: string[] = [];
   // Sequential: the upstream orders by creation time, and the test compares the whole order.
-  for (let i = 0; i < (options.seeded ?? SEEDED); i++) {
-    const created = await rest<{ conversation_id: string }>(service.url, '/api/conversations', {
-      method: 'POST',
-      body: {},
-    });
-    expect(created.status).toBe(200);
-    ids.push(created.body.conversation_id);
-  }
-  return {
-    service,
-    gateway,
-    newestFirst: ids.reverse(),
-    wsUrl: gateway.url.replace(/^http/, 'ws'),
-    async close() {
-      await gateway.close();
-      await service.close();
-    },
-  };
+  for (let i = 0; i < (options.seeded ?? SEEDED); i++) ids.push(await createConversation(service.url));
+  return { service, gateway, newestFirst: ids.reverse(), wsUrl: gateway.url.replace(/^http/, 'ws') };
 }
 
 /** graphql-ws needs a WebSocket implementation on Node 20. */

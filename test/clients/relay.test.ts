@@ -28,14 +28,17 @@ import {
   requestSubscription,
   Store,
 } from 'relay-runtime';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { PersistedOperations } from '../../src/gateway/limits.ts';
-import { type ClientStack, PAGE, SCHEMA_PATH, SEEDED, Seen, startClientStack, WebSocket } from './helpers.ts';
-
-const cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
+import {
+  type ClientStack,
+  clientStackForTest,
+  PAGE,
+  SCHEMA_PATH,
+  SEEDED,
+  Seen,
+  WebSocket,
+} from './helpers.ts';
 
 const SOURCES = new URL('./relay/', import.meta.url).pathname;
 const RELAY_COMPILER = new URL('../../node_modules/.bin/relay-compiler', import.meta.url).pathname;
@@ -101,7 +104,7 @@ const fragment = (name: string) => artifacts.get(name) as ReaderFragment;
  */
 function relayEnvironment(stack: ClientStack, options: { persisted?: boolean } = {}): Environment {
   const ws = createClient({ url: stack.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0 });
-  cleanups.push(() => ws.dispose());
+  onTestFinished(() => ws.dispose());
   const network = Network.create(
     async (params, variables) => {
       const response = await fetch(stack.gateway.url, {
@@ -175,8 +178,7 @@ describe('Relay 21 (relay-compiler + relay-runtime)', () => {
   });
 
   it('pages 250 conversations with first: 100 as a variable, as usePaginationFragment does (@refetchable + @connection)', async () => {
-    const stack = await startClientStack();
-    cleanups.push(() => stack.close());
+    const stack = await clientStackForTest();
     const environment = relayEnvironment(stack);
 
     const root = request('RelayConversationListQuery');
@@ -203,8 +205,7 @@ describe('Relay 21 (relay-compiler + relay-runtime)', () => {
   });
 
   it('pages 250 conversations with first: 100 as a literal (with the ids, cursors and __typenames Relay adds)', async () => {
-    const stack = await startClientStack();
-    cleanups.push(() => stack.close());
+    const stack = await clientStackForTest();
     const environment = relayEnvironment(stack);
 
     const query = request('RelayLiteralPageQuery');
@@ -229,8 +230,7 @@ describe('Relay 21 (relay-compiler + relay-runtime)', () => {
   });
 
   it('refetches a conversation through Query.node (@refetchable), runs the union mutation and follows a subscription', async () => {
-    const stack = await startClientStack();
-    cleanups.push(() => stack.close());
+    const stack = await clientStackForTest();
     const environment = relayEnvironment(stack);
 
     const created = await new Promise<Record<string, unknown>>((resolve, reject) => {
@@ -278,7 +278,7 @@ describe('Relay 21 (relay-compiler + relay-runtime)', () => {
       },
       onError: (error) => events.fail(error),
     });
-    cleanups.push(() => subscription.dispose());
+    onTestFinished(() => subscription.dispose());
     await events.until((items) => items.some((event) => event.content === 'You said: hello from relay'));
   });
 
@@ -289,8 +289,7 @@ describe('Relay 21 (relay-compiler + relay-runtime)', () => {
     // fromFile checks that every key is the sha256 of its document: Relay's file is the gateway's format.
     const allowList = PersistedOperations.fromFile(join(persisted.dir, 'persisted.json'));
     expect(allowList.size).toBe(8); // every query, mutation and subscription of operations.ts
-    const stack = await startClientStack({ seeded: 3, hardening: { persistedOperations: allowList } });
-    cleanups.push(() => stack.close());
+    const stack = await clientStackForTest({ seeded: 3, hardening: { persistedOperations: allowList } });
     const environment = relayEnvironment(stack, { persisted: true });
 
     const root = persisted.artifacts.get('RelayConversationListQuery') as ConcreteRequest;

@@ -12,22 +12,17 @@ import { relayPagination } from '@urql/exchange-graphcache/extras';
 import { persistedExchange } from '@urql/exchange-persisted';
 import { buildSchema, introspectionFromSchema } from 'graphql';
 import { createClient } from 'graphql-ws';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   type ClientStack,
   CONVERSATION_FIELDS,
+  clientStackForTest,
   PAGE,
   SCHEMA_PATH,
   SEEDED,
   Seen,
-  startClientStack,
   WebSocket,
 } from './helpers.ts';
-
-const cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
 
 /** The README's urql setup, plus a fetch that records method and whether the document was sent. */
 function urqlClient(stack: ClientStack) {
@@ -50,7 +45,7 @@ function urqlClient(stack: ClientStack) {
     return response;
   };
   const ws = createClient({ url: stack.wsUrl, webSocketImpl: WebSocket, retryAttempts: 0 });
-  cleanups.push(() => ws.dispose());
+  onTestFinished(() => ws.dispose());
   const client = new Client({
     url: stack.gateway.url,
     fetch: recordingFetch,
@@ -130,8 +125,7 @@ async function pageThrough(
 
 describe('urql 6 with Graphcache', () => {
   it('pages 250 conversations with first: 100 as a variable through relayPagination, over persisted queries', async () => {
-    const stack = await startClientStack();
-    cleanups.push(() => stack.close());
+    const stack = await clientStackForTest();
     const { client, requests } = urqlClient(stack);
 
     expect(await pageThrough(client, BY_VARIABLE, { first: PAGE })).toEqual(stack.newestFirst);
@@ -144,16 +138,14 @@ describe('urql 6 with Graphcache', () => {
   });
 
   it('pages 250 conversations with first: 100 as a literal (with the __typenames urql adds)', async () => {
-    const stack = await startClientStack();
-    cleanups.push(() => stack.close());
+    const stack = await clientStackForTest();
     const { client } = urqlClient(stack);
 
     expect(await pageThrough(client, BY_LITERAL, {})).toEqual(stack.newestFirst);
   });
 
   it('creates a conversation (statusMessage beside Error.message) and follows its events over subscriptionExchange', async () => {
-    const stack = await startClientStack();
-    cleanups.push(() => stack.close());
+    const stack = await clientStackForTest();
     const { client } = urqlClient(stack);
 
     const created = await client
@@ -192,7 +184,7 @@ describe('urql 6 with Graphcache', () => {
         if (result.error) events.fail(result.error);
         else if (result.data) events.push(result.data.conversationEvents);
       });
-    cleanups.push(unsubscribe);
+    onTestFinished(unsubscribe);
     await events.until((items) => items.some((event) => event.content === 'You said: hello from urql'));
     expect(events.items.find((event) => event.__typename === 'AgentMessageEvent')).toMatchObject({
       content: 'You said: hello from urql',

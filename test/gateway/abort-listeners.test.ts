@@ -4,23 +4,22 @@
  * The gateway printed one warning (with a stack) per such operation before; under load that was ~8% of
  * its CPU and a stderr line per request.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
-import { cleanupStack, post } from '../hardening/helpers.ts';
-import { startTestGateway } from '../helpers/gateway.ts';
-import { startTestLocalService } from '../helpers/local-service.ts';
-
-const cleanup = cleanupStack();
-afterEach(() => cleanup.run());
+import { gatewayForTest } from '../helpers/gateway.ts';
+import { post } from '../helpers/http.ts';
+import { localServiceForTest } from '../helpers/local-service.ts';
 
 describe('abort listeners of one operation', () => {
   it('answers nodes(ids:) with 15 distinct ids without a MaxListenersExceededWarning', async () => {
-    const service = cleanup.add(await startTestLocalService(), (s) => s.close());
-    const gateway = cleanup.add(await startTestGateway({ upstreamUrl: service.url }), (g) => g.close());
+    const service = await localServiceForTest();
+    const gateway = await gatewayForTest({ upstreamUrl: service.url });
     const warnings: string[] = [];
     const onWarning = (warning: Error) => warnings.push(warning.name);
     process.on('warning', onWarning);
-    cleanup.add(onWarning, (listener) => process.off('warning', listener));
+    onTestFinished(() => {
+      process.off('warning', onWarning);
+    });
 
     // Unknown ids: each still costs one upstream GET (404 -> null), all 15 at once.
     const ids = Array.from({ length: 15 }, (_, i) => encodeGlobalId('Conversation', `missing${i}`));

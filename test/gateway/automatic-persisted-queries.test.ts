@@ -4,17 +4,15 @@
  * (verified, only once it validated), over GET, POST and graphql-ws; the allow-list still decides alone
  * when configured; the in-memory store is a bounded LRU. Apollo's own link: test/clients/apollo.test.ts.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LruQueryStore, sha256Hex } from '../../src/gateway/automatic-persisted-queries.ts';
 import { PersistedOperations } from '../../src/gateway/limits.ts';
-import { cleanupStack, codes, post, type RawAnswer, startServiceAndGateway } from '../hardening/helpers.ts';
-import type { TestGatewayOptions } from '../helpers/gateway.ts';
-import { Collector, wsClient } from '../live/helpers.ts';
+import { Collector } from '../helpers/collector.ts';
+import { serviceAndGatewayForTest, type TestGatewayOptions } from '../helpers/gateway.ts';
+import { wsClient } from '../helpers/graphql-ws.ts';
+import { codes, post, type RawAnswer } from '../helpers/http.ts';
 
-const cleanup = cleanupStack();
-afterEach(() => cleanup.run());
-
-const setup = (hardening: TestGatewayOptions['hardening'] = {}) => startServiceAndGateway(cleanup, hardening);
+const setup = (hardening: TestGatewayOptions['hardening'] = {}) => serviceAndGatewayForTest({ hardening });
 
 const LIST = 'query List { conversations(first: 2) { edges { node { id title } } } }';
 const persisted = (hash: string) => ({ persistedQuery: { version: 1, sha256Hash: hash } });
@@ -155,7 +153,7 @@ describe('automatic persisted queries over HTTP', () => {
 describe('automatic persisted queries over graphql-ws', () => {
   it('misses, registers and hits over the socket (hash-only sends query ""), shared with HTTP', async () => {
     const { gateway } = await setup();
-    const ws = cleanup.add(wsClient(gateway.url), (client) => client.dispose());
+    const ws = wsClient(gateway.url);
     const hash = sha256Hex(LIST);
 
     const miss = new Collector(ws.iterate({ query: '', extensions: persisted(hash) }));

@@ -5,12 +5,13 @@
  */
 
 import type { ExecutionResult } from 'graphql';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CreateConversationResponseRecord } from '../../src/contract/records.ts';
+import type { LocalServiceOptions } from '../../src/local-service/index.ts';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
 import type { ListConversationsQuery } from '../generated/graphql.ts';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
+import { serviceAndGatewayForTest } from '../helpers/gateway.ts';
+import { rest } from '../helpers/local-service.ts';
 import {
   AddGitProviderTokenDocument,
   CreateConversationDocument,
@@ -23,20 +24,12 @@ import {
 } from './documents.ts';
 
 const KEY = 'alice-key';
-let service: TestLocalService | undefined;
-let gateway: TestGateway | undefined;
-
-afterEach(async () => {
-  await gateway?.close();
-  await service?.close();
-  gateway = undefined;
-  service = undefined;
-});
-
-async function start(options: Parameters<typeof startTestLocalService>[0] = {}, paging?: TestPaging) {
-  service = await startTestLocalService({ sessionApiKeys: [KEY], ...options });
-  gateway = await startTestGateway({ upstreamUrl: service.url, ...(paging ? { paging } : {}) });
-  return { service, gateway };
+/** The local service (with one key) and the gateway, closed when the test finishes. */
+function start(options: Partial<LocalServiceOptions> = {}, paging?: TestPaging) {
+  return serviceAndGatewayForTest({
+    service: { sessionApiKeys: [KEY], ...options },
+    ...(paging ? { paging } : {}),
+  });
 }
 type ListPage = { status: number; body: ExecutionResult<ListConversationsQuery> };
 type TestPaging = { filteredPageSize: number; maxUpstreamCalls: number };

@@ -1,6 +1,7 @@
 /**
  * Every operation the gateway tests send, typed by GraphQL Code Generator (`npm run codegen`): a
- * renamed or removed field breaks `tsc --noEmit`, not production.
+ * renamed or removed field breaks `tsc --noEmit`, not production. Only test/gateway/ sends them, and
+ * codegen.ts names this file as its documents, so it lives here rather than in test/helpers/.
  */
 import { graphql } from '../generated/index.ts';
 
@@ -123,14 +124,20 @@ export const NodeDocument = graphql(`
   }
 `);
 
+export const CreatedConversationFragment = graphql(`
+  fragment CreatedConversation on CreateConversationPayload {
+    conversationId
+    conversationStatus
+    statusMessage
+  }
+`);
+
 export const CreateConversationDocument = graphql(`
   mutation CreateConversation($input: CreateConversationInput!) {
     createConversation(input: $input) {
       __typename
       ... on CreateConversationPayload {
-        conversationId
-        conversationStatus
-        statusMessage
+        ...CreatedConversation
         conversation {
           ...ConversationFields
         }
@@ -155,11 +162,7 @@ export const CreateConversationIdOnlyDocument = graphql(`
   mutation CreateConversationIdOnly($input: CreateConversationInput!) {
     createConversation(input: $input) {
       __typename
-      ... on CreateConversationPayload {
-        conversationId
-        conversationStatus
-        statusMessage
-      }
+      ...CreatedConversation
       ... on Error {
         message
       }

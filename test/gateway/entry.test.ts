@@ -2,22 +2,14 @@
  * The process entry as `npm start` runs it: embedded local service by default, both addresses printed,
  * clean stop on SIGTERM; bad settings stop start-up with a message naming the setting.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { killChildren } from '../helpers/processes.ts';
+import { describe, expect, it } from 'vitest';
+import { tempDataDirForTest } from '../helpers/local-service.ts';
+import { killAfterTest } from '../helpers/processes.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const TSX = join(ROOT, 'node_modules/.bin/tsx');
-const children: ChildProcess[] = [];
-const dirs: string[] = [];
-
-afterEach(async () => {
-  await killChildren(children);
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
 
 function run(args: string[], env: Record<string, string>) {
   const child = spawn(TSX, ['src/index.ts', ...args], {
@@ -25,7 +17,7 @@ function run(args: string[], env: Record<string, string>) {
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  children.push(child);
+  killAfterTest(child);
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk) => {
@@ -40,8 +32,7 @@ function run(args: string[], env: Record<string, string>) {
 
 describe('npm start', () => {
   it('starts the embedded local service and the gateway, prints both, stops on SIGTERM', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'gateway-entry-'));
-    dirs.push(dataDir);
+    const dataDir = tempDataDirForTest('gateway-entry-');
     const proc = run(['--port', '0'], { DATA_DIR: dataDir, LOCAL_SERVICE_PORT: '0', PORT: '1' });
     let gatewayUrl: string | undefined;
     for (let i = 0; i < 300 && !gatewayUrl; i++) {

@@ -4,68 +4,35 @@
  * 5xx) as coded errors that never carry an upstream body. Plus tenant isolation and secret-free logs.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ConversationRecord, CreateConversationResponseRecord } from '../../src/contract/records.ts';
+import type { LocalServiceOptions } from '../../src/local-service/index.ts';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
-import { startTestGateway, type TestGateway, type TestGatewayOptions } from '../helpers/gateway.ts';
-import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
+import { conversationRecord } from '../helpers/fixtures.ts';
+import { gatewayForTest, type TestGatewayOptions } from '../helpers/gateway.ts';
+import { localServiceForTest, rest } from '../helpers/local-service.ts';
+import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
 import {
   CreateConversationDocument,
   GetConversationDocument,
   ListConversationsDocument,
 } from './documents.ts';
-import { type MisbehavingUpstream, sendJson, startMisbehavingUpstream } from './misbehaving-upstream.ts';
 
 const ALICE = 'alice-secret-key-1';
 const BOB = 'bob-secret-key-2';
 
-const opened: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  // Gateways first (they hold pools to the upstreams), then the upstreams.
-  for (const resource of opened.reverse()) await resource.close();
-  opened.length = 0;
-});
+/** The local service with Alice's and Bob's keys, closed when the test finishes. */
+const service = (options: Partial<LocalServiceOptions> = {}) =>
+  localServiceForTest({ sessionApiKeys: [ALICE, BOB], ...options });
+const gatewayFor = (upstreamUrl: string, options: Partial<TestGatewayOptions> = {}) =>
+  gatewayForTest({ upstreamUrl, ...options });
 
-async function service(options: Parameters<typeof startTestLocalService>[0] = {}): Promise<TestLocalService> {
-  const started = await startTestLocalService({ sessionApiKeys: [ALICE, BOB], ...options });
-  opened.push(started);
-  return started;
-}
-async function misbehaving(
-  handler: Parameters<typeof startMisbehavingUpstream>[0],
-): Promise<MisbehavingUpstream> {
-  const started = await startMisbehavingUpstream(handler);
-  opened.push(started);
-  return started;
-}
-async function gatewayFor(
-  upstreamUrl: string,
-  options: Partial<TestGatewayOptions> = {},
-): Promise<TestGateway> {
-  const started = await startTestGateway({ upstreamUrl, ...options });
-  opened.push(started);
-  return started;
-}
-
-function record(overrides: Partial<ConversationRecord>): ConversationRecord {
-  return {
-    conversation_id: 'abcdefabcdefabcdefabcdefabcdef12',
-    title: 'Conversation abcde',
-    last_updated_at: '2025-04-29T15:13:51.370706Z',
-    status: 'RUNNING',
-    runtime_status: 'STATUS$READY',
-    selected_repository: null,
-    selected_branch: null,
+const record = (overrides: Partial<ConversationRecord>) =>
+  conversationRecord('abcdefabcdefabcdefabcdefabcdef12', {
     git_provider: 'github',
-    trigger: 'gui',
-    num_connections: 0,
-    url: '/api/conversations/abcdefabcdefabcdefabcdefabcdef12',
-    session_api_key: null,
-    created_at: '2025-04-29T15:13:51.370706Z',
     pr_number: [7],
     ...overrides,
-  };
-}
+  });
 
 describe('channel 1: outcomes a client branches on', () => {
   it('returns the upstream validation detail (without echoed input) as UpstreamValidationError', async () => {
@@ -200,7 +167,7 @@ describe('channel 3: upstream failures become coded errors', () => {
   });
 
   it('timeout: UPSTREAM_TIMEOUT when the upstream never answers', async () => {
-    const hanging = await misbehaving(() => {});
+    const hanging = await misbehavingUpstreamForTest(() => {});
     const gateway = await gatewayFor(hanging.url, { upstreamTimeoutMs: 200 });
     const { body } = await gateway.execute(GetConversationDocument, { id: 'a'.repeat(32) }, { key: ALICE });
     expect(body).toMatchObject({
@@ -210,7 +177,7 @@ describe('channel 3: upstream failures become coded errors', () => {
   });
 
   it('cancelling the GraphQL request aborts the upstream call', async () => {
-    const hanging = await misbehaving(() => {});
+    const hanging = await misbehavingUpstreamForTest(() => {});
     const gateway = await gatewayFor(hanging.url, { upstreamTimeoutMs: 20_000 });
     const controller = new AbortController();
     const pending = gateway
@@ -225,7 +192,7 @@ describe('channel 3: upstream failures become coded errors', () => {
 
   it('429 with Retry-After: RATE_LIMITED with the delay; a short Retry-After is waited for and retried once', async () => {
     let answered = 0;
-    const limited = await misbehaving((req, res) => {
+    const limited = await misbehavingUpstreamForTest((req, res) => {
       answered++;
       if (req.url?.startsWith('/api/conversations/') && answered % 2 === 0) {
         sendJson(res, 200, record({}));
@@ -272,7 +239,7 @@ describe('channel 3: upstream failures become coded errors', () => {
   });
 
   it('5xx and unreadable answers: UPSTREAM_ERROR without the upstream body', async () => {
-    const broken = await misbehaving((req, res) => {
+    const broken = await misbehavingUpstreamForTest((req, res) => {
       if (req.url?.startsWith('/api/conversations/')) {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end('{"half": ');
@@ -299,7 +266,7 @@ describe('channel 3: upstream failures become coded errors', () => {
 
 describe('values a newer upstream may send', () => {
   it('maps unknown enum values to UNKNOWN and keeps the raw strings', async () => {
-    const newer = await misbehaving((_req, res) =>
+    const newer = await misbehavingUpstreamForTest((_req, res) =>
       sendJson(
         res,
         200,

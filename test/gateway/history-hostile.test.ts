@@ -3,9 +3,13 @@
  * local service never does: pages that never end, events without ids or of unknown kinds, 500s with a
  * secret in the body, answers of the wrong shape. A scripted double over real HTTP.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { type MisbehavingUpstream, sendJson, startMisbehavingUpstream } from './misbehaving-upstream.ts';
+import { describe, expect, it } from 'vitest';
+import { gatewayForTest, type TestGateway } from '../helpers/gateway.ts';
+import {
+  type MisbehavingUpstream,
+  misbehavingUpstreamForTest,
+  sendJson,
+} from '../helpers/misbehaving-upstream.ts';
 
 const ID = 'a'.repeat(32);
 const SECRET = 'sk-super-secret-value';
@@ -27,17 +31,12 @@ const record = {
   pr_number: [],
 };
 
-const opened: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  while (opened.length > 0) await opened.pop()?.close();
-});
-
 /** A double that serves the record and answers the events route with `events(url)`. */
 async function double(
   events: (url: URL) => { status: number; body: unknown },
   other: (method: string) => { status: number; body: unknown } = () => ({ status: 404, body: {} }),
 ): Promise<{ upstream: MisbehavingUpstream; gateway: TestGateway }> {
-  const upstream = await startMisbehavingUpstream((req, res) => {
+  const upstream = await misbehavingUpstreamForTest((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (req.method === 'GET' && url.pathname === `/api/conversations/${ID}`)
       return sendJson(res, 200, record);
@@ -48,9 +47,7 @@ async function double(
     const answer = other(req.method ?? '');
     return sendJson(res, answer.status, answer.body);
   });
-  opened.push(upstream);
-  const gateway = await startTestGateway({ upstreamUrl: upstream.url });
-  opened.push(gateway);
+  const gateway = await gatewayForTest({ upstreamUrl: upstream.url });
   return { upstream, gateway };
 }
 

@@ -10,6 +10,7 @@ import { encodeGlobalId } from '../../src/schema/global-id.ts';
 import { newConversationId, seededEvent } from '../helpers/fixtures.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import {
+  createConversation,
   makeTempDataDir,
   rest,
   startTestLocalService,
@@ -291,16 +292,6 @@ const DELETE = /* GraphQL */ `
   }
 `;
 
-async function create(key = KEY_A): Promise<string> {
-  const created = await rest<{ conversation_id: string }>(service.url, '/api/conversations', {
-    method: 'POST',
-    body: {},
-    key,
-  });
-  expect(created.status).toBe(200);
-  return created.body.conversation_id;
-}
-
 async function upstreamRecord(id: string, key = KEY_A) {
   return (
     await rest<{ title: string; status: string } | null>(service.url, `/api/conversations/${id}`, { key })
@@ -309,7 +300,7 @@ async function upstreamRecord(id: string, key = KEY_A) {
 
 describe('lifecycle mutations', () => {
   it('renameConversation: payload, validation, not found, permission denied, bad id', async () => {
-    const id = await create();
+    const id = await createConversation(service.url, {}, KEY_A);
     const renamed = await post(RENAME, {
       input: { conversationId: encodeGlobalId('Conversation', id), title: '  Hello  ' },
     });
@@ -353,7 +344,7 @@ describe('lifecycle mutations', () => {
   });
 
   it('startConversation and stopConversation: payloads, not found, tenant isolation', async () => {
-    const id = await create();
+    const id = await createConversation(service.url, {}, KEY_A);
     await rest(service.url, `/api/conversations/${id}/stop`, { method: 'POST', key: KEY_A });
     expect((await upstreamRecord(id))?.status).toBe('STOPPED');
 
@@ -403,8 +394,8 @@ describe('lifecycle mutations', () => {
   });
 
   it('deleteConversation: the conversation vanishes from lookups, search and events; errors for unknown and foreign ids', async () => {
-    const id = await create();
-    const keep = await create();
+    const id = await createConversation(service.url, {}, KEY_A);
+    const keep = await createConversation(service.url, {}, KEY_A);
     // Another tenant's delete is "not found" and deletes nothing.
     expect((await post(DELETE, { input: { conversationId: id } }, KEY_B)).data?.deleteConversation).toEqual({
       __typename: 'ConversationNotFoundError',

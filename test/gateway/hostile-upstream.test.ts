@@ -4,9 +4,8 @@
  * ends with UPSTREAM_TIMEOUT within the configured timeout, and a readable 4xx reaches the client as
  * the mutation's error member with the message (secrets scrubbed).
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { cleanupStack, codes, post, type RawAnswer } from '../hardening/helpers.ts';
-import { startTestGateway, type TestGateway, type TestGatewayOptions } from '../helpers/gateway.ts';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { gatewayForTest, type TestGateway, type TestGatewayOptions } from '../helpers/gateway.ts';
 import {
   type HostileUpstream,
   hostileId,
@@ -14,25 +13,22 @@ import {
   searchPage,
   startHostileUpstream,
 } from '../helpers/hostile-upstream.ts';
+import { codes, post, type RawAnswer } from '../helpers/http.ts';
 
 const KEY = 'sk-hostile-caller-key-0123456789';
-const cleanup = cleanupStack();
-afterEach(() => cleanup.run());
 
 // Every Conversation field of a list page is over the default cost limit (the limit has its own tests);
 // one caller in a hurry is not what the rate limit is about either.
 const HARDENING = { rateLimit: false, queryLimits: { maxCost: 50_000 } } as const;
 
 async function setUp(options: Partial<TestGatewayOptions> = {}) {
-  const upstream = cleanup.add(await startHostileUpstream(), (u) => u.close());
-  const gateway = cleanup.add(
-    await startTestGateway({
-      upstreamUrl: upstream.url,
-      ...options,
-      hardening: { ...HARDENING, ...options.hardening },
-    }),
-    (g) => g.close(),
-  );
+  const upstream = await startHostileUpstream();
+  onTestFinished(() => upstream.close());
+  const gateway = await gatewayForTest({
+    upstreamUrl: upstream.url,
+    ...options,
+    hardening: { ...HARDENING, ...options.hardening },
+  });
   return { upstream, gateway };
 }
 

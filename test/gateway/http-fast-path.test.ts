@@ -27,6 +27,11 @@ interface Case {
 }
 
 const json = (value: unknown) => JSON.stringify(value);
+/** A document whose `$n: Int` gets a string. */
+const BAD_VARIABLE = json({
+  query: 'query($n: Int) { conversations(first: $n) { edges { cursor } } }',
+  variables: { n: 'x' },
+});
 
 const CASES: Case[] = [
   { name: 'list, no Accept', body: json({ query: LIST }), path: 'fast' },
@@ -68,19 +73,13 @@ const CASES: Case[] = [
   },
   {
     name: 'a variable that does not coerce (graphql-response+json: 400)',
-    body: json({
-      query: 'query($n: Int) { conversations(first: $n) { edges { cursor } } }',
-      variables: { n: 'x' },
-    }),
+    body: BAD_VARIABLE,
     headers: { accept: 'application/graphql-response+json' },
     path: 'fast',
   },
   {
     name: 'a variable that does not coerce (application/json: 200)',
-    body: json({
-      query: 'query($n: Int) { conversations(first: $n) { edges { cursor } } }',
-      variables: { n: 'x' },
-    }),
+    body: BAD_VARIABLE,
     headers: { accept: 'application/json' },
     path: 'fast',
   },

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/gateway/logging.ts';
 import { createGateway, type GatewayOptions } from '../../src/gateway/yoga.ts';
-import { sendJson, startMisbehavingUpstream } from './misbehaving-upstream.ts';
+import { sendJson, startMisbehavingUpstream } from '../helpers/misbehaving-upstream.ts';
 
 type Answer = {
   status: number;

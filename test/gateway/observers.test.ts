@@ -10,7 +10,7 @@ import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { type ExecutionResult, GraphQLError } from 'graphql';
 import { GraphQLError as JitGraphQLError } from 'graphql-jit/dist/error';
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { errorCode, errorCodes } from '../../src/gateway/error-code.ts';
 import { createLogger, operationLogObserver } from '../../src/gateway/logging.ts';
 import { GatewayMetrics } from '../../src/gateway/metrics.ts';
@@ -66,11 +66,6 @@ describe('errorCode', () => {
   });
 });
 
-const tracingShutdowns: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  while (tracingShutdowns.length) await tracingShutdowns.pop()?.();
-});
-
 function capturedLogger() {
   const lines: Array<Record<string, unknown>> = [];
   const logger = createLogger({
@@ -118,7 +113,7 @@ describe('the observers fed errors of every origin', () => {
     });
     const exporter = new InMemorySpanExporter();
     const tracing = await startTracing({ exporter: 'console', spanExporter: exporter });
-    tracingShutdowns.push(() => tracing.shutdown());
+    onTestFinished(() => tracing.shutdown());
     const faults: unknown[] = [];
     const weird = ORIGINS.map(([, error]) => error);
     let original: ExecutionResult | undefined;

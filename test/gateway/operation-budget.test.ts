@@ -22,18 +22,19 @@ import {
 } from 'graphql';
 import type { Dispatcher } from 'undici';
 import { Pool } from 'undici';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { DEFAULT_QUERY_LIMITS } from '../../src/gateway/limits.ts';
 import { estimateOperation } from '../../src/gateway/operation-cost.ts';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
 import { schema } from '../../src/schema/index.ts';
 import { DEFAULT_MAX_UPSTREAM_CALLS } from '../../src/upstream/page-walker.ts';
-import { cleanupStack, codes, post } from '../hardening/helpers.ts';
-import { startTestGateway } from '../helpers/gateway.ts';
+import { Collector } from '../helpers/collector.ts';
+import { gatewayForTest, type startTestGateway } from '../helpers/gateway.ts';
+import { wsClient } from '../helpers/graphql-ws.ts';
+import { codes, post } from '../helpers/http.ts';
 import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
-import { Collector, eventually, wsClient } from '../live/helpers.ts';
+import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
 import * as documents from './documents.ts';
-import { sendJson, startMisbehavingUpstream } from './misbehaving-upstream.ts';
 
 const ALICE = 'alice-budget-key';
 const BOB = 'bob-budget-key';
@@ -54,9 +55,6 @@ const FULL_PAGE_LITERAL = `query FullPage { ${fullPage('100')} }`;
 const FULL_PAGE_VARIABLE = `query FullPage($first: Int) { ${fullPage('$first')} }`;
 const FULL_NODES = `query FullNodes($ids: [ID!]!) { __typename nodes(ids: $ids) { __typename id ... on Conversation { ${ALL_FIELDS} } } }`;
 const PAGE_AND_NODES = `query PageAndNodes($ids: [ID!]!) { ${fullPage('100')} nodes(ids: $ids) { __typename id ... on Conversation { ${ALL_FIELDS} } } }`;
-
-const cleanup = cleanupStack();
-afterEach(() => cleanup.run());
 
 let service: TestLocalService;
 let aliceIds: string[] = [];
@@ -79,10 +77,7 @@ beforeAll(async () => {
 afterAll(() => service.close());
 
 async function gatewayWith(options: Parameters<typeof startTestGateway>[0] = { upstreamUrl: '' }) {
-  return cleanup.add(
-    await startTestGateway({ ...options, upstreamUrl: options.upstreamUrl || service.url }),
-    (g) => g.close(),
-  );
+  return gatewayForTest({ ...options, upstreamUrl: options.upstreamUrl || service.url });
 }
 
 /** Heaviest plausible variables: page sizes and id lists at the maximum (100). */
@@ -242,7 +237,7 @@ describe('upstream-call budget', () => {
       extensions: { code: 'QUERY_LIMIT_EXCEEDED', limit: 'UPSTREAM_CALLS' },
     });
 
-    const ws = cleanup.add(wsClient(gateway.url, { 'X-Session-API-Key': ALICE }), (c) => c.dispose());
+    const ws = wsClient(gateway.url, { connectionParams: { 'X-Session-API-Key': ALICE } });
     const overWs = new Collector(ws.iterate(twoFull));
     await overWs.finished();
     expect(JSON.stringify([overWs.items, overWs.error])).toContain('QUERY_LIMIT_EXCEEDED');
@@ -295,7 +290,8 @@ describe('per-credential upstream concurrency', () => {
   });
 
   it('holds each credential to its share while other credentials run beside it', async () => {
-    const counting = cleanup.add(countingDispatcher(service.url), (c) => c.close());
+    const counting = countingDispatcher(service.url);
+    onTestFinished(() => counting.close());
     const gateway = await gatewayWith({
       upstreamUrl: '',
       upstream: { dispatcher: counting.dispatcher, concurrencyPerCredential: 3 },
@@ -315,7 +311,8 @@ describe('per-credential upstream concurrency', () => {
   });
 
   it('without the bound (0) one operation fans out far wider (the control for the test above)', async () => {
-    const counting = cleanup.add(countingDispatcher(service.url), (c) => c.close());
+    const counting = countingDispatcher(service.url);
+    onTestFinished(() => counting.close());
     const gateway = await gatewayWith({
       upstreamUrl: '',
       upstream: { dispatcher: counting.dispatcher, concurrencyPerCredential: 0 },
@@ -334,9 +331,8 @@ describe('fair share of a slow upstream (scripted double holding every lookup un
    */
   async function arrivalOfB(concurrencyPerCredential: number) {
     const held: Array<() => void> = [];
-    const upstream = cleanup.add(
-      await startMisbehavingUpstream((_req, res) => held.push(() => sendJson(res, 200, null))),
-      (u) => u.close(),
+    const upstream = await misbehavingUpstreamForTest((_req, res) =>
+      held.push(() => sendJson(res, 200, null)),
     );
     const gateway = await gatewayWith({
       upstreamUrl: upstream.url,
@@ -353,7 +349,11 @@ describe('fair share of a slow upstream (scripted double holding every lookup un
         'x-session-api-key': ALICE,
       },
     );
-    await eventually(() => upstream.requests.length >= Math.min(4, concurrencyPerCredential || 4));
+    await vi.waitFor(
+      () =>
+        expect(upstream.requests.length).toBeGreaterThanOrEqual(Math.min(4, concurrencyPerCredential || 4)),
+      { timeout: 5000, interval: 20 },
+    );
     const inFlightOfA = upstream.requests.length;
     const b = post(
       gateway.url,

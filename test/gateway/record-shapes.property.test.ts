@@ -8,9 +8,9 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { post } from '../hardening/helpers.ts';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
 import { type HostileUpstream, searchPage, startHostileUpstream } from '../helpers/hostile-upstream.ts';
+import { post } from '../helpers/http.ts';
 
 const KEY = 'sk-property-caller-key-42';
 /** Zone-less timestamps are read in this zone; +05:30 all year (no DST), so expectations stay simple. */

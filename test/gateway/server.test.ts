@@ -2,43 +2,14 @@
  * The listening gateway: GraphiQL served offline, health and readiness, graphql-ws on the same path
  * with credentials from connectionParams, and idempotent disposal.
  */
-import { createClient } from 'graphql-ws';
-import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
-import { runOverWs } from '../hardening/transport-helpers.ts';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
-import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
+import { describe, expect, it } from 'vitest';
+import { serviceAndGatewayForTest } from '../helpers/gateway.ts';
+import { runOverWs, wsClient } from '../helpers/graphql-ws.ts';
+import { rest } from '../helpers/local-service.ts';
 
 const KEY = 'ws-key';
-let service: TestLocalService | undefined;
-let gateway: TestGateway | undefined;
-const disposers: Array<() => Promise<void> | void> = [];
-
-afterEach(async () => {
-  for (const dispose of disposers.splice(0).reverse()) await dispose();
-  await gateway?.close();
-  await service?.close();
-  gateway = undefined;
-  service = undefined;
-});
-
-async function start() {
-  service = await startTestLocalService({ sessionApiKeys: [KEY] });
-  gateway = await startTestGateway({ upstreamUrl: service.url });
-  return { service, gateway };
-}
-
-function wsClient(url: string, connectionParams: Record<string, unknown>) {
-  const client = createClient({
-    url: url.replace(/^http/, 'ws'),
-    webSocketImpl: WebSocket,
-    connectionParams,
-    retryAttempts: 0,
-    lazy: true,
-  });
-  disposers.push(() => client.dispose());
-  return client;
-}
+/** The local service (with one key) and the gateway, closed when the test finishes. */
+const start = () => serviceAndGatewayForTest({ service: { sessionApiKeys: [KEY] } });
 
 describe('the listening gateway', () => {
   it('serves the GraphiQL page (no CDN), the example operation and the header hint', async () => {
@@ -74,7 +45,7 @@ describe('the listening gateway', () => {
       key: KEY,
       body: {},
     });
-    const client = wsClient(gateway.url, { 'X-Session-API-Key': KEY });
+    const client = wsClient(gateway.url, { connectionParams: { 'X-Session-API-Key': KEY } });
     const result = await runOverWs(
       client,
       '{ conversations(first: 5) { edges { node { conversationId } } } }',
@@ -83,7 +54,7 @@ describe('the listening gateway', () => {
       data: { conversations: { edges: [{ node: { conversationId: created.body.conversation_id } }] } },
     });
 
-    const wrongKey = wsClient(gateway.url, { 'X-Session-API-Key': 'nope' });
+    const wrongKey = wsClient(gateway.url, { connectionParams: { 'X-Session-API-Key': 'nope' } });
     const refused = await runOverWs(wrongKey, '{ conversations(first: 5) { edges { cursor } } }');
     expect(refused).toMatchObject({
       data: { conversations: null },
@@ -93,7 +64,7 @@ describe('the listening gateway', () => {
 
   it('refuses a graphql-ws connection whose credential is not a string', async () => {
     const { gateway } = await start();
-    const client = wsClient(gateway.url, { 'X-Session-API-Key': 42 });
+    const client = wsClient(gateway.url, { connectionParams: { 'X-Session-API-Key': 42 } });
     await expect(runOverWs(client, '{ __typename }')).rejects.toMatchObject({ code: 4403 });
   });
 

@@ -3,17 +3,13 @@
  * fast with a coded answer instead of hanging: batching (a JSON array body) and graphql-sse's
  * single-connection mode (a PUT that reserves a stream). Real gateway, real local service.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { cleanupStack } from '../hardening/helpers.ts';
-import { startTestGateway } from '../helpers/gateway.ts';
-import { startTestLocalService } from '../helpers/local-service.ts';
-
-const cleanup = cleanupStack();
-afterEach(() => cleanup.run());
+import { describe, expect, it } from 'vitest';
+import { gatewayForTest } from '../helpers/gateway.ts';
+import { localServiceForTest } from '../helpers/local-service.ts';
 
 async function setup() {
-  const service = cleanup.add(await startTestLocalService(), (s) => s.close());
-  return cleanup.add(await startTestGateway({ upstreamUrl: service.url }), (g) => g.close());
+  const service = await localServiceForTest();
+  return gatewayForTest({ upstreamUrl: service.url });
 }
 
 describe('unsupported transport modes', () => {

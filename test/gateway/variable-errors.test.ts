@@ -11,7 +11,7 @@ import { createLogger } from '../../src/gateway/logging.ts';
 import { MAX_VARIABLE_ERRORS, variableErrors } from '../../src/gateway/variable-errors.ts';
 import { createGateway } from '../../src/gateway/yoga.ts';
 import { schema } from '../../src/schema/index.ts';
-import { sendJson, startMisbehavingUpstream } from './misbehaving-upstream.ts';
+import { sendJson, startMisbehavingUpstream } from '../helpers/misbehaving-upstream.ts';
 
 function check(query: string, variableValues: Record<string, unknown>, hideSuggestions = false) {
   return variableErrors(

@@ -3,27 +3,15 @@
  * on one port, SIGTERM to the primary drains both (operations in flight in each complete), and a worker
  * killed with SIGKILL is replaced while the port keeps answering.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { resolve } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { makeTempDataDir } from '../helpers/local-service.ts';
-import { killChildren } from '../helpers/processes.ts';
-import { sendJson, startMisbehavingUpstream } from './misbehaving-upstream.ts';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { tempDataDirForTest } from '../helpers/local-service.ts';
+import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
+import { killAfterTest } from '../helpers/processes.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const children: ChildProcess[] = [];
-const workerPids: number[] = [];
-const cleanups: Array<() => Promise<void> | void> = [];
-
-afterEach(async () => {
-  await killChildren(children);
-  for (const pid of workerPids.splice(0)) {
-    if (alive(pid)) process.kill(pid, 'SIGKILL');
-  }
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
 
 function alive(pid: number): boolean {
   try {
@@ -36,24 +24,21 @@ function alive(pid: number): boolean {
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
-/** Resolves once `check` holds (polled by vitest every 50 ms); fails the test after `timeoutMs`. */
-function eventually(check: () => boolean, timeoutMs: number): Promise<void> {
-  return vi.waitFor(
-    () => {
-      if (!check()) throw new Error('condition not met in time');
-    },
-    { timeout: timeoutMs, interval: 50 },
-  );
-}
-
-/** Node itself (not the tsx wrapper), so the child's pid is the primary's. */
+/**
+ * Node itself (not the tsx wrapper), so the child's pid is the primary's. When the test finishes the
+ * primary is killed first (so it forks no replacements), then every worker it announced.
+ */
 function startCli(args: string[], env: Record<string, string> = {}) {
+  const workerPids: number[] = [];
+  onTestFinished(() => {
+    for (const pid of workerPids) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  });
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/index.ts', '--port', '0', ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  children.push(child);
+  killAfterTest(child);
   let stdout = '';
   child.stdout?.on('data', (chunk) => {
     stdout += String(chunk);
@@ -109,10 +94,9 @@ const LIST = JSON.stringify({ query: '{ conversations(first: 1) { edges { node {
 
 describe('--workers 2', () => {
   it('runs two worker processes on one port, each answering GraphQL and its own labelled /metrics', async () => {
-    const dataDir = makeTempDataDir('gateway-workers-');
-    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const dataDir = tempDataDirForTest('gateway-workers-');
     const cli = startCli(['--workers', '2'], { DATA_DIR: dataDir, LOCAL_SERVICE_PORT: '0' });
-    await eventually(() => cli.url() !== undefined, 60_000);
+    await vi.waitFor(() => expect(cli.url()).toBeDefined(), { timeout: 60_000, interval: 50 });
     const url = cli.url() as string;
     // The embedded local service was started once, by the primary.
     expect(cli.stdout().match(/local conversation service:/g)).toHaveLength(1);
@@ -131,26 +115,25 @@ describe('--workers 2', () => {
     }
     cli.child.kill('SIGTERM');
     expect(await cli.exit).toBe(0);
-    await eventually(() => pids.every((pid) => !alive(pid)), 10_000);
+    await vi.waitFor(() => expect(pids.filter(alive)).toEqual([]), { timeout: 10_000, interval: 50 });
   }, 90_000);
 
   it('drains both workers on SIGTERM: a query in flight in each completes, then all exit 0', async () => {
     const held: Array<() => void> = [];
-    const upstream = await startMisbehavingUpstream((req, res) => {
+    const upstream = await misbehavingUpstreamForTest((req, res) => {
       if (req.url?.startsWith('/api/conversations')) {
         held.push(() => sendJson(res, 200, { results: [], next_page_id: null }));
       } else sendJson(res, 404, { message: 'not here' });
     });
-    cleanups.push(() => upstream.close());
     const cli = startCli(['--workers', '2', '--upstream', upstream.url]);
-    await eventually(() => cli.url() !== undefined, 60_000);
+    await vi.waitFor(() => expect(cli.url()).toBeDefined(), { timeout: 60_000, interval: 50 });
     const url = cli.url() as string;
     const pids = cli.workers();
     expect(pids).toHaveLength(2);
 
     // Two fresh connections: round-robin gives one to each worker.
     const inFlight = [freshRequest(url, 'POST', LIST), freshRequest(url, 'POST', LIST)];
-    await eventually(() => held.length === 2, 20_000);
+    await vi.waitFor(() => expect(held).toHaveLength(2), { timeout: 20_000, interval: 50 });
     // Each worker holds one of them: its own /metrics shows one upstream call in flight.
     const inFlightByWorker = new Map<string, string>();
     for (let i = 0; i < 6 && inFlightByWorker.size < 2; i++) {
@@ -171,19 +154,18 @@ describe('--workers 2', () => {
       expect(JSON.parse(answer.text)).toEqual({ data: { conversations: { edges: [] } } });
     }
     expect(await cli.exit).toBe(0);
-    await eventually(() => pids.every((pid) => !alive(pid)), 10_000);
+    await vi.waitFor(() => expect(pids.filter(alive)).toEqual([]), { timeout: 10_000, interval: 50 });
   }, 90_000);
 
   it('replaces a worker killed with SIGKILL, and the port keeps answering', async () => {
-    const dataDir = makeTempDataDir('gateway-workers-');
-    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const dataDir = tempDataDirForTest('gateway-workers-');
     const cli = startCli(['--workers', '2'], { DATA_DIR: dataDir, LOCAL_SERVICE_PORT: '0' });
-    await eventually(() => cli.url() !== undefined, 60_000);
+    await vi.waitFor(() => expect(cli.url()).toBeDefined(), { timeout: 60_000, interval: 50 });
     const url = cli.url() as string;
     const [victim, survivor] = cli.workers() as [number, number];
 
     process.kill(victim, 'SIGKILL');
-    await eventually(() => cli.workers().length === 3, 60_000);
+    await vi.waitFor(() => expect(cli.workers()).toHaveLength(3), { timeout: 60_000, interval: 50 });
     const replacement = cli.workers()[2] as number;
     expect([victim, survivor]).not.toContain(replacement);
     expect(alive(survivor)).toBe(true);

@@ -5,15 +5,13 @@
  * upstream does.
  */
 import type { ServerResponse } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
-import { sendJson, startMisbehavingUpstream } from '../gateway/misbehaving-upstream.ts';
-import { startTestGateway } from '../helpers/gateway.ts';
-import { makeTempDataDir, removeDataDir, rest, startTestLocalService } from '../helpers/local-service.ts';
-import { Collector, eventually, startLiveGateway, wsClient } from '../live/helpers.ts';
-import { cleanupStack, codes, post } from './helpers.ts';
-
-const cleanup = cleanupStack();
-afterEach(() => cleanup.run());
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { Collector } from '../helpers/collector.ts';
+import { gatewayForTest } from '../helpers/gateway.ts';
+import { wsClient } from '../helpers/graphql-ws.ts';
+import { codes, post } from '../helpers/http.ts';
+import { rest, startTestLocalService, tempDataDirForTest } from '../helpers/local-service.ts';
+import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
 
 const LIST = 'query List { conversations(first: 2) { edges { node { id } } } }';
 const EMPTY_PAGE = { results: [], next_page_id: null };
@@ -42,40 +40,34 @@ describe('a misbehaving upstream', () => {
   it('maps every fault to a coded error, never 5xx to the client, and recovers', async () => {
     let fault: Fault = 'healthy';
     const written = { bytes: 0 };
-    const upstream = cleanup.add(
-      await startMisbehavingUpstream((_req, res) => {
-        switch (fault) {
-          case 'slow':
-            setTimeout(() => sendJson(res, 200, EMPTY_PAGE), 1500).unref();
-            return;
-          case 'reset':
-            res.socket?.destroy();
-            return;
-          case '500':
-            return sendJson(res, 500, { detail: 'Traceback: session_api_key=sk-upstream-secret' });
-          case '503':
-            return sendJson(res, 503, { detail: 'down' });
-          case 'invalid-json':
-            res.writeHead(200, { 'content-type': 'application/json' });
-            res.end('{"results": [');
-            return;
-          case 'oversized':
-            return streamHuge(res, 64 * 1024 * 1024, written);
-          default:
-            return sendJson(res, 200, EMPTY_PAGE);
-        }
-      }),
-      (u) => u.close(),
-    );
-    const gateway = cleanup.add(
-      await startTestGateway({
-        upstreamUrl: upstream.url,
-        upstreamTimeoutMs: 300,
-        upstream: { retries: 0, circuitBreaker: false, maxResponseBytes: 256 * 1024 },
-        hardening: { rateLimit: false },
-      }),
-      (g) => g.close(),
-    );
+    const upstream = await misbehavingUpstreamForTest((_req, res) => {
+      switch (fault) {
+        case 'slow':
+          setTimeout(() => sendJson(res, 200, EMPTY_PAGE), 1500).unref();
+          return;
+        case 'reset':
+          res.socket?.destroy();
+          return;
+        case '500':
+          return sendJson(res, 500, { detail: 'Traceback: session_api_key=sk-upstream-secret' });
+        case '503':
+          return sendJson(res, 503, { detail: 'down' });
+        case 'invalid-json':
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end('{"results": [');
+          return;
+        case 'oversized':
+          return streamHuge(res, 64 * 1024 * 1024, written);
+        default:
+          return sendJson(res, 200, EMPTY_PAGE);
+      }
+    });
+    const gateway = await gatewayForTest({
+      upstreamUrl: upstream.url,
+      upstreamTimeoutMs: 300,
+      upstream: { retries: 0, circuitBreaker: false, maxResponseBytes: 256 * 1024 },
+      hardening: { rateLimit: false },
+    });
     const expected: Record<Exclude<Fault, 'healthy'>, string> = {
       slow: 'UPSTREAM_TIMEOUT',
       reset: 'UPSTREAM_UNAVAILABLE',
@@ -114,25 +106,24 @@ describe('a misbehaving upstream', () => {
 
 describe('the upstream going away under live subscriptions', () => {
   it('ends the stream with a coded error, keeps serving, and works again once the upstream is back', async () => {
-    const dataDir = cleanup.add(makeTempDataDir(), removeDataDir);
+    const dataDir = tempDataDirForTest();
     const first = await startTestLocalService({ dataDir });
     let firstOpen = true;
-    cleanup.add(first, async (s) => {
-      if (firstOpen) await s.close({ keepDataDir: true });
+    onTestFinished(async () => {
+      if (firstOpen) await first.close({ keepDataDir: true });
     });
     const created = await rest<{ conversation_id: string }>(first.url, '/api/conversations', {
       method: 'POST',
       body: { initial_user_msg: 'hello' },
     });
     const id = created.body.conversation_id;
-    const gateway = cleanup.add(
-      await startLiveGateway(first.url, {
-        live: { reconnect: { initialDelayMs: 20, maxDelayMs: 50, maxAttempts: 3 } },
-        upstream: { circuitBreaker: { failureThreshold: 5, resetTimeoutMs: 200 } },
-      }),
-      (g) => g.close(),
-    );
-    const ws = cleanup.add(wsClient(gateway.url), (c) => c.dispose());
+    const gateway = await gatewayForTest({
+      upstreamUrl: first.url,
+      fastLive: true,
+      live: { reconnect: { initialDelayMs: 20, maxDelayMs: 50, maxAttempts: 3 } },
+      upstream: { circuitBreaker: { failureThreshold: 5, resetTimeoutMs: 200 } },
+    });
+    const ws = wsClient(gateway.url);
     const query =
       'subscription Events($id: ID!) { conversationEvents(conversationId: $id, afterEventId: -1) { __typename eventId } }';
     const stream = new Collector(ws.iterate({ query, variables: { id } }));
@@ -141,7 +132,7 @@ describe('the upstream going away under live subscriptions', () => {
     // The upstream drops every socket mid-stream and does not come back in time.
     firstOpen = false;
     await first.close({ keepDataDir: true });
-    await eventually(() => stream.ended, 8000);
+    await vi.waitFor(() => expect(stream.ended).toBe(true), { timeout: 8000, interval: 20 });
     const last = stream.items.at(-1) as { errors?: Array<{ extensions?: { code?: string } }> } | undefined;
     const code =
       last?.errors?.[0]?.extensions?.code ??
@@ -150,19 +141,21 @@ describe('the upstream going away under live subscriptions', () => {
     expect((await fetch(new URL('/health', gateway.url))).status).toBe(200);
 
     // The upstream returns on the same port with the same data: new subscriptions work again.
-    const second = cleanup.add(await startTestLocalService({ dataDir, port: first.port }), (s) =>
-      s.close({ keepDataDir: true }),
-    );
+    const second = await startTestLocalService({ dataDir, port: first.port });
+    onTestFinished(() => second.close({ keepDataDir: true }));
     expect(second.port).toBe(first.port);
     // The reconnect attempts opened the circuit; after its cool-down one probe goes through and the
     // next subscription works again.
     let again = new Collector(ws.iterate({ query, variables: { id } }));
-    await eventually(async () => {
-      await again.until((items) => items.length > 0 || again.ended, 3000).catch(() => {});
-      if (again.items.some((item) => (item as { data?: unknown }).data)) return true;
-      again = new Collector(ws.iterate({ query, variables: { id } }));
-      return false;
-    }, 8000);
+    await vi.waitFor(
+      async () => {
+        await again.until((items) => items.length > 0 || again.ended, 3000).catch(() => {});
+        if (again.items.some((item) => (item as { data?: unknown }).data)) return;
+        again = new Collector(ws.iterate({ query, variables: { id } }));
+        throw new Error('the new subscription got no event yet');
+      },
+      { timeout: 8000, interval: 20 },
+    );
     expect(again.items[0]).toMatchObject({ data: { conversationEvents: { eventId: expect.any(Number) } } });
   });
 });

@@ -9,8 +9,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.ts';
+import { post } from '../helpers/http.ts';
 import { startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
-import { post } from './helpers.ts';
 
 const SECRET = 'sk-fuzz-secret-key-9f8e7d6c5b4a';
 let service: TestLocalService;

@@ -4,15 +4,14 @@
  * events or tokens: not in answers, not via ids guessed from the other tenant, not through the shared
  * upstream sockets of the event bridge.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
-import { startTestGateway } from '../helpers/gateway.ts';
-import { startTestLocalService } from '../helpers/local-service.ts';
-import { Collector, eventually, sseSubscribe, wsClient } from '../live/helpers.ts';
-import { cleanupStack, post } from './helpers.ts';
-
-const cleanup = cleanupStack();
-afterEach(() => cleanup.run());
+import { Collector } from '../helpers/collector.ts';
+import { gatewayForTest } from '../helpers/gateway.ts';
+import { wsClient } from '../helpers/graphql-ws.ts';
+import { post } from '../helpers/http.ts';
+import { localServiceForTest } from '../helpers/local-service.ts';
+import { sseSubscribe } from '../helpers/sse.ts';
 
 const TENANTS = { a: 'tenant-a-key-111111', b: 'tenant-b-key-222222' } as const;
 type Tenant = keyof typeof TENANTS;
@@ -44,14 +43,8 @@ type Result = { data?: { conversationEvents?: { content?: string } } | null; err
 
 describe('two credentials at once', () => {
   it('see only their own data across every query, mutation and subscription', async () => {
-    const service = cleanup.add(
-      await startTestLocalService({ sessionApiKeys: Object.values(TENANTS) }),
-      (s) => s.close(),
-    );
-    const gateway = cleanup.add(
-      await startTestGateway({ upstreamUrl: service.url, hardening: { rateLimit: false } }),
-      (g) => g.close(),
-    );
+    const service = await localServiceForTest({ sessionApiKeys: Object.values(TENANTS) });
+    const gateway = await gatewayForTest({ upstreamUrl: service.url, hardening: { rateLimit: false } });
     const as = (tenant: Tenant) => ({ 'x-session-api-key': TENANTS[tenant] });
     const call = async (tenant: Tenant, query: string, variables: Record<string, unknown> = {}) => {
       const answer = await post(gateway.url, { query, variables }, as(tenant));
@@ -76,13 +69,12 @@ describe('two credentials at once', () => {
     const streams: Record<Tenant, Array<Collector<Result>>> = { a: [], b: [] };
     for (const tenant of ['a', 'b'] as const) {
       const id = created[tenant][0] as string;
-      const ws = cleanup.add(wsClient(gateway.url, { 'X-Session-API-Key': TENANTS[tenant] }), (c) =>
-        c.dispose(),
-      );
+      const ws = wsClient(gateway.url, { connectionParams: { 'X-Session-API-Key': TENANTS[tenant] } });
       streams[tenant].push(
         new Collector(ws.iterate({ query: EVENTS, variables: { id } }) as AsyncIterable<Result>),
       );
-      const abort = cleanup.add(new AbortController(), (a) => a.abort());
+      const abort = new AbortController();
+      onTestFinished(() => abort.abort());
       streams[tenant].push(
         new Collector(
           sseSubscribe(
@@ -170,9 +162,12 @@ describe('two credentials at once', () => {
       }
     }
     // One upstream socket per (conversation, credential), never shared across the two.
-    await eventually(async () => {
-      const text = await (await fetch(new URL('/metrics', gateway.url))).text();
-      return /^upstream_sockets_open 2$/m.test(text);
-    });
+    await vi.waitFor(
+      async () => {
+        const text = await (await fetch(new URL('/metrics', gateway.url))).text();
+        expect(text).toMatch(/^upstream_sockets_open 2$/m);
+      },
+      { timeout: 5000, interval: 20 },
+    );
   });
 });

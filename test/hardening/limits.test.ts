@@ -3,16 +3,14 @@
  * coded errors (and no upstream call), body size, CSRF, CORS, introspection and suggestions switches,
  * and the persisted-operations allow-list over HTTP and graphql-ws.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { PersistedOperations, sha256 } from '../../src/gateway/limits.ts';
-import type { TestGatewayOptions } from '../helpers/gateway.ts';
-import { Collector, wsClient } from '../live/helpers.ts';
-import { cleanupStack, codes, post, startServiceAndGateway } from './helpers.ts';
+import { Collector } from '../helpers/collector.ts';
+import { serviceAndGatewayForTest, type TestGatewayOptions } from '../helpers/gateway.ts';
+import { wsClient } from '../helpers/graphql-ws.ts';
+import { codes, post } from '../helpers/http.ts';
 
-const cleanup = cleanupStack();
-afterEach(() => cleanup.run());
-
-const setup = (hardening: TestGatewayOptions['hardening'] = {}) => startServiceAndGateway(cleanup, hardening);
+const setup = (hardening: TestGatewayOptions['hardening'] = {}) => serviceAndGatewayForTest({ hardening });
 
 const LIST = 'query List { conversations(first: 2) { edges { node { id title } } } }';
 
@@ -142,7 +140,7 @@ describe('persisted operations (allow-list)', () => {
     });
     expect(codes(unknown)).toEqual(['PERSISTED_QUERY_NOT_IN_LIST']);
 
-    const ws = cleanup.add(wsClient(gateway.url), (c) => c.dispose());
+    const ws = wsClient(gateway.url);
     const refused = new Collector(ws.iterate({ query: LIST }));
     await refused.finished();
     // graphql-ws delivers a refused subscribe as an `error` message: the iterator throws it.
@@ -161,9 +159,8 @@ describe('persisted operations (allow-list)', () => {
     const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
     const { join } = await import('node:path');
     const { tmpdir } = await import('node:os');
-    const dir = cleanup.add(mkdtempSync(join(tmpdir(), 'persisted-')), (d) =>
-      rmSync(d, { recursive: true, force: true }),
-    );
+    const dir = mkdtempSync(join(tmpdir(), 'persisted-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const good = join(dir, 'good.json');
     writeFileSync(good, JSON.stringify({ [sha256(LIST)]: LIST }));
     expect(PersistedOperations.fromFile(good).size).toBe(1);

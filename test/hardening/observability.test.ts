@@ -6,23 +6,21 @@
  * failures, rate limiting, invalid input).
  */
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { startTracing } from '../../src/gateway/tracing.ts';
-import { startTestGateway } from '../helpers/gateway.ts';
-import { rest, startTestLocalService } from '../helpers/local-service.ts';
-import { Collector, eventually, wsClient } from '../live/helpers.ts';
-import { cleanupStack, metric, post } from './helpers.ts';
-
-const cleanup = cleanupStack();
-afterEach(() => cleanup.run());
+import { Collector } from '../helpers/collector.ts';
+import { gatewayForTest } from '../helpers/gateway.ts';
+import { wsClient } from '../helpers/graphql-ws.ts';
+import { metric, post } from '../helpers/http.ts';
+import { localServiceForTest, rest } from '../helpers/local-service.ts';
 
 const KEY = 'obs-key-1234567890';
 const LIST = 'query List { conversations(first: 2) { edges { node { id } } } }';
 
 describe('/metrics', () => {
   it('counts operations, upstream calls by route and status, subscriptions and sockets', async () => {
-    const service = cleanup.add(await startTestLocalService({ sessionApiKeys: [KEY] }), (s) => s.close());
-    const gateway = cleanup.add(await startTestGateway({ upstreamUrl: service.url }), (g) => g.close());
+    const service = await localServiceForTest({ sessionApiKeys: [KEY] });
+    const gateway = await gatewayForTest({ upstreamUrl: service.url });
     const created = await rest<{ conversation_id: string }>(service.url, '/api/conversations', {
       method: 'POST',
       key: KEY,
@@ -58,7 +56,7 @@ describe('/metrics', () => {
       }),
     ).toBe(1);
 
-    const ws = cleanup.add(wsClient(gateway.url, { 'X-Session-API-Key': KEY }), (c) => c.dispose());
+    const ws = wsClient(gateway.url, { connectionParams: { 'X-Session-API-Key': KEY } });
     const stream = new Collector(
       ws.iterate({
         query: `subscription { conversationEvents(conversationId: "${id}", afterEventId: -1) { eventId } }`,
@@ -68,8 +66,14 @@ describe('/metrics', () => {
     expect(await metric(gateway.url, 'graphql_subscriptions_open')).toBe(1);
     expect(await metric(gateway.url, 'upstream_sockets_open')).toBe(1);
     await ws.dispose();
-    await eventually(async () => (await metric(gateway.url, 'graphql_subscriptions_open')) === 0);
-    await eventually(async () => (await metric(gateway.url, 'upstream_sockets_open')) === 0, 5000);
+    await vi.waitFor(async () => expect(await metric(gateway.url, 'graphql_subscriptions_open')).toBe(0), {
+      timeout: 5000,
+      interval: 20,
+    });
+    await vi.waitFor(async () => expect(await metric(gateway.url, 'upstream_sockets_open')).toBe(0), {
+      timeout: 5000,
+      interval: 20,
+    });
     expect(await metric(gateway.url, 'process_resident_memory_bytes')).toBeGreaterThan(0);
     const text = await (await fetch(new URL('/metrics', gateway.url))).text();
     expect(text).not.toContain(KEY);
@@ -77,11 +81,8 @@ describe('/metrics', () => {
   });
 
   it('bounds the operation label: odd and surplus names become _other', async () => {
-    const service = cleanup.add(await startTestLocalService(), (s) => s.close());
-    const gateway = cleanup.add(
-      await startTestGateway({ upstreamUrl: service.url, hardening: { rateLimit: false } }),
-      (g) => g.close(),
-    );
+    const service = await localServiceForTest();
+    const gateway = await gatewayForTest({ upstreamUrl: service.url, hardening: { rateLimit: false } });
     await Promise.all(
       Array.from({ length: 230 }, (_, i) => post(gateway.url, { query: `query Op${i} { __typename }` })),
     );
@@ -94,11 +95,8 @@ describe('/metrics', () => {
   });
 
   it('is not served when switched off', async () => {
-    const service = cleanup.add(await startTestLocalService(), (s) => s.close());
-    const gateway = cleanup.add(
-      await startTestGateway({ upstreamUrl: service.url, hardening: { metrics: false } }),
-      (g) => g.close(),
-    );
+    const service = await localServiceForTest();
+    const gateway = await gatewayForTest({ upstreamUrl: service.url, hardening: { metrics: false } });
     const response = await fetch(new URL('/metrics', gateway.url));
     expect(response.status).toBe(404);
   });
@@ -108,12 +106,9 @@ describe('OpenTelemetry tracing', () => {
   it('records an operation span with upstream child spans, and no secrets in any attribute', async () => {
     const exporter = new InMemorySpanExporter();
     const tracing = await startTracing({ exporter: 'console', spanExporter: exporter });
-    cleanup.add(tracing, (t) => t.shutdown());
-    const service = cleanup.add(await startTestLocalService({ sessionApiKeys: [KEY] }), (s) => s.close());
-    const gateway = cleanup.add(
-      await startTestGateway({ upstreamUrl: service.url, hardening: { tracing } }),
-      (g) => g.close(),
-    );
+    onTestFinished(() => tracing.shutdown());
+    const service = await localServiceForTest({ sessionApiKeys: [KEY] });
+    const gateway = await gatewayForTest({ upstreamUrl: service.url, hardening: { tracing } });
     const answer = await post(gateway.url, { query: LIST }, { 'x-session-api-key': KEY });
     expect(answer.json?.errors).toBeUndefined();
     await post(gateway.url, { query: LIST }, { 'x-session-api-key': 'wrong-key' });
@@ -153,16 +148,11 @@ describe('log redaction', () => {
       mcpKey: 'mcp-redaction-key-0005',
       envValue: 'env-redaction-value-0006',
     };
-    const service = cleanup.add(await startTestLocalService({ sessionApiKeys: [secrets.key] }), (s) =>
-      s.close(),
-    );
-    const gateway = cleanup.add(
-      await startTestGateway({
-        upstreamUrl: service.url,
-        hardening: { rateLimit: { perSecond: 1, burst: 6 } },
-      }),
-      (g) => g.close(),
-    );
+    const service = await localServiceForTest({ sessionApiKeys: [secrets.key] });
+    const gateway = await gatewayForTest({
+      upstreamUrl: service.url,
+      hardening: { rateLimit: { perSecond: 1, burst: 6 } },
+    });
     const create = `mutation Create($input: CreateConversationInput!) { createConversation(input: $input) { __typename } }`;
     const input = {
       mcpConfig: {

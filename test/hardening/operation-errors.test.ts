@@ -7,14 +7,11 @@
  * one any more.)
  */
 import type { ExecutionResult } from 'graphql';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startTestGateway } from '../helpers/gateway.ts';
-import { rest, startTestLocalService } from '../helpers/local-service.ts';
-import { RawGraphqlWs } from '../helpers/raw-graphql-ws.ts';
-import { cleanupStack, codes, metric, post } from './helpers.ts';
-
-const cleanup = cleanupStack();
-afterEach(() => cleanup.run());
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { gatewayForTest } from '../helpers/gateway.ts';
+import { RawGraphqlWs } from '../helpers/graphql-ws.ts';
+import { codes, metric, post } from '../helpers/http.ts';
+import { localServiceForTest, rest } from '../helpers/local-service.ts';
 
 const LIST = 'query V($f: Int) { conversations(first: $f) { edges { node { id } } } }';
 const ONE = 'query One($id: ID!) { conversation(id: $id) { id } }';
@@ -67,11 +64,8 @@ const VARIABLE_MISTAKES: Array<{ name: string; body: string; message: string }> 
 
 describe('variable coercion errors are request errors', () => {
   it('over HTTP: 400 for graphql-response+json, 200 for json, BAD_USER_INPUT, no upstream call, logged and counted', async () => {
-    const service = cleanup.add(await startTestLocalService(), (s) => s.close());
-    const gateway = cleanup.add(
-      await startTestGateway({ upstreamUrl: service.url, hardening: { rateLimit: false } }),
-      (g) => g.close(),
-    );
+    const service = await localServiceForTest();
+    const gateway = await gatewayForTest({ upstreamUrl: service.url, hardening: { rateLimit: false } });
     for (const mistake of VARIABLE_MISTAKES) {
       const spec = await post(gateway.url, mistake.body);
       expect({ name: mistake.name, status: spec.status, json: spec.json }).toEqual({
@@ -103,8 +97,8 @@ describe('variable coercion errors are request errors', () => {
   });
 
   it('never echoes the value sent (it may be a secret in the wrong field)', async () => {
-    const service = cleanup.add(await startTestLocalService(), (s) => s.close());
-    const gateway = cleanup.add(await startTestGateway({ upstreamUrl: service.url }), (g) => g.close());
+    const service = await localServiceForTest();
+    const gateway = await gatewayForTest({ upstreamUrl: service.url });
     const secret = 'ghp_secretTokenInTheWrongField0001';
     const answers = [
       await post(gateway.url, { query: BY_TRIGGER, variables: { t: secret } }),
@@ -121,17 +115,15 @@ describe('variable coercion errors are request errors', () => {
   });
 
   it('over graphql-ws: an `error` for that operation only; the socket and its live subscription go on', async () => {
-    const service = cleanup.add(await startTestLocalService(), (s) => s.close());
-    const gateway = cleanup.add(
-      await startTestGateway({ upstreamUrl: service.url, hardening: { rateLimit: false } }),
-      (g) => g.close(),
-    );
+    const service = await localServiceForTest();
+    const gateway = await gatewayForTest({ upstreamUrl: service.url, hardening: { rateLimit: false } });
     const created = await rest<{ conversation_id: string }>(service.url, '/api/conversations', {
       method: 'POST',
       body: {},
     });
     const id = created.body.conversation_id;
-    const socket = cleanup.add(await RawGraphqlWs.open(gateway.url), (ws) => ws.close());
+    const socket = await RawGraphqlWs.open(gateway.url);
+    onTestFinished(() => socket.close());
     socket.send(
       `{"id":"live","type":"subscribe","payload":${body(
         'subscription L($id: ID!) { conversationEvents(conversationId: $id, afterEventId: -1) { eventId ... on AgentMessageEvent { content } } }',

@@ -5,39 +5,29 @@
  * default key, a foreign Host is refused (HOST_REJECTED). Also: empty or whitespace keys are "no
  * credential" on HTTP and graphql-ws alike.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { startTestGateway } from '../helpers/gateway.ts';
-import { startTestLocalService } from '../helpers/local-service.ts';
-import { cleanupStack, codes, post } from './helpers.ts';
-import {
-  httpRequest,
-  postWithHost,
-  runOverWs,
-  tryUpgrade,
-  wsClientWithHeaders,
-} from './transport-helpers.ts';
-
-const cleanup = cleanupStack();
-afterEach(() => cleanup.run());
+import { describe, expect, it } from 'vitest';
+import { gatewayForTest, serviceAndGatewayForTest, type startTestGateway } from '../helpers/gateway.ts';
+import { runOverWs, tryUpgrade, wsClient } from '../helpers/graphql-ws.ts';
+import { codes, httpRequest, post, postWithHost } from '../helpers/http.ts';
+import { localServiceForTest } from '../helpers/local-service.ts';
 
 const KEY = 'origin-test-key';
 const LIST = '{ conversations(first: 1) { edges { node { id } } } }';
 const LISTED = { data: { conversations: { edges: [] } } };
 
 async function setup(options: Omit<Parameters<typeof startTestGateway>[0], 'upstreamUrl'> = {}) {
-  const service = cleanup.add(await startTestLocalService({ sessionApiKeys: [KEY] }), (s) => s.close());
-  const gateway = cleanup.add(
+  const { gateway } = await serviceAndGatewayForTest({
+    service: { sessionApiKeys: [KEY] },
     // The default key is what makes hijacking dangerous: the foreign page needs no key of its own.
-    await startTestGateway({ upstreamUrl: service.url, defaultSessionApiKey: KEY, ...options }),
-    (g) => g.close(),
-  );
+    defaultSessionApiKey: KEY,
+    ...options,
+  });
   const host = new URL(gateway.url).host;
   return { gateway, host, ownOrigin: `http://${host}` };
 }
 
 function ws(url: string, headers: Record<string, string>, params: Record<string, unknown> = {}) {
-  const client = wsClientWithHeaders(url, headers, params);
-  cleanup.add(client, (c) => c.dispose());
+  const client = wsClient(url, { headers: headers, connectionParams: params });
   return client;
 }
 
@@ -171,8 +161,8 @@ describe('Host check (ALLOWED_HOSTS, DNS rebinding)', () => {
   });
 
   it('is off without a default key, and ALLOWED_HOSTS sets the names explicitly', async () => {
-    const service = cleanup.add(await startTestLocalService(), (s) => s.close());
-    const open = cleanup.add(await startTestGateway({ upstreamUrl: service.url }), (g) => g.close());
+    const service = await localServiceForTest();
+    const open = await gatewayForTest({ upstreamUrl: service.url });
     expect((await postWithHost(open.url, '{ __typename }', 'anything.example')).status).toBe(200);
 
     const { gateway } = await setup({ transportLimits: { allowedHosts: ['gateway.example.com'] } });

@@ -3,17 +3,13 @@
  * deadline: units (the breaker's with an injected clock), then the real gateway against a misbehaving upstream
  * (127.0.0.1, port 0) or the real local service.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { budgetWindow, RateLimiter } from '../../src/gateway/rate-limit.ts';
 import { CircuitBreaker, ConcurrencyGate, GateRefusal } from '../../src/upstream/circuit-breaker.ts';
-import { sendJson, startMisbehavingUpstream } from '../gateway/misbehaving-upstream.ts';
-import { startTestGateway } from '../helpers/gateway.ts';
-import { startTestLocalService } from '../helpers/local-service.ts';
-import { eventually } from '../live/helpers.ts';
-import { cleanupStack, codes, metric, post } from './helpers.ts';
-
-const cleanup = cleanupStack();
-afterEach(() => cleanup.run());
+import { gatewayForTest } from '../helpers/gateway.ts';
+import { codes, metric, post } from '../helpers/http.ts';
+import { localServiceForTest } from '../helpers/local-service.ts';
+import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
 
 const LIST = 'query List { conversations(first: 2) { edges { node { id } } } }';
 const EMPTY_PAGE = { results: [], next_page_id: null };
@@ -65,16 +61,11 @@ describe('RateLimiter', () => {
 
 describe('rate limit at the gateway', () => {
   it('refuses a credential past its budget with 429 RATE_LIMITED and Retry-After; other credentials are unaffected', async () => {
-    const service = cleanup.add(await startTestLocalService({ sessionApiKeys: ['key-a', 'key-b'] }), (s) =>
-      s.close(),
-    );
-    const gateway = cleanup.add(
-      await startTestGateway({
-        upstreamUrl: service.url,
-        hardening: { rateLimit: { perSecond: 0.2, burst: 3 } },
-      }),
-      (g) => g.close(),
-    );
+    const service = await localServiceForTest({ sessionApiKeys: ['key-a', 'key-b'] });
+    const gateway = await gatewayForTest({
+      upstreamUrl: service.url,
+      hardening: { rateLimit: { perSecond: 0.2, burst: 3 } },
+    });
     const asA = () => post(gateway.url, { query: LIST }, { 'x-session-api-key': 'key-a' });
     for (let i = 0; i < 3; i++) expect((await asA()).status).toBe(200);
     const limited = await asA();
@@ -141,20 +132,14 @@ describe('CircuitBreaker and ConcurrencyGate', () => {
 describe('circuit breaker at the gateway', () => {
   it('fails fast with CIRCUIT_OPEN while the upstream fails, probes after the cool-down and recovers', async () => {
     let healthy = false;
-    const upstream = cleanup.add(
-      await startMisbehavingUpstream((_req, res) => {
-        if (healthy) sendJson(res, 200, EMPTY_PAGE);
-        else sendJson(res, 500, { detail: 'boom' });
-      }),
-      (u) => u.close(),
-    );
-    const gateway = cleanup.add(
-      await startTestGateway({
-        upstreamUrl: upstream.url,
-        upstream: { retries: 0, circuitBreaker: { failureThreshold: 3, resetTimeoutMs: 300 } },
-      }),
-      (g) => g.close(),
-    );
+    const upstream = await misbehavingUpstreamForTest((_req, res) => {
+      if (healthy) sendJson(res, 200, EMPTY_PAGE);
+      else sendJson(res, 500, { detail: 'boom' });
+    });
+    const gateway = await gatewayForTest({
+      upstreamUrl: upstream.url,
+      upstream: { retries: 0, circuitBreaker: { failureThreshold: 3, resetTimeoutMs: 300 } },
+    });
     for (let i = 0; i < 3; i++)
       expect(codes(await post(gateway.url, { query: LIST }))).toEqual(['UPSTREAM_ERROR']);
     const seen = upstream.requests.length;
@@ -168,23 +153,20 @@ describe('circuit breaker at the gateway', () => {
     expect(await metric(gateway.url, 'upstream_circuit_state')).toBe(2); // open
 
     healthy = true;
-    await eventually(async () => (await post(gateway.url, { query: LIST })).json?.errors === undefined, 3000);
+    await vi.waitFor(
+      async () => expect((await post(gateway.url, { query: LIST })).json?.errors).toBeUndefined(),
+      { timeout: 3000, interval: 20 },
+    );
     expect(upstream.requests.length).toBe(seen + 1); // exactly one probe, then closed
     expect((await post(gateway.url, { query: LIST })).json?.data).toEqual({ conversations: { edges: [] } });
   });
 
   it('a 4xx is a healthy upstream: it never opens the circuit', async () => {
-    const upstream = cleanup.add(
-      await startMisbehavingUpstream((_req, res) => sendJson(res, 401, { detail: 'no' })),
-      (u) => u.close(),
-    );
-    const gateway = cleanup.add(
-      await startTestGateway({
-        upstreamUrl: upstream.url,
-        upstream: { retries: 0, circuitBreaker: { failureThreshold: 2 } },
-      }),
-      (g) => g.close(),
-    );
+    const upstream = await misbehavingUpstreamForTest((_req, res) => sendJson(res, 401, { detail: 'no' }));
+    const gateway = await gatewayForTest({
+      upstreamUrl: upstream.url,
+      upstream: { retries: 0, circuitBreaker: { failureThreshold: 2 } },
+    });
     for (let i = 0; i < 4; i++)
       expect(codes(await post(gateway.url, { query: LIST }))).toEqual(['UNAUTHENTICATED']);
     expect(upstream.requests).toHaveLength(4);
@@ -194,27 +176,26 @@ describe('circuit breaker at the gateway', () => {
 describe('bounded concurrency and the operation deadline', () => {
   it('queues calls beyond the bound, refuses beyond the queue with GATEWAY_OVERLOADED, and recovers', async () => {
     const held: Array<() => void> = [];
-    const upstream = cleanup.add(
-      await startMisbehavingUpstream((_req, res) => held.push(() => sendJson(res, 200, EMPTY_PAGE))),
-      (u) => u.close(),
+    const upstream = await misbehavingUpstreamForTest((_req, res) =>
+      held.push(() => sendJson(res, 200, EMPTY_PAGE)),
     );
-    const gateway = cleanup.add(
-      await startTestGateway({
-        upstreamUrl: upstream.url,
-        // The shared gate itself: one caller here, so its per-credential share (fair-share.ts) is off.
-        upstream: { retries: 0, maxConcurrent: 1, maxQueued: 1, concurrencyPerCredential: 0 },
-        hardening: { rateLimit: false },
-      }),
-      (g) => g.close(),
-    );
+    const gateway = await gatewayForTest({
+      upstreamUrl: upstream.url,
+      // The shared gate itself: one caller here, so its per-credential share (fair-share.ts) is off.
+      upstream: { retries: 0, maxConcurrent: 1, maxQueued: 1, concurrencyPerCredential: 0 },
+      hardening: { rateLimit: false },
+    });
     const first = post(gateway.url, { query: LIST });
-    await eventually(() => held.length === 1);
+    await vi.waitFor(() => expect(held.length).toBe(1), { timeout: 5000, interval: 20 });
     const second = post(gateway.url, { query: LIST });
     let queued = 0;
-    await eventually(async () => {
-      queued = await metric(gateway.url, 'upstream_requests_queued');
-      return queued === 1;
-    });
+    await vi.waitFor(
+      async () => {
+        queued = await metric(gateway.url, 'upstream_requests_queued');
+        expect(queued).toBe(1);
+      },
+      { timeout: 5000, interval: 20 },
+    );
     const third = await post(gateway.url, { query: LIST });
     expect(third.json?.errors?.[0]?.extensions).toMatchObject({
       code: 'UPSTREAM_UNAVAILABLE',
@@ -223,7 +204,7 @@ describe('bounded concurrency and the operation deadline', () => {
     expect(upstream.requests).toHaveLength(1);
     held.shift()?.();
     expect((await first).json?.errors).toBeUndefined();
-    await eventually(() => held.length === 1);
+    await vi.waitFor(() => expect(held.length).toBe(1), { timeout: 5000, interval: 20 });
     held.shift()?.();
     expect((await second).json?.errors).toBeUndefined();
     expect(await metric(gateway.url, 'upstream_requests_in_flight')).toBe(0);
@@ -231,38 +212,32 @@ describe('bounded concurrency and the operation deadline', () => {
   });
 
   it('ends an operation at its deadline with OPERATION_TIMEOUT and aborts its upstream call', async () => {
-    const upstream = cleanup.add(await startMisbehavingUpstream(() => {}), (u) => u.close()); // never answers
-    const gateway = cleanup.add(
-      await startTestGateway({
-        upstreamUrl: upstream.url,
-        upstream: { retries: 0 },
-        hardening: { operationTimeoutMs: 150 },
-      }),
-      (g) => g.close(),
-    );
+    const upstream = await misbehavingUpstreamForTest(() => {}); // never answers
+    const gateway = await gatewayForTest({
+      upstreamUrl: upstream.url,
+      upstream: { retries: 0 },
+      hardening: { operationTimeoutMs: 150 },
+    });
     const answer = await post(gateway.url, { query: LIST });
     expect(answer.status).toBe(200);
     expect(answer.json).toMatchObject({
       data: { conversations: null },
       errors: [{ extensions: { code: 'OPERATION_TIMEOUT' }, path: ['conversations'] }],
     });
-    await eventually(() => upstream.abortedRequests === 1);
+    await vi.waitFor(() => expect(upstream.abortedRequests).toBe(1), { timeout: 5000, interval: 20 });
     // The breaker does not count the deadline against the upstream.
     expect(await metric(gateway.url, 'upstream_circuit_state')).toBe(0);
   });
 
   it('ends an operation at its deadline while it waits for a retry (Retry-After) with OPERATION_TIMEOUT', async () => {
     // 503 with Retry-After: 1 s: the client waits (node:timers/promises with the operation's signal).
-    const upstream = cleanup.add(
-      await startMisbehavingUpstream((_req, res) =>
-        sendJson(res, 503, { detail: 'busy' }, { 'retry-after': '1' }),
-      ),
-      (u) => u.close(),
+    const upstream = await misbehavingUpstreamForTest((_req, res) =>
+      sendJson(res, 503, { detail: 'busy' }, { 'retry-after': '1' }),
     );
-    const gateway = cleanup.add(
-      await startTestGateway({ upstreamUrl: upstream.url, hardening: { operationTimeoutMs: 150 } }),
-      (g) => g.close(),
-    );
+    const gateway = await gatewayForTest({
+      upstreamUrl: upstream.url,
+      hardening: { operationTimeoutMs: 150 },
+    });
     const answer = await post(gateway.url, { query: LIST });
     expect(answer.json).toMatchObject({
       data: { conversations: null },

@@ -3,18 +3,22 @@
  * SSE) get a last GATEWAY_SHUTTING_DOWN result and complete, the drain is bounded; and the process on
  * SIGTERM does the same, then the local service flushes and closes its store.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { sendJson, startMisbehavingUpstream } from '../gateway/misbehaving-upstream.ts';
-import { startTestGateway } from '../helpers/gateway.ts';
-import { makeTempDataDir, removeDataDir, rest, startTestLocalService } from '../helpers/local-service.ts';
-import { killChildren } from '../helpers/processes.ts';
-import { Collector, eventually, sseSubscribe, startLiveGateway, wsClient } from '../live/helpers.ts';
-import { cleanupStack, post } from './helpers.ts';
-
-const cleanup = cleanupStack();
-afterEach(() => cleanup.run());
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { Collector } from '../helpers/collector.ts';
+import { gatewayForTest } from '../helpers/gateway.ts';
+import { wsClient } from '../helpers/graphql-ws.ts';
+import { post } from '../helpers/http.ts';
+import {
+  localServiceForTest,
+  rest,
+  startTestLocalService,
+  tempDataDirForTest,
+} from '../helpers/local-service.ts';
+import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
+import { killAfterTest } from '../helpers/processes.ts';
+import { sseSubscribe } from '../helpers/sse.ts';
 
 const LIST = 'query List { conversations(first: 2) { edges { node { id } } } }';
 const EVENTS =
@@ -25,15 +29,12 @@ type Result = { data?: unknown; errors?: Array<{ extensions?: { code?: string } 
 describe('RunningGateway.close()', () => {
   it('lets an in-flight query finish, refuses new requests, then closes', async () => {
     const held: Array<() => void> = [];
-    const upstream = cleanup.add(
-      await startMisbehavingUpstream((_req, res) =>
-        held.push(() => sendJson(res, 200, { results: [], next_page_id: null })),
-      ),
-      (u) => u.close(),
+    const upstream = await misbehavingUpstreamForTest((_req, res) =>
+      held.push(() => sendJson(res, 200, { results: [], next_page_id: null })),
     );
-    const gateway = cleanup.add(await startTestGateway({ upstreamUrl: upstream.url }), (g) => g.close());
+    const gateway = await gatewayForTest({ upstreamUrl: upstream.url });
     const inFlight = post(gateway.url, { query: LIST });
-    await eventually(() => held.length === 1);
+    await vi.waitFor(() => expect(held.length).toBe(1), { timeout: 5000, interval: 20 });
 
     let closed = false;
     const closing = gateway.close().then(() => {
@@ -57,40 +58,39 @@ describe('RunningGateway.close()', () => {
   });
 
   it('bounds the drain: after the grace period what is left is cut and close() resolves', async () => {
-    const upstream = cleanup.add(await startMisbehavingUpstream(() => {}), (u) => u.close()); // never answers
+    const upstream = await misbehavingUpstreamForTest(() => {}); // never answers
     const { startGateway } = await import('../../src/gateway/server.ts');
     const { createLogger } = await import('../../src/gateway/logging.ts');
-    const running = cleanup.add(
-      await startGateway({
-        upstreamUrl: upstream.url,
-        port: 0,
-        shutdownGraceMs: 100,
-        logger: createLogger({ level: 'silent' }),
-      }),
-      (r) => r.close(),
-    );
+    const running = await startGateway({
+      upstreamUrl: upstream.url,
+      port: 0,
+      shutdownGraceMs: 100,
+      logger: createLogger({ level: 'silent' }),
+    });
+    onTestFinished(() => running.close());
     const inFlight = post(running.url, { query: LIST }).then(
       (answer) => answer.status,
       () => 'cut',
     );
-    await eventually(() => upstream.requests.length === 1);
+    await vi.waitFor(() => expect(upstream.requests.length).toBe(1), { timeout: 5000, interval: 20 });
     await running.close();
     expect(await inFlight).toBe('cut');
   });
 
   it('ends graphql-ws and SSE subscriptions with a last GATEWAY_SHUTTING_DOWN result, then completes them', async () => {
-    const service = cleanup.add(await startTestLocalService(), (s) => s.close());
+    const service = await localServiceForTest();
     const created = await rest<{ conversation_id: string }>(service.url, '/api/conversations', {
       method: 'POST',
       body: { initial_user_msg: 'hello' },
     });
     const id = created.body.conversation_id;
-    const gateway = cleanup.add(await startLiveGateway(service.url), (g) => g.close());
-    const ws = cleanup.add(wsClient(gateway.url), (c) => c.dispose());
+    const gateway = await gatewayForTest({ upstreamUrl: service.url, fastLive: true });
+    const ws = wsClient(gateway.url);
     const overWs = new Collector<Result>(
       ws.iterate({ query: EVENTS, variables: { id } }) as AsyncIterable<Result>,
     );
-    const abort = cleanup.add(new AbortController(), (a) => a.abort());
+    const abort = new AbortController();
+    onTestFinished(() => abort.abort());
     const overSse = new Collector<Result>(
       sseSubscribe(
         gateway.url,
@@ -115,17 +115,14 @@ describe('RunningGateway.close()', () => {
 
   it('refuses operations that arrive on an open graphql-ws connection while draining', async () => {
     const held: Array<() => void> = [];
-    const upstream = cleanup.add(
-      await startMisbehavingUpstream((_req, res) =>
-        held.push(() => sendJson(res, 200, { results: [], next_page_id: null })),
-      ),
-      (u) => u.close(),
+    const upstream = await misbehavingUpstreamForTest((_req, res) =>
+      held.push(() => sendJson(res, 200, { results: [], next_page_id: null })),
     );
-    const gateway = cleanup.add(await startTestGateway({ upstreamUrl: upstream.url }), (g) => g.close());
-    const ws = cleanup.add(wsClient(gateway.url), (c) => c.dispose());
+    const gateway = await gatewayForTest({ upstreamUrl: upstream.url });
+    const ws = wsClient(gateway.url);
     // A query in flight over the socket keeps both the socket open and the gateway draining.
     const inFlight = new Collector(ws.iterate({ query: LIST }));
-    await eventually(() => held.length === 1);
+    await vi.waitFor(() => expect(held.length).toBe(1), { timeout: 5000, interval: 20 });
     const closing = gateway.close();
     const during = new Collector(ws.iterate({ query: '{ __typename }' }));
     await during.finished();
@@ -145,25 +142,24 @@ describe('RunningGateway.close()', () => {
 
 describe('the process on SIGTERM', () => {
   const ROOT = resolve(import.meta.dirname, '../..');
-  const children: ChildProcess[] = [];
-  afterEach(async () => {
-    await killChildren(children);
-  });
 
   it('drains, completes an open SSE subscription with the reason, exits 0, and the local service kept the data', async () => {
-    const dataDir = cleanup.add(makeTempDataDir('gateway-sigterm-'), removeDataDir);
+    const dataDir = tempDataDirForTest('gateway-sigterm-');
     const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['src/index.ts'], {
       cwd: ROOT,
       env: { ...process.env, LOG_LEVEL: 'silent', DATA_DIR: dataDir, LOCAL_SERVICE_PORT: '0', PORT: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    children.push(child);
+    killAfterTest(child);
     let stdout = '';
     child.stdout?.on('data', (chunk) => {
       stdout += String(chunk);
     });
     const exit = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-    await eventually(() => /gateway: http:\/\/\S+\/graphql/.test(stdout), 20_000);
+    await vi.waitFor(() => expect(stdout).toMatch(/gateway: http:\/\/\S+\/graphql/), {
+      timeout: 20_000,
+      interval: 20,
+    });
     const url = /gateway: (http:\/\/\S+\/graphql)/.exec(stdout)?.[1] as string;
 
     const created = await post(url, {
@@ -173,7 +169,8 @@ describe('the process on SIGTERM', () => {
     const id = (created.json?.data?.createConversation as { conversationId?: string } | undefined)
       ?.conversationId;
     expect(id).toMatch(/^[0-9a-f]{32}$/);
-    const abort = cleanup.add(new AbortController(), (a) => a.abort());
+    const abort = new AbortController();
+    onTestFinished(() => abort.abort());
     const stream = new Collector<Result>(
       sseSubscribe(url, { query: EVENTS, variables: { id } }, {}, abort.signal) as AsyncIterable<Result>,
     );
@@ -185,9 +182,8 @@ describe('the process on SIGTERM', () => {
     expect(stream.items.at(-1)?.errors?.[0]?.extensions?.code).toBe('GATEWAY_SHUTTING_DOWN');
 
     // The store was flushed and closed: a fresh service on the same data dir has the conversation.
-    const reopened = cleanup.add(await startTestLocalService({ dataDir }), (s) =>
-      s.close({ keepDataDir: true }),
-    );
+    const reopened = await startTestLocalService({ dataDir });
+    onTestFinished(() => reopened.close({ keepDataDir: true }));
     const found = await rest<{ conversation_id: string }>(reopened.url, `/api/conversations/${id}`);
     expect(found.status).toBe(200);
     expect(found.body.conversation_id).toBe(id);

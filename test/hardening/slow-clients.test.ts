@@ -4,40 +4,19 @@
  * SSE stream whose reader stops reading is cut as graphql-ws cuts a paused socket; one credential
  * holds at most MAX_STREAMS_PER_CREDENTIAL sockets + SSE streams (4429 / 429 TOO_MANY_STREAMS).
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { startTestGateway } from '../helpers/gateway.ts';
-import { rest, startTestLocalService } from '../helpers/local-service.ts';
-import { eventually, sseSubscribe } from '../live/helpers.ts';
-import { cleanupStack, post } from './helpers.ts';
-import { initSocket, parseRawAnswer, rawConnection, readUntilClosed } from './transport-helpers.ts';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { conversationEventsSubscription } from '../helpers/fixtures.ts';
+import { serviceAndGatewayForTest, type TestGateway } from '../helpers/gateway.ts';
+import { initSocket } from '../helpers/graphql-ws.ts';
+import { parseRawAnswer, post, rawConnection, readUntilClosed } from '../helpers/http.ts';
+import { createConversation } from '../helpers/local-service.ts';
+import { sseSubscribe } from '../helpers/sse.ts';
 
-const cleanup = cleanupStack();
-afterEach(() => cleanup.run());
-
-async function setup(options: Omit<Parameters<typeof startTestGateway>[0], 'upstreamUrl'> = {}) {
-  const service = cleanup.add(await startTestLocalService(), (s) => s.close());
-  const gateway = cleanup.add(await startTestGateway({ upstreamUrl: service.url, ...options }), (g) =>
-    g.close(),
-  );
-  return { service, gateway };
-}
-
-async function createConversation(serviceUrl: string, initialMessage?: string): Promise<string> {
-  const created = await rest<{ conversation_id: string }>(serviceUrl, '/api/conversations', {
-    method: 'POST',
-    body: initialMessage === undefined ? {} : { initial_user_msg: initialMessage },
-  });
-  expect(created.status).toBe(200);
-  return created.body.conversation_id;
-}
-
-const EVENTS = `subscription Events($id: ID!, $after: Int) {
-  conversationEvents(conversationId: $id, afterEventId: $after) {
-    __typename eventId message
-    ... on UserMessageEvent { content }
-    ... on AgentMessageEvent { content }
-  }
-}`;
+const EVENTS = conversationEventsSubscription(`
+  __typename eventId message
+  ... on UserMessageEvent { content }
+  ... on AgentMessageEvent { content }
+`);
 
 /** The raw request of an SSE subscription to a conversation's whole history (as EventSource sends it). */
 function openSse(url: string, id: string): string {
@@ -47,57 +26,63 @@ function openSse(url: string, id: string): string {
   return `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nAccept: text/event-stream\r\n\r\n`;
 }
 
+/**
+ * Sends `request` (an unfinished one) on a raw connection and expects the 408 REQUEST_TIMEOUT answer
+ * naming `deadline`, with nothing sent upstream.
+ */
+async function expectTimedOut(gateway: TestGateway, request: string, deadline: string) {
+  const socket = await rawConnection(gateway.url);
+  onTestFinished(() => {
+    socket.destroy();
+  });
+  socket.write(request);
+  const answer = parseRawAnswer(await readUntilClosed(socket));
+  expect(answer.status).toBe(408);
+  expect(JSON.parse(answer.body)).toEqual({
+    errors: [{ message: expect.stringContaining(deadline), extensions: { code: 'REQUEST_TIMEOUT' } }],
+  });
+  expect(gateway.calls).toHaveLength(0);
+}
+
 describe('request deadlines', () => {
   it('answers 408 REQUEST_TIMEOUT when the headers do not arrive within HEADERS_TIMEOUT_MS', async () => {
-    const { gateway } = await setup({ transportLimits: { headersTimeoutMs: 500, requestTimeoutMs: 5_000 } });
-    const socket = cleanup.add(await rawConnection(gateway.url), (s) => s.destroy());
-    socket.write(`POST /graphql HTTP/1.1\r\nHost: ${new URL(gateway.url).host}\r\nContent-Type: app`);
-    const answer = parseRawAnswer(await readUntilClosed(socket));
-    expect(answer.status).toBe(408);
-    expect(JSON.parse(answer.body)).toEqual({
-      errors: [
-        {
-          message: expect.stringContaining('HEADERS_TIMEOUT_MS (500 ms)'),
-          extensions: { code: 'REQUEST_TIMEOUT' },
-        },
-      ],
+    const { gateway } = await serviceAndGatewayForTest({
+      transportLimits: { headersTimeoutMs: 500, requestTimeoutMs: 5_000 },
     });
-    expect(gateway.calls).toHaveLength(0);
+    const host = new URL(gateway.url).host;
+    await expectTimedOut(
+      gateway,
+      `POST /graphql HTTP/1.1\r\nHost: ${host}\r\nContent-Type: app`,
+      'HEADERS_TIMEOUT_MS (500 ms)',
+    );
   });
 
   it('answers 408 REQUEST_TIMEOUT when the body does not arrive within REQUEST_TIMEOUT_MS', async () => {
-    const { gateway } = await setup({ transportLimits: { headersTimeoutMs: 500, requestTimeoutMs: 800 } });
-    const socket = cleanup.add(await rawConnection(gateway.url), (s) => s.destroy());
+    const { gateway } = await serviceAndGatewayForTest({
+      transportLimits: { headersTimeoutMs: 500, requestTimeoutMs: 800 },
+    });
     const body = JSON.stringify({ query: '{ conversations(first: 1) { edges { cursor } } }' });
-    socket.write(
+    await expectTimedOut(
+      gateway,
       `POST /graphql HTTP/1.1\r\nHost: ${new URL(gateway.url).host}\r\nContent-Type: application/json\r\n` +
         `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+      'REQUEST_TIMEOUT_MS (800 ms)',
     );
-    const answer = parseRawAnswer(await readUntilClosed(socket));
-    expect(answer.status).toBe(408);
-    expect(JSON.parse(answer.body)).toEqual({
-      errors: [
-        {
-          message: expect.stringContaining('REQUEST_TIMEOUT_MS (800 ms)'),
-          extensions: { code: 'REQUEST_TIMEOUT' },
-        },
-      ],
-    });
-    expect(gateway.calls).toHaveLength(0);
     // The gateway still answers complete requests.
     expect((await post(gateway.url, { query: '{ __typename }' })).status).toBe(200);
   });
 
   it('does not cut an answer streamed for longer than the request deadline (SSE, graphql-ws)', async () => {
-    const { gateway, service } = await setup({
+    const { gateway, service } = await serviceAndGatewayForTest({
       transportLimits: { headersTimeoutMs: 1_000, requestTimeoutMs: 1_000 },
     });
     const id = await createConversation(service.url);
-    const abort = cleanup.add(new AbortController(), (a) => a.abort());
+    const abort = new AbortController();
+    onTestFinished(() => abort.abort());
     const stream = sseSubscribe(gateway.url, { query: EVENTS, variables: { id } }, {}, abort.signal);
     const first = stream.next();
     const ws = await initSocket(gateway.url, {});
-    cleanup.add(ws.socket, (s) => s.close());
+    onTestFinished(() => ws.socket.close());
     expect(ws.acknowledged).toBe(true);
     // Two deadlines pass while both stay open (deadlines are not much shorter here: a loaded test
     // machine must still deliver the other requests of this test within them)...
@@ -122,15 +107,20 @@ describe('SSE stall cut', () => {
    * stored as the user's event and quoted back by the agent, each carrying it as `message` and `content`.
    */
   async function bigHistory(serviceUrl: string): Promise<string> {
-    return createConversation(serviceUrl, `one ${'x'.repeat(1_500_000)}`);
+    return createConversation(serviceUrl, { initial_user_msg: `one ${'x'.repeat(1_500_000)}` });
   }
 
   it('cuts a stream whose reader stopped reading, and only that stream', async () => {
-    const { gateway, service } = await setup({ transportLimits: { sseStallTimeoutMs: 300 } });
+    const { gateway, service } = await serviceAndGatewayForTest({
+      transportLimits: { sseStallTimeoutMs: 300 },
+    });
     const id = await bigHistory(service.url);
 
     // A reader that reads: it receives the whole history, up to the agent's answer, and is not cut.
-    const reader = cleanup.add(await rawConnection(gateway.url), (s) => s.destroy());
+    const reader = await rawConnection(gateway.url);
+    onTestFinished(() => {
+      reader.destroy();
+    });
     reader.write(openSse(gateway.url, id));
     await new Promise<void>((resolve, reject) => {
       let tail = '';
@@ -146,11 +136,17 @@ describe('SSE stall cut', () => {
 
     // A reader that stops after the first bytes: the replay fills the socket buffers, the response
     // waits for a drain that never comes, and the gateway cuts it.
-    const socket = cleanup.add(await rawConnection(gateway.url), (s) => s.destroy());
+    const socket = await rawConnection(gateway.url);
+    onTestFinished(() => {
+      socket.destroy();
+    });
     socket.write(openSse(gateway.url, id));
     await new Promise((resolve) => socket.once('data', resolve));
     socket.pause();
-    await eventually(() => gateway.logs().some((line) => line.includes('SSE stream cut')), 20_000);
+    await vi.waitFor(
+      () => expect(gateway.logs().some((line) => line.includes('SSE stream cut'))).toBe(true),
+      { timeout: 20_000, interval: 20 },
+    );
 
     // Reading again, the client finds the stream ended without `complete`: it was cut, not finished.
     const rest_ = await readUntilClosed(socket, 20_000);
@@ -163,13 +159,16 @@ describe('SSE stall cut', () => {
 
 describe('streams per credential', () => {
   it('refuses a third socket or SSE stream of one credential (4429 / 429 TOO_MANY_STREAMS), not another credential’s', async () => {
-    const { gateway, service } = await setup({ transportLimits: { maxStreamsPerCredential: 2 } });
+    const { gateway, service } = await serviceAndGatewayForTest({
+      transportLimits: { maxStreamsPerCredential: 2 },
+    });
     const id = await createConversation(service.url);
     const keyA = { 'X-Session-API-Key': 'key-a' };
 
     const first = await initSocket(gateway.url, keyA);
-    cleanup.add(first.socket, (s) => s.close());
-    const abort = cleanup.add(new AbortController(), (a) => a.abort());
+    onTestFinished(() => first.socket.close());
+    const abort = new AbortController();
+    onTestFinished(() => abort.abort());
     const sse = await fetch(gateway.url, {
       method: 'POST',
       headers: {
@@ -200,7 +199,7 @@ describe('streams per credential', () => {
     // Another credential has its own count; an empty key is no credential, counted apart from key-a.
     for (const params of [{ 'X-Session-API-Key': 'key-b' }, { 'X-Session-API-Key': '' }]) {
       const other = await initSocket(gateway.url, params);
-      cleanup.add(other.socket, (s) => s.close());
+      onTestFinished(() => other.socket.close());
       expect(other.acknowledged, JSON.stringify(params)).toBe(true);
     }
 
@@ -208,14 +207,17 @@ describe('streams per credential', () => {
     first.socket.close();
     abort.abort();
     const again: Array<Awaited<ReturnType<typeof initSocket>>> = [];
-    await eventually(async () => {
-      const attempt = await initSocket(gateway.url, keyA);
-      cleanup.add(attempt.socket, (s) => s.close());
-      if (attempt.acknowledged) again.push(attempt);
-      return again.length === 1;
-    });
+    await vi.waitFor(
+      async () => {
+        const attempt = await initSocket(gateway.url, keyA);
+        onTestFinished(() => attempt.socket.close());
+        if (attempt.acknowledged) again.push(attempt);
+        expect(again).toHaveLength(1);
+      },
+      { timeout: 5000, interval: 20 },
+    );
     const second = await initSocket(gateway.url, keyA);
-    cleanup.add(second.socket, (s) => s.close());
+    onTestFinished(() => second.socket.close());
     expect(second.acknowledged).toBe(true);
     // The log never names a key.
     expect(gateway.logs().join('\n')).not.toContain('key-a');

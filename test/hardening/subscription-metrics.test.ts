@@ -5,14 +5,11 @@
  * operation counter counts each one once. Read from `GET /metrics` over real graphql-ws against the
  * local service.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { rest, startTestLocalService } from '../helpers/local-service.ts';
-import { RawGraphqlWs } from '../helpers/raw-graphql-ws.ts';
-import { eventually, startLiveGateway } from '../live/helpers.ts';
-import { cleanupStack, metric } from './helpers.ts';
-
-const cleanup = cleanupStack();
-afterEach(() => cleanup.run());
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { gatewayForTest, startTestGateway } from '../helpers/gateway.ts';
+import { RawGraphqlWs } from '../helpers/graphql-ws.ts';
+import { metric } from '../helpers/http.ts';
+import { localServiceForTest, rest } from '../helpers/local-service.ts';
 
 const EVENTS =
   'subscription E($id: ID!) { conversationEvents(conversationId: $id, afterEventId: -1) { eventId } }';
@@ -45,20 +42,22 @@ async function started(socket: RawGraphqlWs, id: string): Promise<void> {
 
 describe('graphql_subscriptions_open', () => {
   it('returns to 0 after refusals, complete, socket close, upstream failure and shutdown', async () => {
-    const service = cleanup.add(await startTestLocalService(), (s) => s.close());
-    const gateway = cleanup.add(
-      await startLiveGateway(service.url, {
-        hardening: { rateLimit: { perSecond: 0.01, burst: 8 } },
-        wsLimits: { maxSubscriptionsPerSocket: 2 },
-        live: { idleCloseMs: 20, reconnect: { initialDelayMs: 20, maxDelayMs: 40, maxAttempts: 2 } },
-      }),
-      (g) => g.close(),
-    );
+    const service = await localServiceForTest();
+    const gateway = await gatewayForTest({
+      upstreamUrl: service.url,
+      fastLive: true,
+      hardening: { rateLimit: { perSecond: 0.01, burst: 8 } },
+      wsLimits: { maxSubscriptionsPerSocket: 2 },
+      live: { idleCloseMs: 20, reconnect: { initialDelayMs: 20, maxDelayMs: 40, maxAttempts: 2 } },
+    });
     const open = () => metric(gateway.url, 'graphql_subscriptions_open');
     const subscribes = () => metric(gateway.url, 'graphql_operations_total', { type: 'subscribe' });
     const idle = async () => {
-      await eventually(async () => (await open()) === 0);
-      await eventually(async () => (await metric(gateway.url, 'upstream_sockets_open')) === 0);
+      await vi.waitFor(async () => expect(await open()).toBe(0), { timeout: 5000, interval: 20 });
+      await vi.waitFor(async () => expect(await metric(gateway.url, 'upstream_sockets_open')).toBe(0), {
+        timeout: 5000,
+        interval: 20,
+      });
       expect(gateway.gateway.hardening.shutdown.streams).toBe(0);
       expect(gateway.gateway.eventBridge.stats().subscribers).toBe(0);
     };
@@ -70,7 +69,8 @@ describe('graphql_subscriptions_open', () => {
         })
       ).body.conversation_id;
     const id = await newConversation();
-    const socket = cleanup.add(await RawGraphqlWs.open(gateway.url), (ws) => ws.close());
+    const socket = await RawGraphqlWs.open(gateway.url);
+    onTestFinished(() => socket.close());
 
     // Refused: a bad id (1 subscribe).
     subscribe(socket, 'bad-id', 'not a conversation id');
@@ -89,12 +89,13 @@ describe('graphql_subscriptions_open', () => {
 
     // Ended by the client: `complete` for one, closing the socket for the other.
     socket.send('{"id":"a","type":"complete"}');
-    await eventually(async () => (await open()) === 1);
+    await vi.waitFor(async () => expect(await open()).toBe(1), { timeout: 5000, interval: 20 });
     await socket.close();
     await idle();
 
     // Ended by an upstream failure: the service goes away, the stream ends with an error result.
-    const second = cleanup.add(await RawGraphqlWs.open(gateway.url), (ws) => ws.close());
+    const second = await RawGraphqlWs.open(gateway.url);
+    onTestFinished(() => second.close());
     subscribe(second, 'doomed', id);
     await started(second, 'doomed');
     expect(await open()).toBe(1);
@@ -103,7 +104,8 @@ describe('graphql_subscriptions_open', () => {
     await idle();
 
     // Refused: rate limited (the bucket of 8 is spent by now: 1 + 2 + 1 above, then these).
-    const third = cleanup.add(await RawGraphqlWs.open(gateway.url), (ws) => ws.close());
+    const third = await RawGraphqlWs.open(gateway.url);
+    onTestFinished(() => third.close());
     const limited: unknown[] = [];
     for (let index = 0; index < 5; index++) {
       subscribe(third, `r${index}`, id);
@@ -116,13 +118,18 @@ describe('graphql_subscriptions_open', () => {
   });
 
   it('returns to 0 when shutdown ends the streams', async () => {
-    const service = cleanup.add(await startTestLocalService(), (s) => s.close());
-    const gateway = await startLiveGateway(service.url, { shutdownGraceMs: 2000 });
-    cleanup.add(gateway, (g) => g.close());
+    const service = await localServiceForTest();
+    const gateway = await startTestGateway({
+      upstreamUrl: service.url,
+      fastLive: true,
+      shutdownGraceMs: 2000,
+    });
+    onTestFinished(() => gateway.close());
     const id = (
       await rest<{ conversation_id: string }>(service.url, '/api/conversations', { method: 'POST', body: {} })
     ).body.conversation_id;
-    const socket = cleanup.add(await RawGraphqlWs.open(gateway.url), (ws) => ws.close());
+    const socket = await RawGraphqlWs.open(gateway.url);
+    onTestFinished(() => socket.close());
     subscribe(socket, 's1', id);
     subscribe(socket, 's2', id);
     await started(socket, 's1');

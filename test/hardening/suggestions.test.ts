@@ -4,14 +4,11 @@
  * from validation or from variable coercion, over HTTP and graphql-ws. With suggestions on, the same
  * requests do suggest (so the test can tell the switch apart from requests that never suggest).
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { startTestGateway } from '../helpers/gateway.ts';
-import { startTestLocalService } from '../helpers/local-service.ts';
-import { RawGraphqlWs } from '../helpers/raw-graphql-ws.ts';
-import { cleanupStack, post } from './helpers.ts';
-
-const cleanup = cleanupStack();
-afterEach(() => cleanup.run());
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { gatewayForTest } from '../helpers/gateway.ts';
+import { RawGraphqlWs } from '../helpers/graphql-ws.ts';
+import { post } from '../helpers/http.ts';
+import { localServiceForTest } from '../helpers/local-service.ts';
 
 /** Requests graphql-js answers with a suggestion, one per wording and origin. */
 const SUGGESTING: Array<{ name: string; query: string; variables?: Record<string, unknown> }> = [
@@ -37,16 +34,14 @@ const SUGGESTING: Array<{ name: string; query: string; variables?: Record<string
 ];
 
 async function gatewayWith(fieldSuggestions: boolean) {
-  const service = cleanup.add(await startTestLocalService(), (s) => s.close());
-  return cleanup.add(
-    await startTestGateway({ upstreamUrl: service.url, hardening: { fieldSuggestions, rateLimit: false } }),
-    (g) => g.close(),
-  );
+  const service = await localServiceForTest();
+  return gatewayForTest({ upstreamUrl: service.url, hardening: { fieldSuggestions, rateLimit: false } });
 }
 
 /** Every error message of each request, over HTTP and over one graphql-ws socket. */
 async function messages(url: string): Promise<Record<string, { http: string[]; ws: string[] }>> {
-  const socket = cleanup.add(await RawGraphqlWs.open(url), (ws) => ws.close());
+  const socket = await RawGraphqlWs.open(url);
+  onTestFinished(() => socket.close());
   const found: Record<string, { http: string[]; ws: string[] }> = {};
   for (const [index, request] of SUGGESTING.entries()) {
     const answer = await post(url, { query: request.query, variables: request.variables ?? {} });

@@ -11,10 +11,10 @@
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { listenOnLoopback, stopServer } from './loopback.ts';
 
 /** Where Debian's `chromium` package puts the browser (`apt-get install -y chromium`). */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
@@ -175,10 +175,8 @@ export async function startRecordingProxy(targetUrl: string): Promise<RecordingP
     });
     req.pipe(forward);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   const url = new URL(targetUrl);
-  url.port = String(port);
+  url.port = new URL(await listenOnLoopback(server)).port;
   return {
     url: url.href,
     async take({ quietMs = 500, timeoutMs = 15_000 } = {}) {
@@ -192,8 +190,7 @@ export async function startRecordingProxy(targetUrl: string): Promise<RecordingP
       return taken;
     },
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await stopServer(server);
       agent.destroy();
     },
   };

@@ -1,16 +1,22 @@
 /**
- * Starts the real gateway on port 0 in front of a given upstream, capturing its log lines and counting
- * its upstream calls, plus a tiny typed GraphQL-over-HTTP client for the generated documents.
+ * Every way a test starts the real gateway: on 127.0.0.1 port 0 in front of a given upstream, capturing
+ * its log lines and counting its upstream calls, optionally with fast live-bridge timings, plus a tiny
+ * typed GraphQL-over-HTTP client for the generated documents.
  *
- *   await using gateway = await startTestGateway({ upstreamUrl: service.url });
+ *   await using gateway = await startTestGateway({ upstreamUrl: service.url });   // closed by the block
+ *   const gateway = await gatewayForTest({ upstreamUrl, fastLive: true });        // closed after the test
+ *   const { service, gateway } = await serviceAndGatewayForTest({ hardening });   // both, after the test
  *   const { body } = await gateway.execute(ListConversationsDocument, { first: 20 }, { key });
  */
 import { Writable } from 'node:stream';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { type ExecutionResult, print } from 'graphql';
+import { onTestFinished } from 'vitest';
 import { createLogger } from '../../src/gateway/logging.ts';
-import { type StartGatewayOptions, startGateway } from '../../src/gateway/server.ts';
+import { type RunningGateway, type StartGatewayOptions, startGateway } from '../../src/gateway/server.ts';
+import type { LocalServiceOptions } from '../../src/local-service/index.ts';
 import type { UpstreamCallInfo } from '../../src/upstream/http.ts';
+import { localServiceForTest } from './local-service.ts';
 
 /** How a test request authenticates. */
 interface CallerCredentials {
@@ -26,6 +32,8 @@ interface CallerCredentials {
 export interface TestGateway {
   /** `http://127.0.0.1:PORT/graphql`. */
   url: string;
+  /** The running gateway itself (its event bridge's stats, for the live tests). */
+  gateway: RunningGateway['gateway'];
   /** Every log line written so far, raw JSON text. */
   logs(): string[];
   /** Every upstream attempt so far (method, path, attempt number). */
@@ -42,11 +50,30 @@ export interface TestGateway {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/**
+ * Live-bridge timings small enough for tests: an idle upstream socket closes after 50 ms, reconnects
+ * back off from 50 to 300 ms.
+ */
+export const FAST_LIVE_TIMINGS = {
+  idleCloseMs: 50,
+  reconnect: { initialDelayMs: 50, maxDelayMs: 300, maxAttempts: 20 },
+} as const;
+
 /** Options: everything startGateway takes except the logger (captured) and the address (port 0). */
-export type TestGatewayOptions = Omit<StartGatewayOptions, 'logger' | 'port' | 'host'>;
+export interface TestGatewayOptions extends Omit<StartGatewayOptions, 'logger' | 'port' | 'host'> {
+  /**
+   * Use {@link FAST_LIVE_TIMINGS} under `live` (whose own fields still win), for tests of live
+   * subscriptions that watch sockets close and reconnect.
+   * @default false
+   */
+  fastLive?: boolean;
+}
 
 /** Starts the gateway on 127.0.0.1 port 0. */
-export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {
+export async function startTestGateway({
+  fastLive = false,
+  ...options
+}: TestGatewayOptions): Promise<TestGateway> {
   const lines: string[] = [];
   const destination = new Writable({
     write(chunk, _encoding, callback) {
@@ -60,6 +87,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     port: 0,
     host: '127.0.0.1',
     logger: createLogger({ level: 'debug', destination }),
+    ...(fastLive ? { live: { ...FAST_LIVE_TIMINGS, ...options.live } } : {}),
     upstream: {
       ...options.upstream,
       onCall: (info) => {
@@ -71,6 +99,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const close = () => running.close();
   return {
     url: running.url,
+    gateway: running.gateway,
     logs: () => [...lines],
     calls,
     countCalls: (method, pathPrefix) =>
@@ -93,4 +122,28 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/** {@link startTestGateway}, closed when the current test finishes (vitest's onTestFinished). */
+export async function gatewayForTest(options: TestGatewayOptions): Promise<TestGateway> {
+  const gateway = await startTestGateway(options);
+  onTestFinished(() => gateway.close());
+  return gateway;
+}
+
+/** Options of {@link serviceAndGatewayForTest}: the gateway's, and the local service's under `service`. */
+export interface ServiceAndGatewayOptions extends Omit<TestGatewayOptions, 'upstreamUrl'> {
+  /** Options of the local service (keys, data dir). @default {} */
+  service?: Partial<LocalServiceOptions>;
+}
+
+/**
+ * The real local service and a gateway in front of it, both closed when the current test finishes,
+ * the gateway first.
+ */
+export async function serviceAndGatewayForTest(options: ServiceAndGatewayOptions = {}) {
+  const { service: serviceOptions = {}, ...gatewayOptions } = options;
+  const service = await localServiceForTest(serviceOptions);
+  const gateway = await gatewayForTest({ upstreamUrl: service.url, ...gatewayOptions });
+  return { service, gateway };
 }

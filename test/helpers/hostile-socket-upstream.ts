@@ -17,8 +17,9 @@
  *   });
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { type Socket, Server as SocketIoServer } from 'socket.io';
+import { conversationRecord } from './fixtures.ts';
+import { closeOnce, listenOnLoopback } from './loopback.ts';
 
 /** One upstream event dict (`oh_event` payload), as the real server sends it. */
 export type WireEvent = Record<string, unknown>;
@@ -132,26 +133,6 @@ function scriptFor(script: ConnectionScript, index: number, latestEventId: numbe
   return script[Math.min(index, script.length - 1)] ?? {};
 }
 
-function conversationRecord(conversationId: string) {
-  return {
-    conversation_id: conversationId,
-    title: `Conversation ${conversationId.slice(0, 5)}`,
-    last_updated_at: '2025-08-14T12:00:00.000000Z',
-    status: 'RUNNING',
-    runtime_status: 'STATUS$READY',
-    selected_repository: null,
-    selected_branch: null,
-    git_provider: null,
-    trigger: 'gui',
-    num_connections: 0,
-    // Relative url: single-server mode, so the gateway opens the socket on this same origin.
-    url: `/api/conversations/${conversationId}`,
-    session_api_key: null,
-    created_at: '2025-08-14T12:00:00.000000Z',
-    pr_number: [],
-  };
-}
-
 /** Starts the double on 127.0.0.1, port 0. Close it (or `await using`) at the end of the test. */
 export async function startHostileSocketUpstream(
   options: HostileSocketUpstreamOptions,
@@ -176,7 +157,14 @@ export async function startHostileSocketUpstream(
     const match = /^\/api\/conversations\/([^/]+)$/.exec(path);
     if (req.method === 'GET' && match) {
       // Like the real server: an unknown id is 200 with body null.
-      const body = match[1] === conversationId ? conversationRecord(conversationId) : null;
+      // A relative url: single-server mode, so the gateway opens the socket on this same origin.
+      const body =
+        match[1] === conversationId
+          ? conversationRecord(conversationId, {
+              last_updated_at: '2025-08-14T12:00:00.000000Z',
+              created_at: '2025-08-14T12:00:00.000000Z',
+            })
+          : null;
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
       return;
@@ -212,17 +200,14 @@ export async function startHostileSocketUpstream(
     if (script.drop) socket.disconnect(true);
   });
 
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-
-  let closing: Promise<void> | undefined;
-  const close = () => {
-    closing ??= new Promise<void>((resolve) => {
-      io.close(() => resolve());
-      http.closeAllConnections();
-    });
-    return closing;
-  };
+  const url = await listenOnLoopback(http);
+  const close = closeOnce(
+    () =>
+      new Promise<void>((resolve) => {
+        io.close(() => resolve());
+        http.closeAllConnections();
+      }),
+  );
   return {
     url,
     conversationId,

@@ -13,7 +13,8 @@
  * (Live events have their own double: hostile-socket-upstream.ts.)
  */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { conversationRecord } from './fixtures.ts';
+import { closeOnce, listenOnLoopback, stopServer } from './loopback.ts';
 
 /** What the double received (body parsed as JSON when it is JSON). */
 interface HostileRequest {
@@ -155,18 +156,12 @@ export async function startHostileUpstream(): Promise<HostileUpstream> {
     }
   });
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  let closing: Promise<void> | undefined;
-  const close = () => {
-    closing ??= new Promise<void>((resolve) => {
-      for (const timer of timers) clearInterval(timer);
-      timers.clear();
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-    return closing;
-  };
+  const url = await listenOnLoopback(server);
+  const close = closeOnce(() => {
+    for (const timer of timers) clearInterval(timer);
+    timers.clear();
+    return stopServer(server);
+  });
   return {
     url,
     requests,
@@ -206,20 +201,13 @@ export function hostileId(): string {
 export function hostileRecord(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   const id = typeof overrides.conversation_id === 'string' ? overrides.conversation_id : hostileId();
   return {
-    conversation_id: id,
-    title: `Conversation ${id.slice(0, 5)}`,
-    last_updated_at: '2025-04-29T15:13:51.370706Z',
-    status: 'RUNNING',
-    runtime_status: 'STATUS$READY',
-    selected_repository: 'acme/widgets',
-    selected_branch: 'main',
-    git_provider: 'github',
-    trigger: 'gui',
-    num_connections: 1,
-    url: `/api/conversations/${id}`,
-    session_api_key: null,
-    created_at: '2025-04-29T15:13:51.370706Z',
-    pr_number: [7],
+    ...conversationRecord(id, {
+      selected_repository: 'acme/widgets',
+      selected_branch: 'main',
+      git_provider: 'github',
+      num_connections: 1,
+      pr_number: [7],
+    }),
     ...overrides,
   };
 }

@@ -11,8 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
-import { onTestFinished } from 'vitest';
+import { expect, onTestFinished } from 'vitest';
 import { type LocalServiceOptions, startLocalService } from '../../src/local-service/index.ts';
+import { killAfterTest } from './processes.ts';
 
 /** Agent delays small enough for tests yet keeping the STARTING -> RUNNING order observable. */
 const FAST_AGENT_TIMINGS = { startupMs: 20, replyMs: 20, replayStepMs: 5 } as const;
@@ -24,7 +25,7 @@ export interface TestLocalService {
   dataDir: string;
   /**
    * Stops the service and removes the data dir unless `keepDataDir` (for restart tests; the caller
-   * then removes it with {@link removeDataDir}). Safe to call twice.
+   * then reuses it, e.g. one from {@link tempDataDirForTest}). Safe to call twice.
    */
   close(options?: { keepDataDir?: boolean }): Promise<void>;
   /** Makes the object usable with `await using`. */
@@ -37,7 +38,7 @@ export function makeTempDataDir(prefix = 'local-service-'): string {
 }
 
 /** Removes a data directory made by {@link makeTempDataDir}. */
-export function removeDataDir(dataDir: string): void {
+function removeDataDir(dataDir: string): void {
   rmSync(dataDir, { recursive: true, force: true });
 }
 
@@ -110,24 +111,60 @@ export async function rest<T = unknown>(
   return { status: response.status, body: parsed as T, headers: response.headers };
 }
 
+/** Creates a conversation straight upstream (`POST /api/conversations`), expects 200, answers its id. */
+export async function createConversation(
+  serviceUrl: string,
+  body: unknown = {},
+  key?: string,
+): Promise<string> {
+  const created = await rest<{ conversation_id: string }>(serviceUrl, '/api/conversations', {
+    method: 'POST',
+    body,
+    key,
+  });
+  expect(created.status).toBe(200);
+  return created.body.conversation_id;
+}
+
+/** How many sockets the upstream counts on a conversation (`num_connections` of its record). */
+export async function numConnections(serviceUrl: string, id: string, key?: string): Promise<number> {
+  return (await rest<{ num_connections: number }>(serviceUrl, `/api/conversations/${id}`, { key })).body
+    .num_connections;
+}
+
+/** One stored event as the events route answers it. */
+export type StoredEvent = Record<string, unknown> & { id: number };
+
+/** Every stored event of a conversation, read forward through the events route, 100 at a time. */
+export async function storedEvents(serviceUrl: string, id: string, key?: string): Promise<StoredEvent[]> {
+  const events: StoredEvent[] = [];
+  for (let start = 0; ; ) {
+    const page = await rest<{ events: StoredEvent[]; has_more: boolean }>(
+      serviceUrl,
+      `/api/conversations/${id}/events?start_id=${start}&limit=100`,
+      { key },
+    );
+    expect(page.status).toBe(200);
+    events.push(...page.body.events);
+    if (!page.body.has_more || page.body.events.length === 0) return events;
+    start = (page.body.events.at(-1) as StoredEvent).id + 1;
+  }
+}
+
 /** The local service's CLI entry, run through tsx by the crash tests (a real process to `kill -9`). */
 export const LOCAL_SERVICE_MAIN = fileURLToPath(new URL('../../src/local-service/main.ts', import.meta.url));
 
 /**
  * Spawns the local service CLI on port 0 with `dataDir` and no key, and resolves with its url once it
- * announces it. The child is pushed onto `children` at once, so the caller's cleanup (killChildren)
- * reaches it even when the start fails.
+ * announces it. The child is killed when the current test finishes, also when the start fails.
  */
-export async function spawnLocalServiceCli(
-  dataDir: string,
-  children: ChildProcess[],
-): Promise<{ child: ChildProcess; url: string }> {
+export async function spawnLocalServiceCli(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', LOCAL_SERVICE_MAIN, '--port', '0', '--data-dir', dataDir, '--log-level', 'silent'],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SESSION_API_KEY: '' } },
   );
-  children.push(child);
+  killAfterTest(child);
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -148,4 +185,11 @@ export async function localServiceForTest(options: Parameters<typeof startTestLo
   const service = await startTestLocalService(options);
   onTestFinished(() => service.close());
   return service;
+}
+
+/** {@link makeTempDataDir}, removed when the current test finishes. */
+export function tempDataDirForTest(prefix?: string): string {
+  const dataDir = makeTempDataDir(prefix);
+  onTestFinished(() => removeDataDir(dataDir));
+  return dataDir;
 }

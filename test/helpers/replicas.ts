@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { eventually } from '../live/helpers.ts';
+import { expect, vi } from 'vitest';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -115,7 +115,10 @@ export class TestRedis {
     );
     this.child = child;
     const output = capture(child);
-    await eventually(() => /Ready to accept connections/.test(output()), 10_000);
+    await vi.waitFor(() => expect(output()).toMatch(/Ready to accept connections/), {
+      timeout: 10_000,
+      interval: 20,
+    });
   }
 
   async kill(): Promise<void> {
@@ -150,14 +153,13 @@ export async function startHaproxy(
   const url = `http://127.0.0.1:${port}/graphql`;
   // Up when both replicas pass their health check: two /ready answers through the balancer are not
   // proof, so ask HAProxy's view indirectly: every replica answered /ready at least once.
-  await eventually(async () => {
-    if (child.exitCode !== null) throw new Error(`haproxy exited: ${output()}`);
-    try {
-      return (await fetch(`http://127.0.0.1:${port}/ready`)).status === 200;
-    } catch {
-      return false;
-    }
-  }, 10_000);
+  await vi.waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`haproxy exited: ${output()}`);
+      expect((await fetch(`http://127.0.0.1:${port}/ready`)).status).toBe(200);
+    },
+    { timeout: 10_000, interval: 20 },
+  );
   return { url, wsUrl: url.replace(/^http/, 'ws'), child, output };
 }
 
@@ -179,10 +181,13 @@ export async function spawnGateway(env: Record<string, string>): Promise<Spawned
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output = capture(child);
-  await eventually(() => {
-    if (child.exitCode !== null) throw new Error(`gateway exited: ${output()}`);
-    return /gateway: http:\/\/\S+\/graphql/.test(output());
-  }, 30_000);
+  await vi.waitFor(
+    () => {
+      if (child.exitCode !== null) throw new Error(`gateway exited: ${output()}`);
+      expect(output()).toMatch(/gateway: http:\/\/\S+\/graphql/);
+    },
+    { timeout: 30_000, interval: 20 },
+  );
   const url = /gateway: (http:\/\/\S+\/graphql)/.exec(output())?.[1] as string;
   return { child, url, wsUrl: url.replace(/^http/, 'ws'), address: new URL(url).host, output };
 }

@@ -1,8 +1,7 @@
 /**
  * The Socket.IO bridge against the real local conversation service (real REST + Socket.IO on port 0).
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import type { UserActionRecord } from '../../src/contract/records.ts';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { BridgeError } from '../../src/upstream/bridge/bridge-error.ts';
 import type { ConversationEvent } from '../../src/upstream/events.ts';
 import type { UpstreamCredentials } from '../../src/upstream/http.ts';
@@ -11,55 +10,24 @@ import {
   recordSocketTargetResolver,
   type SocketTarget,
 } from '../../src/upstream/socket-target.ts';
+import { Collector } from '../helpers/collector.ts';
+import { userMessage } from '../helpers/fixtures.ts';
+import { bridgeEvents, createTestBridge, socketReplay } from '../helpers/live.ts';
 import {
-  makeTempDataDir,
-  removeDataDir,
+  createConversation,
+  localServiceForTest,
+  numConnections,
   rest,
   startTestLocalService,
-  type TestLocalService,
+  tempDataDirForTest,
 } from '../helpers/local-service.ts';
-import { bridgeEvents, Collector, createTestBridge, eventually, socketReplay } from './helpers.ts';
 
 const NO_KEY: UpstreamCredentials = { kind: 'none' };
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  // Reverse order: streams and bridges before the services they talk to.
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
-
-async function service(options: Parameters<typeof startTestLocalService>[0] = {}): Promise<TestLocalService> {
-  const started = await startTestLocalService(options);
-  cleanups.push(() => started.close());
-  return started;
-}
-
 function bridgeFor(url: string, options: Parameters<typeof createTestBridge>[1] = {}) {
   const test = createTestBridge(url, options);
-  cleanups.push(() => test.close());
+  onTestFinished(() => test.close());
   return test;
-}
-
-async function createConversation(url: string, key?: string, body: object = {}): Promise<string> {
-  const created = await rest<{ conversation_id: string }>(url, '/api/conversations', {
-    method: 'POST',
-    body,
-    ...(key ? { key } : {}),
-  });
-  expect(created.status).toBe(200);
-  return created.body.conversation_id;
-}
-
-async function numConnections(url: string, id: string, key?: string): Promise<number> {
-  const record = await rest<{ num_connections: number }>(url, `/api/conversations/${id}`, key ? { key } : {});
-  return record.body.num_connections;
-}
-
-function message(content: string): UserActionRecord {
-  return {
-    action: 'message',
-    args: { content, image_urls: [], file_urls: [], timestamp: new Date().toISOString() },
-  };
 }
 
 const ids = (events: ConversationEvent[]) =>
@@ -83,7 +51,7 @@ const idleAfter = (text: string) => (events: ConversationEvent[]) => {
 
 describe('EventBridge', () => {
   it('shares one upstream socket between subscribers, round-trips a message and closes when idle', async () => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const { bridge } = bridgeFor(upstream.url);
     const id = await createConversation(upstream.url);
 
@@ -91,9 +59,12 @@ describe('EventBridge', () => {
     const second = bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY, afterEventId: -1 });
     const a = new Collector(first);
     const b = new Collector(second);
-    await eventually(async () => (await numConnections(upstream.url, id)) === 1);
+    await vi.waitFor(async () => expect(await numConnections(upstream.url, id)).toBe(1), {
+      timeout: 5000,
+      interval: 20,
+    });
 
-    const echo = await bridge.send({ conversationId: id, credentials: NO_KEY, action: message('hello') });
+    const echo = await bridge.send({ conversationId: id, credentials: NO_KEY, action: userMessage('hello') });
     expect(echo).toMatchObject({ kind: 'USER_MESSAGE', source: 'user', content: 'hello', phase: 'ACTION' });
     expect(typeof echo.eventId).toBe('number');
     expect(echo.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
@@ -112,7 +83,7 @@ describe('EventBridge', () => {
     await first.return?.();
     expect(bridge.stats().upstreamSockets).toBe(1);
     await second.return?.();
-    await eventually(() => bridge.stats().upstreamSockets === 0);
+    await vi.waitFor(() => expect(bridge.stats().upstreamSockets).toBe(0), { timeout: 5000, interval: 20 });
     expect(bridge.stats()).toEqual({
       upstreamSockets: 0,
       subscribers: 0,
@@ -121,16 +92,19 @@ describe('EventBridge', () => {
       connectionsOpened: 1,
       lateEventsDropped: 0,
     });
-    await eventually(async () => (await numConnections(upstream.url, id)) === 0);
+    await vi.waitFor(async () => expect(await numConnections(upstream.url, id)).toBe(0), {
+      timeout: 5000,
+      interval: 20,
+    });
   });
 
   it.each([
     ['from the recent-history ring', 1000],
     ['through a replay socket when the ring no longer holds it', 2],
   ])('afterEventId replays %s, then continues live without gap or duplicate', async (_label, historySize) => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const { bridge } = bridgeFor(upstream.url, { historySize });
-    const id = await createConversation(upstream.url, undefined, { initial_user_msg: 'first' });
+    const id = await createConversation(upstream.url, { initial_user_msg: 'first' });
 
     const full = bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY, afterEventId: -1 });
     const all = new Collector(full);
@@ -142,7 +116,7 @@ describe('EventBridge', () => {
       bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY, afterEventId: cut }),
     );
     await late.until((items) => items.length > 0);
-    await bridge.send({ conversationId: id, credentials: NO_KEY, action: message('second') });
+    await bridge.send({ conversationId: id, credentials: NO_KEY, action: userMessage('second') });
     await all.until(idleAfter('second'));
     await late.until(idleAfter('second'));
 
@@ -151,13 +125,12 @@ describe('EventBridge', () => {
   });
 
   it('resumes after the upstream restarts, delivering every stored event exactly once', async () => {
-    const dataDir = makeTempDataDir();
-    cleanups.push(() => removeDataDir(dataDir));
+    const dataDir = tempDataDirForTest();
     let upstream = await startTestLocalService({ dataDir });
     const port = upstream.port;
-    cleanups.push(() => upstream.close({ keepDataDir: true }));
+    onTestFinished(() => upstream.close({ keepDataDir: true }));
     const { bridge } = bridgeFor(upstream.url);
-    const id = await createConversation(upstream.url, undefined, { initial_user_msg: 'before' });
+    const id = await createConversation(upstream.url, { initial_user_msg: 'before' });
 
     const stream = new Collector(
       bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY, afterEventId: -1 }),
@@ -168,7 +141,7 @@ describe('EventBridge', () => {
     upstream = await startTestLocalService({ dataDir, port });
     expect(upstream.port).toBe(port);
 
-    await bridge.send({ conversationId: id, credentials: NO_KEY, action: message('after') });
+    await bridge.send({ conversationId: id, credentials: NO_KEY, action: userMessage('after') });
     await stream.until(idleAfter('after'));
     expect(stream.ended).toBe(false);
 
@@ -188,13 +161,16 @@ describe('EventBridge', () => {
   });
 
   it('ends subscribers with CONVERSATION_UNREACHABLE when the upstream stays down', async () => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const { bridge } = bridgeFor(upstream.url, {
       reconnect: { initialDelayMs: 10, maxDelayMs: 20, maxAttempts: 3 },
     });
     const id = await createConversation(upstream.url);
     const stream = new Collector(bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY }));
-    await eventually(async () => (await numConnections(upstream.url, id)) === 1);
+    await vi.waitFor(async () => expect(await numConnections(upstream.url, id)).toBe(1), {
+      timeout: 5000,
+      interval: 20,
+    });
     await upstream.close();
     await stream.finished();
     expect(stream.error).toBeInstanceOf(BridgeError);
@@ -203,8 +179,8 @@ describe('EventBridge', () => {
   });
 
   it('refuses a wrong key with UNAUTHENTICATED, over REST lookup and over the socket handshake', async () => {
-    const upstream = await service({ sessionApiKeys: ['right-key'] });
-    const id = await createConversation(upstream.url, 'right-key');
+    const upstream = await localServiceForTest({ sessionApiKeys: ['right-key'] });
+    const id = await createConversation(upstream.url, {}, 'right-key');
     const wrong: UpstreamCredentials = { kind: 'session-api-key', key: 'wrong-key-secret' };
 
     const viaRecord = bridgeFor(upstream.url).bridge;
@@ -217,7 +193,7 @@ describe('EventBridge', () => {
       expect((stream.error as BridgeError).extensions.code).toBe('UNAUTHENTICATED');
       expect(String((stream.error as Error).message)).not.toContain('wrong-key-secret');
       await expect(
-        bridge.send({ conversationId: id, credentials: wrong, action: message('x') }),
+        bridge.send({ conversationId: id, credentials: wrong, action: userMessage('x') }),
       ).rejects.toMatchObject({
         extensions: { code: 'UNAUTHENTICATED' },
       });
@@ -227,7 +203,7 @@ describe('EventBridge', () => {
   });
 
   it('answers CONVERSATION_NOT_FOUND for an unknown id instead of letting the handshake create it', async () => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const { bridge } = bridgeFor(upstream.url);
     const unknown = 'f'.repeat(32);
     const stream = new Collector(bridgeEvents(bridge, { conversationId: unknown, credentials: NO_KEY }));
@@ -238,15 +214,18 @@ describe('EventBridge', () => {
   });
 
   it('cuts off a slow subscriber alone with SUBSCRIBER_TOO_SLOW', async () => {
-    const upstream = await service();
+    const upstream = await localServiceForTest();
     const { bridge } = bridgeFor(upstream.url, { maxBufferedEvents: 3 });
     const id = await createConversation(upstream.url);
     const fast = new Collector(bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY }));
-    await eventually(async () => (await numConnections(upstream.url, id)) === 1);
+    await vi.waitFor(async () => expect(await numConnections(upstream.url, id)).toBe(1), {
+      timeout: 5000,
+      interval: 20,
+    });
     const slow = bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY }); // never read until the end
 
-    await bridge.send({ conversationId: id, credentials: NO_KEY, action: message('one') });
-    await bridge.send({ conversationId: id, credentials: NO_KEY, action: message('two') });
+    await bridge.send({ conversationId: id, credentials: NO_KEY, action: userMessage('one') });
+    await bridge.send({ conversationId: id, credentials: NO_KEY, action: userMessage('two') });
     await fast.until(idleAfter('two'));
     expect(bridge.stats().subscribers).toBe(1);
 
@@ -258,21 +237,24 @@ describe('EventBridge', () => {
   });
 
   it('connects to a nested runtime with the runtime key from the conversation record', async () => {
-    const upstream = await service({ nestedRuntime: true, sessionApiKeys: ['caller-key'] });
+    const upstream = await localServiceForTest({ nestedRuntime: true, sessionApiKeys: ['caller-key'] });
     const caller: UpstreamCredentials = { kind: 'session-api-key', key: 'caller-key' };
-    const id = await createConversation(upstream.url, 'caller-key');
+    const id = await createConversation(upstream.url, {}, 'caller-key');
     let record = { url: null as string | null, session_api_key: null as string | null };
-    await eventually(async () => {
-      record = (await rest<typeof record>(upstream.url, `/api/conversations/${id}`, { key: 'caller-key' }))
-        .body;
-      return record.url !== null;
-    });
+    await vi.waitFor(
+      async () => {
+        record = (await rest<typeof record>(upstream.url, `/api/conversations/${id}`, { key: 'caller-key' }))
+          .body;
+        expect(record.url).not.toBeNull();
+      },
+      { timeout: 5000, interval: 20 },
+    );
     expect(record.url).toMatch(/^http:\/\//);
     expect(record.session_api_key).toEqual(expect.any(String));
 
     const targets: SocketTarget[] = [];
     const base = createTestBridge(upstream.url);
-    cleanups.push(() => base.close());
+    onTestFinished(() => base.close());
     const resolveByRecord = recordSocketTargetResolver({ client: base.client }, upstream.url);
     const { bridge } = bridgeFor(upstream.url, {
       resolveTarget: async (...args) => {
@@ -282,8 +264,11 @@ describe('EventBridge', () => {
       },
     });
     const stream = new Collector(bridgeEvents(bridge, { conversationId: id, credentials: caller }));
-    await eventually(async () => (await numConnections(upstream.url, id, 'caller-key')) === 1);
-    await bridge.send({ conversationId: id, credentials: caller, action: message('nested') });
+    await vi.waitFor(async () => expect(await numConnections(upstream.url, id, 'caller-key')).toBe(1), {
+      timeout: 5000,
+      interval: 20,
+    });
+    await bridge.send({ conversationId: id, credentials: caller, action: userMessage('nested') });
     await stream.until(answered('nested'));
     expect(targets[0]).toMatchObject({
       origin: new URL(record.url ?? '').origin,

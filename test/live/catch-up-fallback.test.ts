@@ -7,7 +7,11 @@
  * sent live after everything else: once a subscriber has it, everything before it was handled.
  */
 import type { ExecutionResult } from 'graphql';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { Collector } from '../helpers/collector.ts';
+import { conversationEventsSubscription } from '../helpers/fixtures.ts';
+import { gatewayForTest } from '../helpers/gateway.ts';
+import { subscribeOverWs, wsClient } from '../helpers/graphql-ws.ts';
 import {
   agentMessage,
   agentStateChanged,
@@ -17,25 +21,13 @@ import {
   startHostileSocketUpstream,
   type WireEvent,
 } from '../helpers/hostile-socket-upstream.ts';
-import { Collector, startLiveGateway, wsClient } from './helpers.ts';
 
-const EVENTS = /* GraphQL */ `
-  subscription Events($id: ID!, $after: Int) {
-    conversationEvents(conversationId: $id, afterEventId: $after) {
-      eventId
-    }
-  }
-`;
+const EVENTS = conversationEventsSubscription('eventId');
 
 type Result = ExecutionResult<{ conversationEvents: { eventId: number | null } }>;
 
 const SENTINEL = 999;
 const ROUTE_MISSING_LOG = 'has no stored events route';
-
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
 
 /** Stored ids 0..count-1, every third one an agent-state change (the kind the replay holds back). */
 function storedHistory(count: number): WireEvent[] {
@@ -49,9 +41,8 @@ async function setUp(connections: ConnectionScript, eventsRoute?: EventsRouteScr
     connections,
     ...(eventsRoute ? { eventsRoute } : {}),
   });
-  cleanups.push(() => upstream.close());
-  const gateway = await startLiveGateway(upstream.url);
-  cleanups.push(() => gateway.close());
+  onTestFinished(() => upstream.close());
+  const gateway = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
   return { upstream, gateway };
 }
 
@@ -61,11 +52,8 @@ function subscribe(
   after: number | null,
   key = 'key-one',
 ): Collector<Result> {
-  const client = wsClient(gatewayUrl, { 'X-Session-API-Key': key });
-  cleanups.push(() => client.dispose());
-  const iterator = client.iterate({ query: EVENTS, variables: { id: conversationId, after } });
-  cleanups.push(() => iterator.return?.());
-  return new Collector(iterator as AsyncIterable<Result>);
+  const client = wsClient(gatewayUrl, { connectionParams: { 'X-Session-API-Key': key } });
+  return subscribeOverWs(client, { query: EVENTS, variables: { id: conversationId, after } });
 }
 
 function seen(results: Result[]): Array<number | string> {
@@ -78,8 +66,7 @@ function seen(results: Result[]): Array<number | string> {
 
 const has = (id: number) => (items: Result[]) => seen(items).includes(id);
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
-const routeMissingLines = (logs: string) =>
-  logs.split('\n').filter((line) => line.includes(ROUTE_MISSING_LOG));
+const routeMissingLines = (logs: string[]) => logs.filter((line) => line.includes(ROUTE_MISSING_LOG));
 
 describe('catch-up from the stored events route', () => {
   it('reads every stored event after the id, 100 per call with the subscriber own key, agent-state changes included', async () => {

@@ -7,38 +7,33 @@
  * Each test ends with a count of the stored events a client never received (lost), received twice
  * (duplicated) and received out of id order, and expects all three to be 0.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join, resolve } from 'node:path';
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
 import type { ExecutionResult } from 'graphql';
 import { createClient } from 'graphql-ws';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { WebSocket } from 'ws';
-import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
-import { killChildren } from '../helpers/processes.ts';
-import { Collector, eventually, startLiveGateway, wsClient } from './helpers.ts';
+import type { Collector } from '../helpers/collector.ts';
+import { conversationEventsSubscription } from '../helpers/fixtures.ts';
+import { gatewayForTest } from '../helpers/gateway.ts';
+import { subscribeOverWs, wsClient } from '../helpers/graphql-ws.ts';
+import {
+  localServiceForTest,
+  rest,
+  type StoredEvent,
+  storedEvents,
+  type TestLocalService,
+} from '../helpers/local-service.ts';
+import { killAfterTest } from '../helpers/processes.ts';
 
-const EVENTS = /* GraphQL */ `
-  subscription Events($id: ID!, $after: Int) {
-    conversationEvents(conversationId: $id, afterEventId: $after) {
-      __typename
-      eventId
-      upstreamKind
-    }
-  }
-`;
+const EVENTS = conversationEventsSubscription('__typename eventId upstreamKind');
 
 type Result = ExecutionResult<{
   conversationEvents: { __typename: string; eventId: number | null; upstreamKind: string };
 }>;
-type WireEvent = Record<string, unknown> & { id: number };
+type WireEvent = StoredEvent;
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const children: ChildProcess[] = [];
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-  await killChildren(children);
-});
 
 /**
  * A long recorded conversation: agent-state changes every third event (the kind the socket replay
@@ -77,21 +72,6 @@ function recordedConversation(length: number): Array<Record<string, unknown>> {
   return recorded;
 }
 
-/** Every stored event of a conversation, read forward through the events route, 100 at a time. */
-async function storedEvents(serviceUrl: string, id: string): Promise<WireEvent[]> {
-  const events: WireEvent[] = [];
-  for (let start = 0; ; ) {
-    const page = await rest<{ events: WireEvent[]; has_more: boolean }>(
-      serviceUrl,
-      `/api/conversations/${id}/events?start_id=${start}&limit=100`,
-    );
-    expect(page.status).toBe(200);
-    events.push(...page.body.events);
-    if (!page.body.has_more || page.body.events.length === 0) return events;
-    start = (page.body.events.at(-1) as WireEvent).id + 1;
-  }
-}
-
 /** The stored events a subscriber must see: all but `null` actions and observations (README rule). */
 function deliverable(events: WireEvent[]): number[] {
   return events.filter((event) => event.action !== 'null' && event.observation !== 'null').map((e) => e.id);
@@ -100,12 +80,16 @@ function deliverable(events: WireEvent[]): number[] {
 /** Waits until the agent has played the whole recording back and settled; answers the stored ids. */
 async function playedBack(serviceUrl: string, id: string): Promise<WireEvent[]> {
   let events: WireEvent[] = [];
-  await eventually(async () => {
-    events = await storedEvents(serviceUrl, id);
-    const end = events.findIndex((event) => (event.args as { content?: string })?.content === 'END');
-    // After END the agent stores its own `awaiting_user_input`.
-    return end >= 0 && events.at(-1)?.observation === 'agent_state_changed' && events.length > end + 1;
-  }, 30_000);
+  await vi.waitFor(
+    async () => {
+      events = await storedEvents(serviceUrl, id);
+      const end = events.findIndex((event) => (event.args as { content?: string })?.content === 'END');
+      // After END the agent stores its own `awaiting_user_input`.
+      if (!(end >= 0 && events.at(-1)?.observation === 'agent_state_changed' && events.length > end + 1))
+        throw new Error(`not played back yet: ${events.length} events stored`);
+    },
+    { timeout: 30_000, interval: 20 },
+  );
   return events;
 }
 
@@ -129,11 +113,7 @@ function ids(results: Result[]): number[] {
     .filter((id): id is number => typeof id === 'number');
 }
 
-async function serviceWithAgent(replayStepMs: number): Promise<TestLocalService> {
-  const service = await startTestLocalService({ agentTimings: { replayStepMs } });
-  cleanups.push(() => service.close());
-  return service;
-}
+const serviceWithAgent = (replayStepMs: number) => localServiceForTest({ agentTimings: { replayStepMs } });
 
 async function createPlayingConversation(service: TestLocalService, length: number): Promise<string> {
   const created = await rest<{ conversation_id: string }>(service.url, '/api/conversations', {
@@ -144,14 +124,13 @@ async function createPlayingConversation(service: TestLocalService, length: numb
   return created.body.conversation_id;
 }
 
-function subscribe(gatewayUrl: string, id: string, after: number): Collector<Result> {
+function subscribe(gatewayUrl: string, id: string, after: number) {
   const client = wsClient(gatewayUrl);
-  cleanups.push(() => client.dispose());
-  const iterator = client.iterate({ query: EVENTS, variables: { id, after } });
-  cleanups.push(() => iterator.return?.());
-  return Object.assign(new Collector(iterator as AsyncIterable<Result>), {
+  const stream = subscribeOverWs<Result>(client, { query: EVENTS, variables: { id, after } });
+  const leaveSubscription = stream.leave;
+  return Object.assign(stream, {
     leave: async () => {
-      await iterator.return?.();
+      await leaveSubscription();
       await client.dispose();
     },
   });
@@ -160,8 +139,7 @@ function subscribe(gatewayUrl: string, id: string, after: number): Collector<Res
 describe('catch-up from the stored events', () => {
   it('a client that leaves, stays away past the idle close, and resumes with its last id ends with exactly the stored list', async () => {
     const service = await serviceWithAgent(15);
-    const gateway = await startLiveGateway(service.url);
-    cleanups.push(() => gateway.close());
+    const gateway = await gatewayForTest({ upstreamUrl: service.url, fastLive: true });
     const id = await createPlayingConversation(service, 240);
 
     const first = subscribe(gateway.url, id, -1) as Collector<Result> & { leave: () => Promise<void> };
@@ -169,8 +147,14 @@ describe('catch-up from the stored events', () => {
     await first.leave();
     const last = ids(first.items).at(-1) as number;
     // The gateway closes its upstream socket after the last subscriber left; the agent goes on.
-    await eventually(() => gateway.gateway.eventBridge.stats().upstreamSockets === 0);
-    await eventually(async () => (await storedEvents(service.url, id)).length > last + 40, 15_000);
+    await vi.waitFor(() => expect(gateway.gateway.eventBridge.stats().upstreamSockets).toBe(0), {
+      timeout: 5000,
+      interval: 20,
+    });
+    await vi.waitFor(
+      async () => expect((await storedEvents(service.url, id)).length).toBeGreaterThan(last + 40),
+      { timeout: 15_000, interval: 20 },
+    );
 
     const resumed = subscribe(gateway.url, id, last);
     const stored = await playedBack(service.url, id);
@@ -189,9 +173,11 @@ describe('catch-up from the stored events', () => {
   it('afterEventId -1 on a gateway holding no socket delivers every stored event', async () => {
     const service = await serviceWithAgent(15);
     const id = await createPlayingConversation(service, 240);
-    await eventually(async () => (await storedEvents(service.url, id)).length > 60, 15_000);
-    const gateway = await startLiveGateway(service.url);
-    cleanups.push(() => gateway.close());
+    await vi.waitFor(async () => expect((await storedEvents(service.url, id)).length).toBeGreaterThan(60), {
+      timeout: 15_000,
+      interval: 20,
+    });
+    const gateway = await gatewayForTest({ upstreamUrl: service.url, fastLive: true });
 
     const stream = subscribe(gateway.url, id, -1);
     const expected = deliverable(await playedBack(service.url, id));
@@ -226,7 +212,7 @@ describe('catch-up from the stored events', () => {
       retryWait: () => new Promise((done) => setTimeout(done, 400)),
       shouldRetry: () => true,
     });
-    cleanups.push(() => client.dispose());
+    onTestFinished(() => client.dispose());
     const received: Result[] = [];
     const unsubscribe = client.subscribe<Result['data']>(
       { query: EVENTS, variables },
@@ -240,14 +226,20 @@ describe('catch-up from the stored events', () => {
         complete: () => {},
       },
     );
-    cleanups.push(unsubscribe);
+    onTestFinished(unsubscribe);
 
-    await eventually(() => ids(received).length >= 50, 20_000);
+    await vi.waitFor(() => expect(ids(received).length).toBeGreaterThanOrEqual(50), {
+      timeout: 20_000,
+      interval: 20,
+    });
     oneAlive = false;
     one.child.kill('SIGKILL');
     const stored = await playedBack(service.url, id);
     const expected = deliverable(stored);
-    await eventually(() => ids(received).includes(expected.at(-1) as number), 20_000);
+    await vi.waitFor(() => expect(ids(received)).toContain(expected.at(-1) as number), {
+      timeout: 20_000,
+      interval: 20,
+    });
 
     expect(received.filter((result) => result.errors)).toEqual([]);
     expect(tally(expected, ids(received))).toEqual({
@@ -260,19 +252,26 @@ describe('catch-up from the stored events', () => {
   }, 90_000);
 });
 
-/** Spawns `src/index.ts` in front of the given upstream on a free port; answers its URLs. */
+/**
+ * Spawns `src/index.ts` in front of the given upstream on a free port; answers its URLs. Node itself,
+ * not the tsx wrapper, so the kill at the end of the test reaches the gateway (a killed wrapper would
+ * leave it running).
+ */
 async function spawnGateway(upstreamUrl: string) {
-  const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['src/index.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/index.ts'], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'silent', UPSTREAM_URL: upstreamUrl, PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  children.push(child);
+  killAfterTest(child);
   let stdout = '';
   child.stdout?.on('data', (chunk) => {
     stdout += String(chunk);
   });
-  await eventually(() => /gateway: http:\/\/\S+\/graphql/.test(stdout), 30_000);
+  await vi.waitFor(() => expect(stdout).toMatch(/gateway: http:\/\/\S+\/graphql/), {
+    timeout: 30_000,
+    interval: 20,
+  });
   const url = /gateway: (http:\/\/\S+\/graphql)/.exec(stdout)?.[1] as string;
   return { child, url, wsUrl: url.replace(/^http/, 'ws') };
 }

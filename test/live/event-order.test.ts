@@ -8,7 +8,11 @@
  * test checks the same against the real local service, whose replay reorders the same way.
  */
 import type { ExecutionResult } from 'graphql';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import type { Collector } from '../helpers/collector.ts';
+import { conversationEventsSubscription } from '../helpers/fixtures.ts';
+import { gatewayForTest, type TestGatewayOptions } from '../helpers/gateway.ts';
+import { subscribeOverWs, wsClient } from '../helpers/graphql-ws.ts';
 import {
   agentMessage,
   agentStateChanged,
@@ -18,47 +22,27 @@ import {
   statusUpdate,
   type WireEvent,
 } from '../helpers/hostile-socket-upstream.ts';
-import { rest, startTestLocalService } from '../helpers/local-service.ts';
-import { Collector, eventually, socketReplay, startLiveGateway, wsClient } from './helpers.ts';
+import { socketReplay } from '../helpers/live.ts';
+import { localServiceForTest, rest } from '../helpers/local-service.ts';
 
-const EVENTS = /* GraphQL */ `
-  subscription Events($id: ID!, $after: Int) {
-    conversationEvents(conversationId: $id, afterEventId: $after) {
-      __typename
-      eventId
-      message
-    }
-  }
-`;
+const EVENTS = conversationEventsSubscription('__typename eventId message');
 
 type Result = ExecutionResult<{ conversationEvents: { eventId: number | null; message: string } }>;
 
 const SENTINEL = 99;
 
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
-
 async function upstreamWith(connections: ConnectionScript) {
   const upstream = await startHostileSocketUpstream({ connections });
-  cleanups.push(() => upstream.close());
+  onTestFinished(() => upstream.close());
   return upstream;
 }
 
-async function gatewayFor(upstreamUrl: string, live: Parameters<typeof startLiveGateway>[1] = {}) {
-  const gateway = await startLiveGateway(upstreamUrl, live);
-  cleanups.push(() => gateway.close());
-  return gateway;
-}
+const gatewayFor = (upstreamUrl: string, options: Omit<TestGatewayOptions, 'upstreamUrl'> = {}) =>
+  gatewayForTest({ upstreamUrl, fastLive: true, ...options });
 
 /** One graphql-ws client and one subscription on it, drained in the background. */
 function subscribe(gatewayUrl: string, conversationId: string, after: number | null): Collector<Result> {
-  const client = wsClient(gatewayUrl);
-  cleanups.push(() => client.dispose());
-  const iterator = client.iterate({ query: EVENTS, variables: { id: conversationId, after } });
-  cleanups.push(() => iterator.return?.());
-  return new Collector(iterator as AsyncIterable<Result>);
+  return subscribeOverWs(wsClient(gatewayUrl), { query: EVENTS, variables: { id: conversationId, after } });
 }
 
 /** What a subscriber saw: ids as numbers, id-less events as their message (`S:...`). */
@@ -230,14 +214,16 @@ describe('event order over graphql-ws', () => {
     const stream = subscribe(gateway.url, upstream.conversationId, -1);
     await stream.until(hasSentinel);
     expect(seen(stream.items)).toEqual([0, 1, 2, 4, 5, SENTINEL]);
-    await eventually(() => gateway.gateway.eventBridge.stats().lateEventsDropped === 1);
+    await vi.waitFor(() => expect(gateway.gateway.eventBridge.stats().lateEventsDropped).toBe(1), {
+      timeout: 5000,
+      interval: 20,
+    });
   });
 
   it('against the real local service, subscribing while its replay sends an agent state after higher ids', async () => {
     // A recorded conversation played back step by step: while it plays, the stored history ends with
     // `running` followed by messages, and the service's replay sends that `running` last.
-    const service = await startTestLocalService({ agentTimings: { replayStepMs: 100 } });
-    cleanups.push(() => service.close());
+    const service = await localServiceForTest({ agentTimings: { replayStepMs: 100 } });
     const message = (source: string, content: string) => ({
       source,
       message: content,
@@ -262,19 +248,26 @@ describe('event order over graphql-ws', () => {
     const id = created.body.conversation_id;
     const replayIds = async () => (await socketReplay(service.url, id)).map((event) => event.id as number);
     const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
-    await eventually(async () => {
-      const ids = await replayIds();
-      return ids.join() !== sorted(ids).join();
-    });
+    await vi.waitFor(
+      async () => {
+        const ids = await replayIds();
+        expect(ids).not.toEqual(sorted(ids));
+      },
+      { timeout: 5000, interval: 20 },
+    );
 
     const gateway = await gatewayFor(service.url);
     const stream = subscribe(gateway.url, id, -1);
     // The playback ends with the agent's own `awaiting_user_input`: then the replay is in order again.
     let final: number[] = [];
-    await eventually(async () => {
-      final = await replayIds();
-      return final.length >= recorded.length && final.join() === sorted(final).join();
-    });
+    await vi.waitFor(
+      async () => {
+        final = await replayIds();
+        expect(final.length).toBeGreaterThanOrEqual(recorded.length);
+        expect(final).toEqual(sorted(final));
+      },
+      { timeout: 5000, interval: 20 },
+    );
     await stream.until((items) => seen(items).includes(final.at(-1) as number));
     const ids = seen(stream.items).filter((item): item is number => typeof item === 'number');
     expect(ids).toEqual([...new Set(ids)].sort((a, b) => a - b));

@@ -2,10 +2,10 @@
  * The graphql-ws binding (src/gateway/graphql-ws-binding.ts) on a real ws server with a small schema:
  * the frames it writes are exactly graphql-ws's own (payload spliced from the shared serialization,
  * errors included), frames of one turn arrive complete and in order, and the shared keep-alive
- * terminates a client that stops answering pings. Every server and socket is closed in afterEach.
+ * terminates a client that stops answering pings. Every server and socket is closed when its test finishes.
  */
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   type ExecutionResult,
@@ -16,10 +16,11 @@ import {
   GraphQLString,
   parse,
 } from 'graphql';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { serveGraphqlWs } from '../../src/gateway/graphql-ws-binding.ts';
 import { subscribeSharingResults } from '../../src/gateway/shared-subscription-results.ts';
+import { closeOnce } from '../helpers/loopback.ts';
 
 /** Events every subscriber receives, the same objects for all (as the bridge hands them out). */
 const EVENTS = [{ n: 1 }, { n: 2 }, { n: -1 }, { n: 3 }];
@@ -70,24 +71,14 @@ function graphqlWsFrame(id: string, result: ExecutionResult): string {
   });
 }
 
-let server: Server | undefined;
-let wsServer: WebSocketServer | undefined;
-let binding: { dispose(): Promise<void> } | undefined;
-const sockets: WebSocket[] = [];
-
-afterEach(async () => {
-  for (const socket of sockets.splice(0)) socket.terminate();
-  await binding?.dispose();
-  binding = undefined;
-  wsServer = undefined;
-  if (server) await new Promise<void>((resolve) => server?.close(() => resolve()));
-  server = undefined;
-});
-
-async function listen(keepAliveMs?: number): Promise<string> {
-  server = createServer();
-  wsServer = new WebSocketServer({ server });
-  binding = serveGraphqlWs(
+/**
+ * A ws server with the binding on port 0, both closed when the test finishes; `dispose` disposes the
+ * binding earlier (once).
+ */
+async function listen(keepAliveMs?: number) {
+  const server = createServer();
+  const wsServer = new WebSocketServer({ server });
+  const binding = serveGraphqlWs(
     {
       schema,
       subscribe: (args) => subscribeSharingResults(args) as never,
@@ -101,15 +92,20 @@ async function listen(keepAliveMs?: number): Promise<string> {
     wsServer,
     keepAliveMs,
   );
+  const dispose = closeOnce(() => binding.dispose());
+  onTestFinished(async () => {
+    await dispose();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  return `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`, wsServer, dispose };
 }
 
 /** Opens a socket, initialises and subscribes with `id`; resolves with every text frame received. */
 async function subscribe(url: string, id: string, options: { autoPong?: boolean } = {}) {
   const socket = new WebSocket(url, 'graphql-transport-ws', options);
-  sockets.push(socket);
+  onTestFinished(() => socket.terminate());
   const frames: string[] = [];
   socket.on('message', (data) => frames.push(String(data)));
   await once(socket, 'open');
@@ -132,7 +128,7 @@ function until(check: () => boolean): Promise<void> {
 
 describe('graphql-ws binding', () => {
   it('writes the same frames as graphql-ws, errors included, to every subscriber with its own id', async () => {
-    const url = await listen();
+    const { url } = await listen();
     const first = await subscribe(url, 'first');
     const second = await subscribe(url, 'second-"quoted"');
     await until(() => first.frames.length >= 6 && second.frames.length >= 6);
@@ -170,7 +166,7 @@ describe('graphql-ws binding', () => {
   });
 
   it('terminates a client that stops answering pings and keeps one that answers', async () => {
-    const url = await listen(100);
+    const { url } = await listen(100);
     const silent = await subscribe(url, 'a', { autoPong: false });
     const answering = await subscribe(url, 'b');
     const [code] = (await once(silent.socket, 'close')) as [number];
@@ -180,12 +176,11 @@ describe('graphql-ws binding', () => {
   });
 
   it('dispose closes open sockets with 1001', async () => {
-    const url = await listen();
+    const { url, dispose } = await listen();
     const client = await subscribe(url, 'a');
     await until(() => client.frames.length >= 1);
     const closed = once(client.socket, 'close');
-    await binding?.dispose();
-    binding = undefined;
+    await dispose();
     const [code] = (await closed) as [number];
     expect(code).toBe(1001);
   });
@@ -197,8 +192,8 @@ describe('graphql-ws binding', () => {
     const onWarning = (warning: Error) => warnings.push(warning);
     process.on('warning', onWarning);
     try {
-      const url = await listen();
-      const connected = once(wsServer as WebSocketServer, 'connection');
+      const { url, wsServer } = await listen();
+      const connected = once(wsServer, 'connection');
       const client = await subscribe(url, 'a');
       const [serverSide] = (await connected) as [WebSocket];
       await until(() => client.frames.length >= 6);

@@ -4,19 +4,13 @@
  * service's Socket.IO), and sendMessage's choice between the socket and the REST events route.
  */
 import type { Client } from 'graphql-ws';
-import { afterEach, describe, expect, it } from 'vitest';
-import { localServiceForTest, rest } from '../helpers/local-service.ts';
-import { Collector, eventually, startLiveGateway, wsClient } from './helpers.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { conversationEventsSubscription, userMessage } from '../helpers/fixtures.ts';
+import { gatewayForTest } from '../helpers/gateway.ts';
+import { subscribeOverWs, wsClient } from '../helpers/graphql-ws.ts';
+import { createConversation, localServiceForTest, rest, storedEvents } from '../helpers/local-service.ts';
 
-const EVENTS = /* GraphQL */ `
-  subscription Events($id: ID!, $after: Int) {
-    conversationEvents(conversationId: $id, afterEventId: $after) {
-      __typename
-      eventId
-      ... on UserMessageEvent { content }
-    }
-  }
-`;
+const EVENTS = conversationEventsSubscription('__typename eventId ... on UserMessageEvent { content }');
 
 const TRANSCRIPT = /* GraphQL */ `
   query Transcript($id: ID!, $last: Int, $before: String) {
@@ -34,28 +28,8 @@ type Result = {
   errors?: Array<{ extensions?: { code?: string } }>;
 };
 
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
-
-async function gateway(upstreamUrl: string) {
-  const started = await startLiveGateway(upstreamUrl);
-  cleanups.push(() => started.close());
-  return started;
-}
-
-function client(url: string, params: Record<string, unknown> = {}): Client {
-  const created = wsClient(url, params);
-  cleanups.push(() => created.dispose());
-  return created;
-}
-
-function subscribe(ws: Client, variables: Record<string, unknown>): Collector<Result> {
-  const iterator = ws.iterate({ query: EVENTS, variables });
-  cleanups.push(() => iterator.return?.());
-  return new Collector(iterator as AsyncIterable<Result>);
-}
+const subscribe = (ws: Client, variables: Record<string, unknown>) =>
+  subscribeOverWs<Result>(ws, { query: EVENTS, variables });
 
 async function graphql(url: string, query: string, variables: Record<string, unknown>, key?: string) {
   const response = await fetch(url, {
@@ -69,48 +43,19 @@ async function graphql(url: string, query: string, variables: Record<string, unk
   };
 }
 
-async function createConversation(url: string, key?: string): Promise<string> {
-  const created = await rest<{ conversation_id: string }>(url, '/api/conversations', {
-    method: 'POST',
-    body: {},
-    ...(key ? { key } : {}),
-  });
-  expect(created.status).toBe(200);
-  return created.body.conversation_id;
-}
-
 /** Every stored id, read directly from the upstream's events route. */
-async function storedIds(url: string, id: string, key?: string): Promise<number[]> {
-  const ids: number[] = [];
-  for (let start = 0; ; ) {
-    const page = await rest<{ events: Array<{ id: number }>; has_more: boolean }>(
-      url,
-      `/api/conversations/${id}/events?start_id=${start}&limit=100`,
-      key ? { key } : {},
-    );
-    ids.push(...page.body.events.map((event) => event.id));
-    if (!page.body.has_more) return ids;
-    start = (ids[ids.length - 1] ?? -1) + 1;
-  }
-}
+const storedIds = async (url: string, id: string, key?: string) =>
+  (await storedEvents(url, id, key)).map((event) => event.id);
 
-function postMessage(url: string, id: string, content: string, key?: string) {
-  return rest(url, `/api/conversations/${id}/events`, {
-    method: 'POST',
-    body: {
-      action: 'message',
-      args: { content, image_urls: [], file_urls: [], timestamp: new Date().toISOString() },
-    },
-    ...(key ? { key } : {}),
-  });
-}
+const postMessage = (url: string, id: string, content: string, key?: string) =>
+  rest(url, `/api/conversations/${id}/events`, { method: 'POST', body: userMessage(content), key });
 
 const codeOf = (result: Result | undefined) => result?.errors?.[0]?.extensions?.code;
 
 describe('transcript then live', () => {
   it('events(last: 50) then conversationEvents(afterEventId: newest) misses nothing and repeats nothing while the agent produces events', async () => {
     const upstream = await localServiceForTest();
-    const gw = await gateway(upstream.url);
+    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
     const id = await createConversation(upstream.url);
     // A producer keeps the agent busy before, during and after the seam.
     let producing = true;
@@ -121,7 +66,10 @@ describe('transcript then live', () => {
       }
       producing = false;
     })();
-    await eventually(async () => (await storedIds(upstream.url, id)).length >= 60);
+    await vi.waitFor(
+      async () => expect((await storedIds(upstream.url, id)).length).toBeGreaterThanOrEqual(60),
+      { timeout: 5000, interval: 20 },
+    );
 
     const transcript = await graphql(gw.url, TRANSCRIPT, { id, last: 50 });
     const events = transcript.data?.conversation?.events as
@@ -132,7 +80,7 @@ describe('transcript then live', () => {
     const transcriptIds = edges.map((edge) => edge.node.eventId);
     const newest = transcriptIds[transcriptIds.length - 1] ?? -1;
     const oldest = transcriptIds[0] ?? -1;
-    const live = subscribe(client(gw.url), { id, after: newest });
+    const live = subscribe(wsClient(gw.url), { id, after: newest });
 
     await new Promise((resolve) => setTimeout(resolve, 100));
     producing = false;
@@ -160,27 +108,51 @@ describe('transcript then live', () => {
 describe('resuming from an id', () => {
   it('unsubscribing a quiet stream detaches its live subscriber at once and lets the socket close', async () => {
     const upstream = await localServiceForTest();
-    const gw = await gateway(upstream.url);
+    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
     const id = await createConversation(upstream.url);
-    await eventually(async () => (await storedIds(upstream.url, id)).length >= 2);
-    const ws = client(gw.url);
+    await vi.waitFor(
+      async () => expect((await storedIds(upstream.url, id)).length).toBeGreaterThanOrEqual(2),
+      { timeout: 5000, interval: 20 },
+    );
+    const ws = wsClient(gw.url);
     const iterator = ws.iterate({ query: EVENTS, variables: { id, after: 0 } });
     const first = await iterator.next();
     expect((first.value as Result).data?.conversationEvents.eventId).toBe(1);
-    await eventually(() => gw.gateway.eventBridge.stats().subscribers === 1);
+    await vi.waitFor(() => expect(gw.gateway.eventBridge.stats().subscribers).toBe(1), {
+      timeout: 5000,
+      interval: 20,
+    });
     await iterator.return?.();
-    await eventually(() => gw.gateway.eventBridge.stats().subscribers === 0);
-    await eventually(() => gw.gateway.eventBridge.stats().upstreamSockets === 0);
+    await vi.waitFor(() => expect(gw.gateway.eventBridge.stats().subscribers).toBe(0), {
+      timeout: 5000,
+      interval: 20,
+    });
+    await vi.waitFor(() => expect(gw.gateway.eventBridge.stats().upstreamSockets).toBe(0), {
+      timeout: 5000,
+      interval: 20,
+    });
   });
 });
 
+/**
+ * The local service, a gateway, a new conversation and one graphql-ws subscriber to it from the start,
+ * once the gateway's upstream socket for it is connected.
+ */
+async function subscribedToNewConversation() {
+  const upstream = await localServiceForTest();
+  const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
+  const id = await createConversation(upstream.url);
+  const stream = subscribe(wsClient(gw.url), { id, after: -1 });
+  await vi.waitFor(() => expect(gw.gateway.eventBridge.isConnected(id, { kind: 'none' })).toBe(true), {
+    timeout: 5000,
+    interval: 20,
+  });
+  return { upstream, gw, id, stream };
+}
+
 describe('streams of deleted and stopped conversations', () => {
   it('deleteConversation ends every subscriber with CONVERSATION_DELETED and nothing re-creates it', async () => {
-    const upstream = await localServiceForTest();
-    const gw = await gateway(upstream.url);
-    const id = await createConversation(upstream.url);
-    const stream = subscribe(client(gw.url), { id, after: -1 });
-    await eventually(() => gw.gateway.eventBridge.isConnected(id, { kind: 'none' }));
+    const { upstream, gw, id, stream } = await subscribedToNewConversation();
 
     const deleted = await graphql(
       gw.url,
@@ -191,16 +163,15 @@ describe('streams of deleted and stopped conversations', () => {
     await stream.finished();
     expect(codeOf(stream.items[stream.items.length - 1])).toBe('CONVERSATION_DELETED');
     expect(stream.error).toBeNull();
-    await eventually(() => gw.gateway.eventBridge.stats().upstreamSockets === 0);
+    await vi.waitFor(() => expect(gw.gateway.eventBridge.stats().upstreamSockets).toBe(0), {
+      timeout: 5000,
+      interval: 20,
+    });
     expect((await rest(upstream.url, `/api/conversations/${id}`)).body).toBeNull();
   });
 
   it('a delete by someone else (the upstream disconnects the socket) ends subscribers with CONVERSATION_DELETED, without reconnecting', async () => {
-    const upstream = await localServiceForTest();
-    const gw = await gateway(upstream.url);
-    const id = await createConversation(upstream.url);
-    const stream = subscribe(client(gw.url), { id, after: -1 });
-    await eventually(() => gw.gateway.eventBridge.isConnected(id, { kind: 'none' }));
+    const { upstream, gw, id, stream } = await subscribedToNewConversation();
     const opened = gw.gateway.eventBridge.stats().connectionsOpened;
 
     expect((await rest(upstream.url, `/api/conversations/${id}`, { method: 'DELETE' })).body).toBe(true);
@@ -212,11 +183,7 @@ describe('streams of deleted and stopped conversations', () => {
   });
 
   it('stopConversation ends subscribers with CONVERSATION_STOPPED after the events already sent', async () => {
-    const upstream = await localServiceForTest();
-    const gw = await gateway(upstream.url);
-    const id = await createConversation(upstream.url);
-    const stream = subscribe(client(gw.url), { id, after: -1 });
-    await eventually(() => gw.gateway.eventBridge.isConnected(id, { kind: 'none' }));
+    const { upstream, gw, id, stream } = await subscribedToNewConversation();
 
     const stopped = await graphql(
       gw.url,
@@ -237,11 +204,7 @@ describe('streams of deleted and stopped conversations', () => {
   });
 
   it('a stop by someone else (the upstream session close) also ends subscribers with CONVERSATION_STOPPED', async () => {
-    const upstream = await localServiceForTest();
-    const gw = await gateway(upstream.url);
-    const id = await createConversation(upstream.url);
-    const stream = subscribe(client(gw.url), { id, after: -1 });
-    await eventually(() => gw.gateway.eventBridge.isConnected(id, { kind: 'none' }));
+    const { upstream, id, stream } = await subscribedToNewConversation();
     await rest(upstream.url, `/api/conversations/${id}/stop`, { method: 'POST' });
     await stream.finished();
     expect(codeOf(stream.items[stream.items.length - 1])).toBe('CONVERSATION_STOPPED');
@@ -256,8 +219,8 @@ describe('sendMessage routes', () => {
 
   it('uses POST /events when no socket is open and the echo is not selected; the socket otherwise', async () => {
     const upstream = await localServiceForTest({ sessionApiKeys: ['key-a', 'key-b'] });
-    const gw = await gateway(upstream.url);
-    const id = await createConversation(upstream.url, 'key-a');
+    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
+    const id = await createConversation(upstream.url, {}, 'key-a');
 
     const quiet = await graphql(
       gw.url,
@@ -313,10 +276,13 @@ describe('sendMessage routes', () => {
 
   it("a subscriber of another tenant's conversation gets CONVERSATION_NOT_FOUND, resuming from an id or not", async () => {
     const upstream = await localServiceForTest({ sessionApiKeys: ['key-a', 'key-b'] });
-    const gw = await gateway(upstream.url);
-    const id = await createConversation(upstream.url, 'key-a');
+    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
+    const id = await createConversation(upstream.url, {}, 'key-a');
     for (const after of [-1, 0, 5]) {
-      const stream = subscribe(client(gw.url, { 'X-Session-API-Key': 'key-b' }), { id, after });
+      const stream = subscribe(wsClient(gw.url, { connectionParams: { 'X-Session-API-Key': 'key-b' } }), {
+        id,
+        after,
+      });
       await stream.finished();
       expect(stream.items).toHaveLength(1);
       expect(codeOf(stream.items[0])).toBe('CONVERSATION_NOT_FOUND');

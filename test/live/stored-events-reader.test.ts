@@ -4,28 +4,22 @@
  * not a page, a refused key. Real HTTP through the gateway's UpstreamClient; the local service's own
  * answers are covered by catch-up.test.ts.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { UpstreamClient, type UpstreamCredentials } from '../../src/upstream/http.ts';
 import { readStoredEventsAfter } from '../../src/upstream/stored-events.ts';
-import { sendJson, startMisbehavingUpstream } from '../gateway/misbehaving-upstream.ts';
+import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
 
 const ID = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
 const KEY: UpstreamCredentials = { kind: 'session-api-key', key: 'caller-key' };
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
-
 async function readerAgainst(answer: (startId: number) => { status: number; body: unknown }) {
-  const upstream = await startMisbehavingUpstream((req, res) => {
+  const upstream = await misbehavingUpstreamForTest((req, res) => {
     const startId = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('start_id'));
     const { status, body } = answer(startId);
     sendJson(res, status, body);
   });
-  cleanups.push(() => upstream.close());
   const client = new UpstreamClient({ baseUrl: upstream.url, retries: 0, circuitBreaker: false });
-  cleanups.push(() => client.close());
+  onTestFinished(() => client.close());
   return {
     upstream,
     read: (after: number) => readStoredEventsAfter({ client, credentials: KEY }, ID, after),

@@ -1,37 +1,38 @@
 /**
  * Live conversations end to end: gateway (graphql-ws + SSE on one port) in front of the real local
- * service. Every client, stream and server is closed in afterEach.
+ * service. Every client, stream and server is closed when its test finishes.
  */
 import type { ExecutionResult } from 'graphql';
 import type { Client } from 'graphql-ws';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { WebSocket } from 'ws';
+import { Collector } from '../helpers/collector.ts';
+import { conversationEventsSubscription } from '../helpers/fixtures.ts';
+import { gatewayForTest } from '../helpers/gateway.ts';
+import { subscribeOverWs, wsClient } from '../helpers/graphql-ws.ts';
+import { socketReplay } from '../helpers/live.ts';
 import {
+  createConversation,
   localServiceForTest,
-  makeTempDataDir,
-  removeDataDir,
-  rest,
+  numConnections,
   startTestLocalService,
+  tempDataDirForTest,
 } from '../helpers/local-service.ts';
-import { Collector, eventually, socketReplay, sseSubscribe, startLiveGateway, wsClient } from './helpers.ts';
+import { subscribeOverSse } from '../helpers/sse.ts';
 
-const EVENTS = /* GraphQL */ `
-  subscription Events($id: ID!, $after: Int) {
-    conversationEvents(conversationId: $id, afterEventId: $after) {
-      __typename
-      eventId
-      timestamp
-      source
-      phase
-      upstreamKind
-      message
-      ... on UserMessageEvent { content }
-      ... on AgentMessageEvent { content }
-      ... on AgentStateChangedEvent { agentState agentStateRaw }
-      ... on CommandOutputEvent { command output exitCode success }
-    }
-  }
-`;
+const EVENTS = conversationEventsSubscription(`
+  __typename
+  eventId
+  timestamp
+  source
+  phase
+  upstreamKind
+  message
+  ... on UserMessageEvent { content }
+  ... on AgentMessageEvent { content }
+  ... on AgentStateChangedEvent { agentState agentStateRaw }
+  ... on CommandOutputEvent { command output exitCode success }
+`);
 
 const SEND = /* GraphQL */ `
   mutation Send($input: SendMessageInput!) {
@@ -65,39 +66,16 @@ type Event = {
 };
 type Result = ExecutionResult<{ conversationEvents: Event }>;
 
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()?.();
-});
+/** One conversationEvents subscription over graphql-ws. */
+const subscribeWs = (ws: Client, variables: Record<string, unknown>) =>
+  subscribeOverWs<Result>(ws, { query: EVENTS, variables });
 
-async function gateway(upstreamUrl: string, options: Parameters<typeof startLiveGateway>[1] = {}) {
-  const started = await startLiveGateway(upstreamUrl, options);
-  cleanups.push(() => started.close());
-  return started;
-}
-
-function client(url: string, params: Record<string, unknown> = {}): Client {
-  const created = wsClient(url, params);
-  cleanups.push(() => created.dispose());
-  return created;
-}
-
-function subscribeWs(ws: Client, variables: Record<string, unknown>): Collector<Result> {
-  const iterator = ws.iterate<{ conversationEvents: Event }>({ query: EVENTS, variables });
-  cleanups.push(() => iterator.return?.());
-  return new Collector(iterator as AsyncIterable<Result>);
-}
-
-function subscribeSse(url: string, variables: Record<string, unknown>, headers: Record<string, string> = {}) {
-  const abort = new AbortController();
-  cleanups.push(() => abort.abort());
-  return {
-    collector: new Collector(
-      sseSubscribe(url, { query: EVENTS, variables }, headers, abort.signal) as AsyncIterable<Result>,
-    ),
-    abort,
-  };
-}
+/** The same subscription over SSE. */
+const subscribeSse = (
+  url: string,
+  variables: Record<string, unknown>,
+  headers: Record<string, string> = {},
+) => subscribeOverSse<Result>(url, { query: EVENTS, variables }, headers);
 
 async function graphql(
   url: string,
@@ -111,21 +89,6 @@ async function graphql(
     body: JSON.stringify({ query, variables }),
   });
   return (await response.json()) as ExecutionResult<Record<string, Record<string, unknown>>>;
-}
-
-async function createConversation(url: string, body: object = {}, key?: string): Promise<string> {
-  const created = await rest<{ conversation_id: string }>(url, '/api/conversations', {
-    method: 'POST',
-    body,
-    ...(key ? { key } : {}),
-  });
-  expect(created.status).toBe(200);
-  return created.body.conversation_id;
-}
-
-async function numConnections(url: string, id: string, key?: string): Promise<number> {
-  return (await rest<{ num_connections: number }>(url, `/api/conversations/${id}`, key ? { key } : {})).body
-    .num_connections;
 }
 
 const events = (results: Result[]) => results.map((result) => result.data?.conversationEvents as Event);
@@ -142,14 +105,21 @@ const idleAfter = (text: string) => (results: Result[]) => {
 describe('Subscription.conversationEvents', () => {
   it('fans one upstream socket out to two graphql-ws clients and one SSE client, in the same order', async () => {
     const upstream = await localServiceForTest();
-    const gw = await gateway(upstream.url);
+    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
     const id = await createConversation(upstream.url);
 
-    const a = subscribeWs(client(gw.url), { id, after: -1 });
-    const b = subscribeWs(client(gw.url), { id, after: -1 });
+    const a = subscribeWs(wsClient(gw.url), { id, after: -1 });
+    const bClient = wsClient(gw.url);
+    const b = subscribeWs(bClient, { id, after: -1 });
     const sse = subscribeSse(gw.url, { id, after: -1 });
-    await eventually(() => gw.gateway.eventBridge.stats().subscribers === 3);
-    await eventually(async () => (await numConnections(upstream.url, id)) === 1);
+    await vi.waitFor(() => expect(gw.gateway.eventBridge.stats().subscribers).toBe(3), {
+      timeout: 5000,
+      interval: 20,
+    });
+    await vi.waitFor(async () => expect(await numConnections(upstream.url, id)).toBe(1), {
+      timeout: 5000,
+      interval: 20,
+    });
 
     const sent = await graphql(gw.url, SEND, { input: { conversationId: id, content: 'hello' } });
     expect(sent.errors).toBeUndefined();
@@ -160,10 +130,10 @@ describe('Subscription.conversationEvents', () => {
 
     await a.until(idleAfter('hello'));
     await b.until(idleAfter('hello'));
-    await sse.collector.until(idleAfter('hello'));
+    await sse.until(idleAfter('hello'));
     expect(ids(a.items)).toContain(payload.event.eventId);
     expect(ids(b.items)).toEqual(ids(a.items));
-    expect(ids(sse.collector.items)).toEqual(ids(a.items));
+    expect(ids(sse.items)).toEqual(ids(a.items));
     expect(new Set(ids(a.items)).size).toBe(ids(a.items).length);
     // Everything from the echo on arrived identically on all three transports.
     const fromEcho = (results: Result[]) => {
@@ -171,7 +141,7 @@ describe('Subscription.conversationEvents', () => {
       return list.slice(list.findIndex((event) => event.eventId === payload.event.eventId));
     };
     expect(fromEcho(b.items)).toEqual(fromEcho(a.items));
-    expect(fromEcho(sse.collector.items)).toEqual(fromEcho(a.items));
+    expect(fromEcho(sse.items)).toEqual(fromEcho(a.items));
     expect(fromEcho(a.items).map((event) => event.__typename)).toEqual(
       expect.arrayContaining(['UserMessageEvent', 'AgentStateChangedEvent', 'AgentMessageEvent']),
     );
@@ -183,22 +153,34 @@ describe('Subscription.conversationEvents', () => {
     expect(gw.gateway.eventBridge.stats()).toMatchObject({ upstreamSockets: 1, connectionsOpened: 1 });
 
     // Everyone leaves: the bridge closes the upstream socket and holds no timer.
-    while (cleanups.length > 2) await cleanups.pop()?.();
-    await eventually(() => gw.gateway.eventBridge.stats().upstreamSockets === 0);
+    sse.abort();
+    await b.leave();
+    await bClient.dispose();
+    await a.leave();
+    await vi.waitFor(() => expect(gw.gateway.eventBridge.stats().upstreamSockets).toBe(0), {
+      timeout: 5000,
+      interval: 20,
+    });
     expect(gw.gateway.eventBridge.stats()).toMatchObject({ subscribers: 0, timers: 0, pendingActions: 0 });
-    await eventually(async () => (await numConnections(upstream.url, id)) === 0);
+    await vi.waitFor(async () => expect(await numConnections(upstream.url, id)).toBe(0), {
+      timeout: 5000,
+      interval: 20,
+    });
   });
 
   it('replays after afterEventId, then continues live; a command shows its exit code', async () => {
     const upstream = await localServiceForTest();
-    const gw = await gateway(upstream.url);
+    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
     const id = await createConversation(upstream.url, { initial_user_msg: 'run: exit 3' });
-    await eventually(async () => (await socketReplay(upstream.url, id)).length > 3);
+    await vi.waitFor(async () => expect((await socketReplay(upstream.url, id)).length).toBeGreaterThan(3), {
+      timeout: 5000,
+      interval: 20,
+    });
     const history = await socketReplay(upstream.url, id);
     expect(history[1]?.id).toEqual(expect.any(Number));
     const cut = history[1]?.id as number;
 
-    const stream = subscribeWs(client(gw.url), { id, after: cut });
+    const stream = subscribeWs(wsClient(gw.url), { id, after: cut });
     await stream.until((items) => items.length > 0);
     expect(ids(stream.items)[0]).toBe(cut + 1);
     await graphql(gw.url, SEND, { input: { conversationId: id, content: 'more' } });
@@ -214,18 +196,20 @@ describe('Subscription.conversationEvents', () => {
   });
 
   it('resumes across an upstream restart with every event exactly once', async () => {
-    const dataDir = makeTempDataDir();
-    cleanups.push(() => removeDataDir(dataDir));
+    const dataDir = tempDataDirForTest();
     let upstream = await startTestLocalService({ dataDir });
-    cleanups.push(() => upstream.close({ keepDataDir: true }));
-    const gw = await gateway(upstream.url);
+    onTestFinished(() => upstream.close({ keepDataDir: true }));
+    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
     const id = await createConversation(upstream.url, { initial_user_msg: 'before' });
-    const stream = subscribeWs(client(gw.url), { id, after: -1 });
+    const stream = subscribeWs(wsClient(gw.url), { id, after: -1 });
     await stream.until(idleAfter('before'));
 
     await upstream.close({ keepDataDir: true });
     upstream = await startTestLocalService({ dataDir, port: upstream.port });
-    await eventually(async () => (await numConnections(upstream.url, id)) === 1);
+    await vi.waitFor(async () => expect(await numConnections(upstream.url, id)).toBe(1), {
+      timeout: 5000,
+      interval: 20,
+    });
 
     const sent = await graphql(gw.url, SEND, { input: { conversationId: id, content: 'after' } });
     expect(sent.data?.sendMessage?.__typename).toBe('SendMessagePayload');
@@ -241,19 +225,21 @@ describe('Subscription.conversationEvents', () => {
 
   it('refuses a wrong key with UNAUTHENTICATED and never shows or logs the key', async () => {
     const upstream = await localServiceForTest({ sessionApiKeys: ['right-key-123'] });
-    const gw = await gateway(upstream.url);
+    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
     const id = await createConversation(upstream.url, {}, 'right-key-123');
     const wrongKey = 'wrong-key-SECRET-42';
 
-    const stream = subscribeWs(client(gw.url, { 'X-Session-API-Key': wrongKey }), { id });
+    const stream = subscribeWs(wsClient(gw.url, { connectionParams: { 'X-Session-API-Key': wrongKey } }), {
+      id,
+    });
     await stream.until((items) => items.length > 0 || stream.ended);
     await stream.finished();
     const failure = stream.items[0] ?? (stream.error as Result);
     expect(JSON.stringify(failure)).toContain('UNAUTHENTICATED');
 
     const sse = subscribeSse(gw.url, { id }, { 'x-session-api-key': wrongKey });
-    await sse.collector.finished();
-    expect(sse.collector.items[0]?.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    await sse.finished();
+    expect(sse.items[0]?.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
 
     const sent = await graphql(
       gw.url,
@@ -265,23 +251,26 @@ describe('Subscription.conversationEvents', () => {
     );
     expect(sent.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
 
-    const everything = JSON.stringify([failure, sse.collector.items, sent]) + gw.logs();
+    const everything = JSON.stringify([failure, sse.items, sent]) + gw.logs().join('\n');
     expect(everything).not.toContain(wrongKey);
     expect(everything).not.toContain('right-key-123');
     expect(await numConnections(upstream.url, id, 'right-key-123')).toBe(0);
 
     // The right key works, through connectionParams.
-    const ok = subscribeWs(client(gw.url, { 'X-Session-API-Key': 'right-key-123' }), { id, after: -1 });
+    const ok = subscribeWs(wsClient(gw.url, { connectionParams: { 'X-Session-API-Key': 'right-key-123' } }), {
+      id,
+      after: -1,
+    });
     await ok.until((items) => items.length > 0);
     expect(ok.items[0]?.errors).toBeUndefined();
   });
 
   it('answers unknown conversations and bad input with coded errors', async () => {
     const upstream = await localServiceForTest();
-    const gw = await gateway(upstream.url);
+    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
     const unknown = 'a'.repeat(32);
 
-    const stream = subscribeWs(client(gw.url), { id: unknown });
+    const stream = subscribeWs(wsClient(gw.url), { id: unknown });
     await stream.finished();
     expect(stream.items[0]?.errors?.[0]?.extensions?.code).toBe('CONVERSATION_NOT_FOUND');
 
@@ -294,10 +283,10 @@ describe('Subscription.conversationEvents', () => {
     const id = await createConversation(upstream.url);
     const empty = await graphql(gw.url, SEND, { input: { conversationId: id, content: '' } });
     expect(empty.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-    const before = subscribeWs(client(gw.url), { id, after: -5 });
+    const before = subscribeWs(wsClient(gw.url), { id, after: -5 });
     await before.finished();
     expect(JSON.stringify(before.error ?? before.items)).toContain('BAD_USER_INPUT');
-    const badId = subscribeWs(client(gw.url), { id: 'not an id!' });
+    const badId = subscribeWs(wsClient(gw.url), { id: 'not an id!' });
     await badId.finished();
     expect(JSON.stringify(badId.error ?? badId.items)).toContain('BAD_USER_INPUT');
     expect(gw.gateway.eventBridge.stats()).toMatchObject({ subscribers: 0 });
@@ -305,10 +294,13 @@ describe('Subscription.conversationEvents', () => {
 
   it('changeAgentState returns the echoed request and the new state arrives live', async () => {
     const upstream = await localServiceForTest();
-    const gw = await gateway(upstream.url);
+    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
     const id = await createConversation(upstream.url);
-    const stream = subscribeWs(client(gw.url), { id });
-    await eventually(() => gw.gateway.eventBridge.stats().subscribers === 1);
+    const stream = subscribeWs(wsClient(gw.url), { id });
+    await vi.waitFor(() => expect(gw.gateway.eventBridge.stats().subscribers).toBe(1), {
+      timeout: 5000,
+      interval: 20,
+    });
 
     const changed = await graphql(gw.url, CHANGE_STATE, { input: { conversationId: id, state: 'PAUSED' } });
     expect(changed.errors).toBeUndefined();
@@ -323,14 +315,19 @@ describe('Subscription.conversationEvents', () => {
 describe('graphql-ws hardening', () => {
   it('caps operations per socket, payload size and the wait for connection_init', async () => {
     const upstream = await localServiceForTest();
-    const gw = await gateway(upstream.url, {
+    const gw = await gatewayForTest({
+      upstreamUrl: upstream.url,
+      fastLive: true,
       wsLimits: { maxSubscriptionsPerSocket: 2, maxPayloadBytes: 4096, connectionInitTimeoutMs: 200 },
     });
     const id = await createConversation(upstream.url);
-    const ws = client(gw.url);
+    const ws = wsClient(gw.url);
     const first = subscribeWs(ws, { id });
     const second = subscribeWs(ws, { id });
-    await eventually(() => gw.gateway.eventBridge.stats().subscribers === 2);
+    await vi.waitFor(() => expect(gw.gateway.eventBridge.stats().subscribers).toBe(2), {
+      timeout: 5000,
+      interval: 20,
+    });
     const third = subscribeWs(ws, { id });
     await third.finished();
     expect(JSON.stringify(third.error)).toContain('TOO_MANY_SUBSCRIPTIONS');
@@ -338,7 +335,7 @@ describe('graphql-ws hardening', () => {
 
     // A frame above maxPayload closes that socket (1009) instead of being buffered.
     const big = wsClient(gw.url);
-    cleanups.push(() => big.dispose());
+    onTestFinished(() => big.dispose());
     const tooBig = new Collector(
       big.iterate({ query: EVENTS, variables: { id, padding: 'x'.repeat(10_000) } }),
     );
@@ -347,7 +344,7 @@ describe('graphql-ws hardening', () => {
 
     // A socket that never sends connection_init is closed with 4408.
     const raw = new WebSocket(gw.url.replace(/^http/, 'ws'), 'graphql-transport-ws');
-    cleanups.push(() => raw.terminate());
+    onTestFinished(() => raw.terminate());
     const code = await new Promise<number>((resolve) => raw.on('close', (closeCode) => resolve(closeCode)));
     expect(code).toBe(4408);
   });

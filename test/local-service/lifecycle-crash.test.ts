@@ -1,8 +1,6 @@
-import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type {
   ConversationRecord,
   CreateConversationResponseRecord,
@@ -10,41 +8,19 @@ import type {
 } from '../../src/contract/records.ts';
 import { STORE_FILE_NAME } from '../../src/local-service/store.ts';
 import {
-  makeTempDataDir,
-  removeDataDir,
+  localServiceForTest,
   rest,
   spawnLocalServiceCli,
-  startTestLocalService,
-  type TestLocalService,
+  tempDataDirForTest,
 } from '../helpers/local-service.ts';
-import { killChildren } from '../helpers/processes.ts';
+import { killMidBurst } from '../helpers/processes.ts';
 
 // Deletes and renames acknowledged by the CLI survive `kill -9` of its process.
 
-const services: TestLocalService[] = [];
-const dataDirs: string[] = [];
-const children: ChildProcess[] = [];
-
-afterEach(async () => {
-  await killChildren(children);
-  for (const s of services.splice(0)) await s.close();
-  for (const d of dataDirs.splice(0)) removeDataDir(d);
-});
-
-function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
-  return vi.waitFor(
-    () => {
-      if (!check()) throw new Error('condition not reached in time');
-    },
-    { timeout: timeoutMs, interval: 5 },
-  );
-}
-
 describe('crash safety of delete and rename', () => {
   it('a delete answered true and a rename answered true both hold after kill -9', async () => {
-    const dataDir = makeTempDataDir();
-    dataDirs.push(dataDir);
-    const { child, url } = await spawnLocalServiceCli(dataDir, children);
+    const dataDir = tempDataDirForTest();
+    const { child, url } = await spawnLocalServiceCli(dataDir);
 
     const ids: string[] = [];
     for (let i = 0; i < 120; i++) {
@@ -61,36 +37,28 @@ describe('crash safety of delete and rename', () => {
     const queue = ids.map((id, i) => ({ id, op: i % 2 === 0 ? ('delete' as const) : ('rename' as const) }));
     const deleted: string[] = [];
     const renamed: string[] = [];
-    let failuresBeforeKill = 0;
-    let killed = false;
-    const worker = async () => {
-      for (let next = queue.shift(); next && !killed; next = queue.shift()) {
-        try {
-          if (next.op === 'delete') {
-            const res = await rest(url, `/api/conversations/${next.id}`, { method: 'DELETE' });
-            if (res.status === 200 && res.body === true) deleted.push(next.id);
-            else if (!killed) failuresBeforeKill++;
-          } else {
-            const res = await rest(url, `/api/conversations/${next.id}`, {
-              method: 'PATCH',
-              body: { title: `renamed ${next.id.slice(0, 8)}` },
-            });
-            if (res.status === 200 && res.body === true) renamed.push(next.id);
-            else if (!killed) failuresBeforeKill++;
-          }
-        } catch {
-          if (!killed) failuresBeforeKill++;
-          return;
+    const failuresBeforeKill = await killMidBurst(
+      child,
+      async () => {
+        const next = queue.shift();
+        if (!next) return 'done';
+        if (next.op === 'delete') {
+          const res = await rest(url, `/api/conversations/${next.id}`, { method: 'DELETE' });
+          const done = res.status === 200 && res.body === true;
+          if (done) deleted.push(next.id);
+          return done;
         }
-      }
-    };
-    const workers = Array.from({ length: 8 }, worker);
-    await until(() => deleted.length + renamed.length >= 50);
-    killed = true;
-    child.kill('SIGKILL');
-    await once(child, 'exit');
-    await Promise.all(workers);
-    expect(child.signalCode).toBe('SIGKILL');
+        const res = await rest(url, `/api/conversations/${next.id}`, {
+          method: 'PATCH',
+          body: { title: `renamed ${next.id.slice(0, 8)}` },
+        });
+        const done = res.status === 200 && res.body === true;
+        if (done) renamed.push(next.id);
+        return done;
+      },
+      () => deleted.length + renamed.length >= 50,
+      { timeout: 20_000, interval: 5 },
+    );
     expect(failuresBeforeKill).toBe(0);
     expect(deleted.length).toBeGreaterThan(0);
     expect(renamed.length).toBeGreaterThan(0);
@@ -112,8 +80,7 @@ describe('crash safety of delete and rename', () => {
       db.close();
     }
 
-    const restarted = await startTestLocalService({ dataDir });
-    services.push(restarted);
+    const restarted = await localServiceForTest({ dataDir });
     for (const id of deleted) {
       expect((await rest(restarted.url, `/api/conversations/${id}`)).body, id).toBeNull();
       expect((await rest(restarted.url, `/api/conversations/${id}/events`)).status, id).toBe(404);

@@ -1,42 +1,21 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type {
   ConversationRecord,
   CreateConversationResponseRecord,
   SearchConversationsResponseRecord,
 } from '../../src/contract/records.ts';
 import { createTenantResolver } from '../../src/local-service/auth.ts';
-import type { ConversationStore } from '../../src/local-service/contracts.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
 import {
   LOCAL_SERVICE_MAIN,
-  makeTempDataDir,
-  removeDataDir,
+  localServiceForTest,
   rest,
   spawnLocalServiceCli,
-  startTestLocalService,
-  type TestLocalService,
+  tempDataDirForTest,
 } from '../helpers/local-service.ts';
-import { killChildren } from '../helpers/processes.ts';
-
-const services: TestLocalService[] = [];
-const dataDirs: string[] = [];
-const children: ChildProcess[] = [];
-const stores: ConversationStore[] = [];
-
-afterEach(async () => {
-  await killChildren(children);
-  for (const s of services.splice(0)) await s.close();
-  for (const s of stores.splice(0)) s.close();
-  for (const d of dataDirs.splice(0)) removeDataDir(d);
-});
-
-async function start(dataDir: string, options = {}): Promise<TestLocalService> {
-  const service = await startTestLocalService({ dataDir, ...options });
-  services.push(service);
-  return service;
-}
+import { killAfterTest, killMidBurst } from '../helpers/processes.ts';
 
 async function listAll(url: string, key?: string): Promise<ConversationRecord[]> {
   const all: ConversationRecord[] = [];
@@ -51,20 +30,10 @@ async function listAll(url: string, key?: string): Promise<ConversationRecord[]>
   return all;
 }
 
-function until(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  return vi.waitFor(
-    async () => {
-      if (!(await check())) throw new Error('condition not reached in time');
-    },
-    { timeout: timeoutMs, interval: 10 },
-  );
-}
-
 describe('persistence', () => {
   it('keeps conversations, tokens and event numbering across a clean restart', async () => {
-    const dataDir = makeTempDataDir();
-    dataDirs.push(dataDir);
-    const first = await start(dataDir, { sessionApiKeys: ['k'] });
+    const dataDir = tempDataDirForTest();
+    const first = await localServiceForTest({ dataDir, sessionApiKeys: ['k'] });
     await rest(first.url, '/api/add-git-providers', {
       method: 'POST',
       key: 'k',
@@ -86,16 +55,19 @@ describe('persistence', () => {
       }
     };
     // Wait until the agent answered (user message + reply stored), then stop.
-    await until(async () => {
-      const r = await rest<ConversationRecord>(first.url, `/api/conversations/${id}`, { key: 'k' });
-      return r.body.status === 'RUNNING';
-    });
+    await vi.waitFor(
+      async () => {
+        const r = await rest<ConversationRecord>(first.url, `/api/conversations/${id}`, { key: 'k' });
+        expect(r.body.status).toBe('RUNNING');
+      },
+      { timeout: 5000, interval: 10 },
+    );
     await new Promise((r) => setTimeout(r, 200));
     await first.close({ keepDataDir: true });
     const eventsBefore = countEvents();
     expect(eventsBefore.length).toBeGreaterThan(0);
 
-    const second = await start(dataDir, { sessionApiKeys: ['k'] });
+    const second = await localServiceForTest({ dataDir, sessionApiKeys: ['k'] });
     const record = await rest<ConversationRecord>(second.url, `/api/conversations/${id}`, { key: 'k' });
     expect(record.body).toMatchObject({
       conversation_id: id,
@@ -124,38 +96,27 @@ describe('persistence', () => {
   });
 
   it('every conversation acknowledged with 200 survives kill -9 of the CLI mid-burst', async () => {
-    const dataDir = makeTempDataDir();
-    dataDirs.push(dataDir);
-    const { child, url } = await spawnLocalServiceCli(dataDir, children);
+    const dataDir = tempDataDirForTest();
+    const { child, url } = await spawnLocalServiceCli(dataDir);
 
     const acknowledged: string[] = [];
+    const failuresBeforeKill = await killMidBurst(
+      child,
+      async () => {
+        const res = await rest<CreateConversationResponseRecord>(url, '/api/conversations', {
+          method: 'POST',
+          body: {},
+        });
+        if (res.status === 200) acknowledged.push(res.body.conversation_id);
+        return true;
+      },
+      () => acknowledged.length >= 150,
+      { timeout: 20_000, interval: 10 },
+    );
     // Requests that fail while the service is still up would be a bug, not an effect of the kill.
-    let failuresBeforeKill = 0;
-    let killed = false;
-    const worker = async () => {
-      while (!killed) {
-        try {
-          const res = await rest<CreateConversationResponseRecord>(url, '/api/conversations', {
-            method: 'POST',
-            body: {},
-          });
-          if (res.status === 200) acknowledged.push(res.body.conversation_id);
-        } catch {
-          if (!killed) failuresBeforeKill++;
-          return;
-        }
-      }
-    };
-    const workers = Array.from({ length: 8 }, worker);
-    await until(async () => acknowledged.length >= 150, 20_000);
-    killed = true;
-    child.kill('SIGKILL');
-    await once(child, 'exit');
-    await Promise.all(workers);
-    expect(child.signalCode).toBe('SIGKILL');
     expect(failuresBeforeKill).toBe(0);
 
-    const restarted = await start(dataDir);
+    const restarted = await localServiceForTest({ dataDir });
     const listed = await listAll(restarted.url);
     const listedIds = new Set(listed.map((c) => c.conversation_id));
     const lost = acknowledged.filter((id) => !listedIds.has(id));
@@ -171,7 +132,7 @@ describe('persistence', () => {
     const child = spawn(process.execPath, ['--import', 'tsx', LOCAL_SERVICE_MAIN, '--port', '70000'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    children.push(child);
+    killAfterTest(child);
     let stderr = '';
     child.stderr?.on('data', (c: Buffer) => {
       stderr += c.toString();

@@ -1,21 +1,19 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { createRateLimiter, type RateLimiter } from '../../src/local-service/rate-limit.ts';
-import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createRateLimiter } from '../../src/local-service/rate-limit.ts';
+import { localServiceForTest, rest } from '../helpers/local-service.ts';
 
-let service: TestLocalService | undefined;
-let limiter: RateLimiter | undefined;
-afterEach(async () => {
-  await service?.close();
-  service = undefined;
-  limiter?.close();
-  limiter = undefined;
-});
+/** A limiter closed when the test finishes. */
+function limiterForTest(options?: Parameters<typeof createRateLimiter>[0]) {
+  const limiter = createRateLimiter(options);
+  onTestFinished(() => limiter.close());
+  return limiter;
+}
 
 describe('rate limiter', () => {
   it('allows 10 per window, delays 11..20, rejects beyond, per client, and forgets after the window', () => {
     let t = 1_000;
-    limiter = createRateLimiter({ now: () => t });
-    const decisions = Array.from({ length: 22 }, () => limiter?.check('1.2.3.4').action);
+    const limiter = limiterForTest({ now: () => t });
+    const decisions = Array.from({ length: 22 }, () => limiter.check('1.2.3.4').action);
     expect(decisions.slice(0, 10).every((d) => d === 'allow')).toBe(true);
     expect(decisions.slice(10, 20).every((d) => d === 'delay')).toBe(true);
     expect(decisions.slice(20)).toEqual(['reject', 'reject']);
@@ -25,7 +23,7 @@ describe('rate limiter', () => {
   });
 
   it('close() releases pending waits at once', async () => {
-    limiter = createRateLimiter();
+    const limiter = limiterForTest();
     // Without the release this waits a minute and the test times out.
     const waiting = limiter.wait(60_000);
     limiter.close();
@@ -35,7 +33,7 @@ describe('rate limiter', () => {
 
 describe('rate limiting over HTTP', () => {
   it('is off by default', async () => {
-    service = await startTestLocalService();
+    const service = await localServiceForTest();
     const url = service.url;
     const statuses = await Promise.all(
       Array.from({ length: 30 }, () => rest(url, '/health').then((r) => r.status)),
@@ -44,7 +42,7 @@ describe('rate limiting over HTTP', () => {
   });
 
   it('when on: a burst of 25 gets 5 answers 429 with Retry-After: 1, the rest 200 (some delayed)', async () => {
-    service = await startTestLocalService({ rateLimit: true });
+    const service = await localServiceForTest({ rateLimit: true });
     const url = service.url;
     const results = await Promise.all(Array.from({ length: 25 }, () => rest(url, '/api/conversations')));
     const rejected = results.filter((r) => r.status === 429);

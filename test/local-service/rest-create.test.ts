@@ -1,11 +1,6 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { ConversationRecord, CreateConversationResponseRecord } from '../../src/contract/records.ts';
-import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
-
-let service: TestLocalService;
-afterEach(async () => {
-  await service?.close();
-});
+import { localServiceForTest, rest } from '../helpers/local-service.ts';
 
 /** The first value of `probe` that `accept` takes, polled by vitest; fails the test after `timeoutMs`. */
 function until<T>(probe: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
@@ -21,7 +16,7 @@ function until<T>(probe: () => Promise<T>, accept: (value: T) => boolean, timeou
 
 describe('POST /api/conversations', () => {
   it('creates from {} with a 32-hex id, title, gui trigger and STARTING', async () => {
-    service = await startTestLocalService();
+    const service = await localServiceForTest();
     const created = await rest<CreateConversationResponseRecord>(service.url, '/api/conversations', {
       method: 'POST',
       body: {},
@@ -60,7 +55,7 @@ describe('POST /api/conversations', () => {
   });
 
   it('accepts every field of the reference table', async () => {
-    service = await startTestLocalService();
+    const service = await localServiceForTest();
     await rest(service.url, '/api/add-git-providers', {
       method: 'POST',
       body: { provider_tokens: { github: { token: 'ghp_secret', host: null } } },
@@ -96,7 +91,7 @@ describe('POST /api/conversations', () => {
   });
 
   it('sets the suggested_task and microagent_management triggers; Bearer callers get openhands_api', async () => {
-    service = await startTestLocalService({ sessionApiKeys: ['key-a'] });
+    const service = await localServiceForTest({ sessionApiKeys: ['key-a'] });
     await rest(service.url, '/api/add-git-providers', {
       method: 'POST',
       key: 'key-a',
@@ -137,7 +132,7 @@ describe('POST /api/conversations', () => {
   });
 
   it('answers 400 GIT_PROVIDER_AUTHENTICATION_ERROR for a repository without a token, and stores nothing', async () => {
-    service = await startTestLocalService();
+    const service = await localServiceForTest();
     const denied = await rest(service.url, '/api/conversations', {
       method: 'POST',
       body: { repository: 'acme/app' },
@@ -163,7 +158,7 @@ describe('POST /api/conversations', () => {
   });
 
   it('add-git-providers then unset-provider-tokens switches repository access on and off', async () => {
-    service = await startTestLocalService();
+    const service = await localServiceForTest();
     const added = await rest(service.url, '/api/add-git-providers', {
       method: 'POST',
       body: { provider_tokens: { github: { token: 'ghp', host: null } } },
@@ -186,7 +181,7 @@ describe('POST /api/conversations', () => {
   });
 
   it('rejects a bad add-git-providers body with 422 and never echoes the token', async () => {
-    service = await startTestLocalService();
+    const service = await localServiceForTest();
     const bad = await rest<{ detail: Array<{ loc: unknown[]; type: string }> }>(
       service.url,
       '/api/add-git-providers',
@@ -209,7 +204,7 @@ describe('POST /api/conversations', () => {
   });
 
   it('joins an existing conversation: metadata unchanged, status of the running agent', async () => {
-    service = await startTestLocalService();
+    const service = await localServiceForTest();
     const id = 'a'.repeat(32);
     const first = await rest<CreateConversationResponseRecord>(service.url, '/api/conversations', {
       method: 'POST',
@@ -240,7 +235,7 @@ describe('POST /api/conversations', () => {
   });
 
   it('answers GET for an unknown id with 200 null', async () => {
-    service = await startTestLocalService();
+    const service = await localServiceForTest();
     const got = await rest(service.url, `/api/conversations/${'0'.repeat(32)}`);
     expect(got.status).toBe(200);
     expect(got.body).toBeNull();
@@ -252,7 +247,7 @@ describe('POST /api/conversations', () => {
 
 describe('nested-runtime mode', () => {
   it('gives a running conversation an absolute url and its own key, which opens that conversation only', async () => {
-    service = await startTestLocalService({ nestedRuntime: true, sessionApiKeys: ['main-key'] });
+    const service = await localServiceForTest({ nestedRuntime: true, sessionApiKeys: ['main-key'] });
     const created = await rest<CreateConversationResponseRecord>(service.url, '/api/conversations', {
       method: 'POST',
       key: 'main-key',

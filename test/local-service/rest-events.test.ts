@@ -1,18 +1,19 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { ConversationEventsPageRecord } from '../../src/contract/history-records.ts';
-import type { ConversationRecord, CreateConversationResponseRecord } from '../../src/contract/records.ts';
+import type { ConversationRecord } from '../../src/contract/records.ts';
 import { createTenantResolver, DEFAULT_TENANT } from '../../src/local-service/auth.ts';
 import type { TenantId } from '../../src/local-service/contracts.ts';
 import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
-import { newConversationId, seededEvent } from '../helpers/fixtures.ts';
+import { newConversationId, seededEvent, userMessage } from '../helpers/fixtures.ts';
 import {
+  createConversation,
   localServiceForTest,
   makeTempDataDir,
   rest,
   type TestLocalService,
 } from '../helpers/local-service.ts';
-import { socketClientForTest } from './fixtures.ts';
+import { conversationSocketForTest } from './socket-harness.ts';
 
 // GET and POST /api/conversations/{id}/events over real HTTP (and Socket.IO where events go live).
 
@@ -242,21 +243,6 @@ describe('GET /api/conversations/{id}/events: errors', () => {
   });
 });
 
-const message = (content: string) => ({
-  action: 'message',
-  args: { content, image_urls: [], file_urls: [], timestamp: new Date().toISOString() },
-});
-
-async function createConversation(url: string, body: unknown = {}, key?: string): Promise<string> {
-  const res = await rest<CreateConversationResponseRecord>(url, '/api/conversations', {
-    method: 'POST',
-    body,
-    key,
-  });
-  expect(res.status).toBe(200);
-  return res.body.conversation_id;
-}
-
 async function postEvent(url: string, id: string, body: unknown, key?: string) {
   return rest(url, `/api/conversations/${id}/events`, { method: 'POST', body, key });
 }
@@ -271,17 +257,13 @@ describe('POST /api/conversations/{id}/events', () => {
   it('stores a message, echoes it to the sockets like a socket action, and the agent answers it', async () => {
     const s = await localServiceForTest();
     const id = await createConversation(s.url);
-    const watcher = socketClientForTest(s.url, {
-      conversation_id: id,
-      latest_event_id: '-1',
-      session_api_key: '',
-    });
+    const watcher = conversationSocketForTest(s.url, id);
     await watcher.connected;
     await watcher.until((events) =>
       events.some((e) => (e.extras as { agent_state?: string })?.agent_state === 'awaiting_user_input'),
     );
 
-    const res = await postEvent(s.url, id, message('run: echo hi'));
+    const res = await postEvent(s.url, id, userMessage('run: echo hi'));
     expect(res).toMatchObject({ status: 200, body: { success: true } });
     await watcher.until((events) => events.some((e) => e.observation === 'run'));
     const echo = watcher.events().find((e) => e.source === 'user' && e.action === 'message');
@@ -323,11 +305,7 @@ describe('POST /api/conversations/{id}/events', () => {
     const stored = await allEvents(s.url, id);
     const states = stored.filter((e) => e.observation === 'agent_state_changed');
     expect(states.map(agentStateOf)).toEqual(['loading', 'running', 'awaiting_user_input']);
-    const replay = socketClientForTest(s.url, {
-      conversation_id: id,
-      latest_event_id: '-1',
-      session_api_key: '',
-    });
+    const replay = conversationSocketForTest(s.url, id);
     await replay.connected;
     const replayed = replay.events().filter((e) => typeof e.id === 'number');
     expect(replayed.filter((e) => e.observation === 'agent_state_changed')).toHaveLength(1);
@@ -337,11 +315,7 @@ describe('POST /api/conversations/{id}/events', () => {
   it('change_agent_state is accepted like on the socket', async () => {
     const s = await localServiceForTest();
     const id = await createConversation(s.url);
-    const watcher = socketClientForTest(s.url, {
-      conversation_id: id,
-      latest_event_id: '-1',
-      session_api_key: '',
-    });
+    const watcher = conversationSocketForTest(s.url, id);
     await watcher.connected;
     const res = await postEvent(s.url, id, { action: 'change_agent_state', args: { agent_state: 'paused' } });
     expect(res).toMatchObject({ status: 200, body: { success: true } });
@@ -359,7 +333,7 @@ describe('POST /api/conversations/{id}/events', () => {
     const id = await createConversation(s.url);
     await rest(s.url, `/api/conversations/${id}/stop`, { method: 'POST' });
     expect((await rest<ConversationRecord>(s.url, `/api/conversations/${id}`)).body.status).toBe('STOPPED');
-    expect((await postEvent(s.url, id, message('wake up'))).status).toBe(200);
+    expect((await postEvent(s.url, id, userMessage('wake up'))).status).toBe(200);
     let answered = false;
     for (let i = 0; i < 200 && !answered; i++) {
       const events = await allEvents(s.url, id);
@@ -444,7 +418,7 @@ describe('POST /api/conversations/{id}/events', () => {
   it('unknown conversation: 404 before the body is looked at', async () => {
     const s = await localServiceForTest();
     const id = newConversationId();
-    for (const body of [message('hi'), '{not json', { action: 'nope' }]) {
+    for (const body of [userMessage('hi'), '{not json', { action: 'nope' }]) {
       expect(await postEvent(s.url, id, body)).toMatchObject({
         status: 404,
         body: { detail: `Conversation ${id} not found` },
@@ -460,17 +434,17 @@ describe('POST /api/conversations/{id}/events', () => {
       agentTimings: { startupMs: 60_000 },
     });
     const id = await createConversation(s.url, {}, 'key-a');
-    expect(await postEvent(s.url, id, message('hi'))).toMatchObject({
+    expect(await postEvent(s.url, id, userMessage('hi'))).toMatchObject({
       status: 401,
       body: { detail: 'Unauthorized' },
     });
     const before = await allEvents(s.url, id, 'key-a');
-    expect(await postEvent(s.url, id, message('intrusion'), 'key-b')).toMatchObject({
+    expect(await postEvent(s.url, id, userMessage('intrusion'), 'key-b')).toMatchObject({
       status: 404,
       body: { detail: `Conversation ${id} not found` },
     });
     expect(await allEvents(s.url, id, 'key-a')).toEqual(before);
-    expect(await postEvent(s.url, id, message('mine'), 'key-a')).toMatchObject({ status: 200 });
+    expect(await postEvent(s.url, id, userMessage('mine'), 'key-a')).toMatchObject({ status: 200 });
     expect((await allEvents(s.url, id, 'key-a')).at(-1)).toMatchObject({ source: 'user', message: 'mine' });
   });
 });

@@ -3,34 +3,23 @@ import type { ConversationEventsPageRecord } from '../../src/contract/history-re
 import type {
   ConversationEventRecord,
   ConversationRecord,
-  CreateConversationResponseRecord,
   SearchConversationsResponseRecord,
 } from '../../src/contract/records.ts';
 import { newConversationId } from '../helpers/fixtures.ts';
-import { localServiceForTest, rest, startTestLocalService } from '../helpers/local-service.ts';
-import { socketClientForTest } from './fixtures.ts';
+import {
+  createConversation,
+  localServiceForTest,
+  rest,
+  startTestLocalService,
+} from '../helpers/local-service.ts';
 import type { RecordingClient } from './socket-harness.ts';
+import { conversationSocketForTest } from './socket-harness.ts';
 
 // DELETE / PATCH /api/conversations/{id}, POST .../start and .../stop over real HTTP and Socket.IO.
-
-/** A socket on conversation `id` replaying from the start, closed when the test finishes. */
-function client(url: string, id: string, key = '') {
-  return socketClientForTest(url, { conversation_id: id, latest_event_id: '-1', session_api_key: key });
-}
 
 /** Resolves with the reason Socket.IO gives when this client is disconnected. */
 function disconnectReason(c: RecordingClient): Promise<string> {
   return new Promise((resolve) => c.socket.once('disconnect', (reason: string) => resolve(reason)));
-}
-
-async function create(url: string, body: unknown = {}, key?: string): Promise<string> {
-  const res = await rest<CreateConversationResponseRecord>(url, '/api/conversations', {
-    method: 'POST',
-    body,
-    key,
-  });
-  expect(res.status).toBe(200);
-  return res.body.conversation_id;
 }
 
 async function record(url: string, id: string, key?: string) {
@@ -65,10 +54,10 @@ const stop = (url: string, id: string, key?: string) =>
 describe('DELETE /api/conversations/{id}', () => {
   it('stops the agent, closes its sockets, removes record and events: true, then false', async () => {
     const s = await localServiceForTest();
-    const id = await create(s.url, { initial_user_msg: 'hello' });
-    const other = await create(s.url);
-    const a = client(s.url, id);
-    const b = client(s.url, id);
+    const id = await createConversation(s.url, { initial_user_msg: 'hello' });
+    const other = await createConversation(s.url);
+    const a = conversationSocketForTest(s.url, id);
+    const b = conversationSocketForTest(s.url, id);
     await Promise.all([a.connected, b.connected]);
     await a.until((seen) => seen.some((e) => e.source === 'agent' && e.action === 'message'));
     expect((await record(s.url, id))?.num_connections).toBe(2);
@@ -112,7 +101,7 @@ describe('DELETE /api/conversations/{id}', () => {
 
   it('deletes a stopped conversation too; an unknown id is 200 false', async () => {
     const s = await localServiceForTest();
-    const id = await create(s.url);
+    const id = await createConversation(s.url);
     await stop(s.url, id);
     expect(await del(s.url, id)).toMatchObject({ status: 200, body: true });
     expect(await record(s.url, id)).toBeNull();
@@ -122,8 +111,8 @@ describe('DELETE /api/conversations/{id}', () => {
 
   it("401 without the key; another tenant's delete is false and changes nothing", async () => {
     const s = await localServiceForTest({ sessionApiKeys: ['key-a', 'key-b'] });
-    const id = await create(s.url, {}, 'key-a');
-    const owner = client(s.url, id, 'key-a');
+    const id = await createConversation(s.url, {}, 'key-a');
+    const owner = conversationSocketForTest(s.url, id, 'key-a');
     await owner.connected;
     expect(await del(s.url, id)).toMatchObject({ status: 401, body: { detail: 'Unauthorized' } });
     expect(await del(s.url, id, 'key-b')).toMatchObject({ status: 200, body: false });
@@ -136,9 +125,9 @@ describe('DELETE /api/conversations/{id}', () => {
 describe('PATCH /api/conversations/{id}', () => {
   it('sets the stripped title and last_updated_at, answers true, and tells the sockets live', async () => {
     const s = await localServiceForTest();
-    const id = await create(s.url);
+    const id = await createConversation(s.url);
     const before = await record(s.url, id);
-    const watcher = client(s.url, id);
+    const watcher = conversationSocketForTest(s.url, id);
     await watcher.connected;
     await new Promise((r) => setTimeout(r, 5));
 
@@ -166,37 +155,22 @@ describe('PATCH /api/conversations/{id}', () => {
 
   it('validates like pydantic: title required, a string, 1..200 after strip, no other keys; nothing changes', async () => {
     const s = await localServiceForTest();
-    const id = await create(s.url);
+    const id = await createConversation(s.url);
+    const tooShortTitle = (input: string) => ({
+      type: 'string_too_short',
+      loc: ['body', 'title'],
+      msg: 'String should have at least 1 character',
+      input,
+      ctx: { min_length: 1 },
+    });
     const cases: Array<[unknown, unknown[]]> = [
       [{}, [{ type: 'missing', loc: ['body', 'title'], msg: 'Field required', input: {} }]],
       [
         { title: 5 },
         [{ type: 'string_type', loc: ['body', 'title'], msg: 'Input should be a valid string', input: 5 }],
       ],
-      [
-        { title: '' },
-        [
-          {
-            type: 'string_too_short',
-            loc: ['body', 'title'],
-            msg: 'String should have at least 1 character',
-            input: '',
-            ctx: { min_length: 1 },
-          },
-        ],
-      ],
-      [
-        { title: '   ' },
-        [
-          {
-            type: 'string_too_short',
-            loc: ['body', 'title'],
-            msg: 'String should have at least 1 character',
-            input: '   ',
-            ctx: { min_length: 1 },
-          },
-        ],
-      ],
+      [{ title: '' }, [tooShortTitle('')]],
+      [{ title: '   ' }, [tooShortTitle('   ')]],
       [
         { title: 'y'.repeat(201) },
         [
@@ -243,13 +217,13 @@ describe('PATCH /api/conversations/{id}', () => {
 
   it('unknown: 404 CONVERSATION$NOT_FOUND; another tenant: 403 AUTHORIZATION$PERMISSION_DENIED; 401 without key', async () => {
     const s = await localServiceForTest({ sessionApiKeys: ['key-a', 'key-b'] });
-    const id = await create(s.url, {}, 'key-a');
+    const id = await createConversation(s.url, {}, 'key-a');
     const unknown = newConversationId();
     expect(await patch(s.url, unknown, { title: 'x' }, 'key-b')).toMatchObject({
       status: 404,
       body: { status: 'error', message: 'Conversation not found', msg_id: 'CONVERSATION$NOT_FOUND' },
     });
-    const owner = client(s.url, id, 'key-a');
+    const owner = conversationSocketForTest(s.url, id, 'key-a');
     await owner.connected;
     expect(await patch(s.url, id, { title: 'hijacked' }, 'key-b')).toMatchObject({
       status: 403,
@@ -268,7 +242,7 @@ describe('PATCH /api/conversations/{id}', () => {
 
   it('a rename survives a restart', async () => {
     const first = await startTestLocalService();
-    const id = await create(first.url);
+    const id = await createConversation(first.url);
     expect((await patch(first.url, id, { title: 'Kept' })).status).toBe(200);
     await first.close({ keepDataDir: true });
     const second = await localServiceForTest({ dataDir: first.dataDir });
@@ -279,9 +253,9 @@ describe('PATCH /api/conversations/{id}', () => {
 describe('POST /api/conversations/{id}/start and /stop', () => {
   it('stop: a running agent stops (stored `stopped`, closing observation, STOPPED), sockets stay open', async () => {
     const s = await localServiceForTest();
-    const id = await create(s.url);
+    const id = await createConversation(s.url);
     await waitForStatus(s.url, id, 'RUNNING');
-    const watcher = client(s.url, id);
+    const watcher = conversationSocketForTest(s.url, id);
     await watcher.connected;
     expect(await stop(s.url, id)).toMatchObject({
       status: 200,
@@ -313,7 +287,7 @@ describe('POST /api/conversations/{id}/start and /stop', () => {
 
   it('stop while starting reports STARTING; an unknown id is "not running" (200, no 404)', async () => {
     const s = await localServiceForTest({ agentTimings: { startupMs: 60_000 } });
-    const id = await create(s.url);
+    const id = await createConversation(s.url);
     expect((await stop(s.url, id)).body).toMatchObject({
       message: 'Conversation stopped successfully',
       conversation_status: 'STARTING',
@@ -332,10 +306,10 @@ describe('POST /api/conversations/{id}/start and /stop', () => {
 
   it('start: a stopped conversation starts (STARTING, then RUNNING); a running one answers RUNNING', async () => {
     const s = await localServiceForTest();
-    const id = await create(s.url);
+    const id = await createConversation(s.url);
     await waitForStatus(s.url, id, 'RUNNING');
     await stop(s.url, id);
-    const watcher = client(s.url, id);
+    const watcher = conversationSocketForTest(s.url, id);
     await watcher.connected;
     // Connecting starts the agent (real server behaviour); stop it again to test start itself.
     await waitForStatus(s.url, id, 'RUNNING');
@@ -357,7 +331,7 @@ describe('POST /api/conversations/{id}/start and /stop', () => {
 
   it('start validates providers_set and needs a body; unknown id 404 {"status":"error","conversation_id"}', async () => {
     const s = await localServiceForTest({ agentTimings: { startupMs: 60_000 } });
-    const id = await create(s.url);
+    const id = await createConversation(s.url);
     await stop(s.url, id);
     expect(await start(s.url, id, { providers_set: ['github', 'svn'] })).toMatchObject({
       status: 422,
@@ -388,8 +362,8 @@ describe('POST /api/conversations/{id}/start and /stop', () => {
 
   it('tenancy: another tenant cannot start or stop a conversation; 401 without the key', async () => {
     const s = await localServiceForTest({ sessionApiKeys: ['key-a', 'key-b'] });
-    const running = await create(s.url, {}, 'key-a');
-    const stopped = await create(s.url, {}, 'key-a');
+    const running = await createConversation(s.url, {}, 'key-a');
+    const stopped = await createConversation(s.url, {}, 'key-a');
     await waitForStatus(s.url, running, 'RUNNING', 'key-a');
     await stop(s.url, stopped, 'key-a');
 
@@ -412,7 +386,7 @@ describe('POST /api/conversations/{id}/start and /stop', () => {
 describe('routing', () => {
   it('answers 405 with Allow for methods a conversation path does not take', async () => {
     const s = await localServiceForTest();
-    const id = await create(s.url);
+    const id = await createConversation(s.url);
     const put = await rest(s.url, `/api/conversations/${id}`, { method: 'PUT', body: {} });
     expect(put.status).toBe(405);
     expect(put.headers.get('allow')).toBe('GET, DELETE, PATCH');
@@ -425,8 +399,8 @@ describe('routing', () => {
 describe('nested-runtime mode', () => {
   it("a running conversation's own key opens its events, rename and stop routes, and no other conversation's", async () => {
     const s = await localServiceForTest({ nestedRuntime: true, sessionApiKeys: ['main-key'] });
-    const id = await create(s.url, {}, 'main-key');
-    const other = await create(s.url, {}, 'main-key');
+    const id = await createConversation(s.url, {}, 'main-key');
+    const other = await createConversation(s.url, {}, 'main-key');
     await waitForStatus(s.url, id, 'RUNNING', 'main-key');
     const ownKey = (await record(s.url, id, 'main-key'))?.session_api_key as string;
     expect(ownKey).toEqual(expect.any(String));

@@ -1,46 +1,35 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type {
-  ConversationRecord,
-  CreateConversationResponseRecord,
-  SearchConversationsResponseRecord,
-} from '../../src/contract/records.ts';
+import { describe, expect, it } from 'vitest';
+import type { ConversationRecord, SearchConversationsResponseRecord } from '../../src/contract/records.ts';
 import { DEFAULT_TENANT } from '../../src/local-service/auth.ts';
 import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
-import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
-
-let service: TestLocalService;
-afterEach(async () => {
-  await service?.close();
-});
+import {
+  createConversation,
+  localServiceForTest,
+  rest,
+  startTestLocalService,
+} from '../helpers/local-service.ts';
 
 async function createMany(
+  url: string,
   count: number,
   body: (i: number) => unknown = () => ({}),
   key?: string,
 ): Promise<string[]> {
   const ids: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const res = await rest<CreateConversationResponseRecord>(service.url, '/api/conversations', {
-      method: 'POST',
-      key,
-      body: body(i),
-    });
-    expect(res.status).toBe(200);
-    ids.push(res.body.conversation_id);
-  }
+  for (let i = 0; i < count; i++) ids.push(await createConversation(url, body(i), key));
   return ids;
 }
 
-async function search(query: string, key?: string) {
-  return rest<SearchConversationsResponseRecord>(service.url, `/api/conversations${query}`, { key });
+async function search(url: string, query: string, key?: string) {
+  return rest<SearchConversationsResponseRecord>(url, `/api/conversations${query}`, { key });
 }
 
 describe('GET /api/conversations', () => {
   it('pages through 250 conversations in pages of 20: newest first, none duplicated, none missing', async () => {
     // A slow agent keeps 250 conversations from running timers during the test; paging does not care.
-    service = await startTestLocalService({ agentTimings: { startupMs: 60_000 } });
-    const created = await createMany(250);
+    const service = await localServiceForTest({ agentTimings: { startupMs: 60_000 } });
+    const created = await createMany(service.url, 250);
     const seen: string[] = [];
     const pageSizes: number[] = [];
     let pageId: string | null = null;
@@ -48,6 +37,7 @@ describe('GET /api/conversations', () => {
     while (first || pageId !== null) {
       first = false;
       const res: Awaited<ReturnType<typeof search>> = await search(
+        service.url,
         pageId ? `?limit=20&page_id=${encodeURIComponent(pageId)}` : '',
       );
       expect(res.status).toBe(200);
@@ -62,26 +52,32 @@ describe('GET /api/conversations', () => {
   }, 60_000);
 
   it('filters after paging: short or empty pages while next_page_id is set', async () => {
-    service = await startTestLocalService({ agentTimings: { startupMs: 60_000 } });
+    const service = await localServiceForTest({ agentTimings: { startupMs: 60_000 } });
     await rest(service.url, '/api/add-git-providers', {
       method: 'POST',
       body: { provider_tokens: { github: { token: 't' } } },
     });
     // Oldest first: 2 with repo acme/one, then 6 without, then 2 with (newest): pages of 4 hold 2, 0, 2.
     const withRepo = (i: number) => (i < 2 || i >= 8 ? { repository: 'acme/one' } : {});
-    await createMany(10, withRepo);
-    const page1 = await search('?limit=4&selected_repository=acme%2Fone');
+    await createMany(service.url, 10, withRepo);
+    const page1 = await search(service.url, '?limit=4&selected_repository=acme%2Fone');
     expect(page1.body.results.map((r) => r.selected_repository)).toEqual(['acme/one', 'acme/one']);
     expect(page1.body.next_page_id).toBe(Buffer.from('4').toString('base64'));
-    const page2 = await search(`?limit=4&selected_repository=acme%2Fone&page_id=${page1.body.next_page_id}`);
+    const page2 = await search(
+      service.url,
+      `?limit=4&selected_repository=acme%2Fone&page_id=${page1.body.next_page_id}`,
+    );
     expect(page2.body.results).toEqual([]);
     expect(page2.body.next_page_id).toBe(Buffer.from('8').toString('base64'));
-    const page3 = await search(`?limit=4&selected_repository=acme%2Fone&page_id=${page2.body.next_page_id}`);
+    const page3 = await search(
+      service.url,
+      `?limit=4&selected_repository=acme%2Fone&page_id=${page2.body.next_page_id}`,
+    );
     expect(page3.body.results).toHaveLength(2);
     expect(page3.body.next_page_id).toBeNull();
-    const byTrigger = await search('?conversation_trigger=gui');
+    const byTrigger = await search(service.url, '?conversation_trigger=gui');
     expect(byTrigger.body.results).toHaveLength(10);
-    const none = await search('?conversation_trigger=slack');
+    const none = await search(service.url, '?conversation_trigger=slack');
     expect(none.body).toEqual({ results: [], next_page_id: null });
   });
 
@@ -95,9 +91,9 @@ describe('GET /api/conversations', () => {
       newStoredConversation(DEFAULT_TENANT, oldId, { title: 'old', createdAt: longAgo }),
     );
     store.close();
-    service = await startTestLocalService({ dataDir: first.dataDir });
-    await createMany(1);
-    const listed = await search('');
+    const service = await localServiceForTest({ dataDir: first.dataDir });
+    await createMany(service.url, 1);
+    const listed = await search(service.url, '');
     expect(listed.body.results.map((r) => r.conversation_id)).not.toContain(oldId);
     expect(listed.body.results).toHaveLength(1);
     const byId = await rest<ConversationRecord>(service.url, `/api/conversations/${oldId}`);
@@ -105,21 +101,24 @@ describe('GET /api/conversations', () => {
   });
 
   it('answers an empty list with next_page_id null, and a page past the end empty', async () => {
-    service = await startTestLocalService();
-    expect((await search('')).body).toEqual({ results: [], next_page_id: null });
-    expect((await search('?page_id=MTAwMA==')).body).toEqual({ results: [], next_page_id: null });
+    const service = await localServiceForTest();
+    expect((await search(service.url, '')).body).toEqual({ results: [], next_page_id: null });
+    expect((await search(service.url, '?page_id=MTAwMA==')).body).toEqual({
+      results: [],
+      next_page_id: null,
+    });
   });
 });
 
 describe('auth and tenants', () => {
   it('checks nothing when no key is configured', async () => {
-    service = await startTestLocalService();
-    expect((await search('', 'any-key')).status).toBe(200);
-    expect((await search('')).status).toBe(200);
+    const service = await localServiceForTest();
+    expect((await search(service.url, '', 'any-key')).status).toBe(200);
+    expect((await search(service.url, '')).status).toBe(200);
   });
 
   it('401 {"detail":"Unauthorized"} on every /api route without a matching key; health exempt', async () => {
-    service = await startTestLocalService({ sessionApiKeys: ['right'] });
+    const service = await localServiceForTest({ sessionApiKeys: ['right'] });
     for (const [method, path] of [
       ['GET', '/api/conversations'],
       ['POST', '/api/conversations'],
@@ -135,18 +134,18 @@ describe('auth and tenants', () => {
     }
     expect((await rest(service.url, '/alive')).status).toBe(200);
     expect((await rest(service.url, '/health')).status).toBe(200);
-    expect((await search('', 'right')).status).toBe(200);
+    expect((await search(service.url, '', 'right')).status).toBe(200);
     expect((await rest(service.url, '/api/conversations', { bearer: 'right' })).status).toBe(200);
     expect((await rest(service.url, '/api/conversations', { bearer: 'wrong' })).status).toBe(401);
   });
 
   it('keeps tenants apart: conversations, ids and provider tokens', async () => {
-    service = await startTestLocalService({ sessionApiKeys: ['key-a', 'key-b'] });
-    const [idA] = await createMany(1, () => ({}), 'key-a');
-    await createMany(2, () => ({}), 'key-b');
-    const listA = await search('', 'key-a');
+    const service = await localServiceForTest({ sessionApiKeys: ['key-a', 'key-b'] });
+    const [idA] = await createMany(service.url, 1, () => ({}), 'key-a');
+    await createMany(service.url, 2, () => ({}), 'key-b');
+    const listA = await search(service.url, '', 'key-a');
     expect(listA.body.results.map((r) => r.conversation_id)).toEqual([idA]);
-    const listB = await search('', 'key-b');
+    const listB = await search(service.url, '', 'key-b');
     expect(listB.body.results).toHaveLength(2);
     expect(listB.body.results.map((r) => r.conversation_id)).not.toContain(idA);
     // B cannot read A's conversation by id: same answer as an unknown id.

@@ -1,26 +1,27 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
-
-let service: TestLocalService;
-afterEach(async () => {
-  await service?.close();
-});
+import { describe, expect, it } from 'vitest';
+import { localServiceForTest, rest } from '../helpers/local-service.ts';
 
 const PROVIDERS = "'github', 'gitlab', 'bitbucket' or 'enterprise_sso'";
 
-async function create(body: unknown) {
-  return rest<unknown>(service.url, '/api/conversations', { method: 'POST', body });
+async function create(url: string, body: unknown) {
+  return rest<unknown>(url, '/api/conversations', { method: 'POST', body });
 }
 
-async function conversationCount(): Promise<number> {
-  const list = await rest<{ results: unknown[] }>(service.url, '/api/conversations?limit=100');
+async function conversationCount(url: string): Promise<number> {
+  const list = await rest<{ results: unknown[] }>(url, '/api/conversations?limit=100');
   return list.body.results.length;
 }
 
+/** A FastAPI 422 answer whose `detail` holds `issues` (matched as a subset, like the rest). */
+const unprocessable = (...issues: Array<Record<string, unknown>>) => ({
+  status: 422,
+  body: { detail: issues },
+});
+
 describe('FastAPI-shaped 422 bodies', () => {
   it('extra_forbidden for unknown keys', async () => {
-    service = await startTestLocalService();
-    const res = await create({ foo: 1 });
+    const service = await localServiceForTest();
+    const res = await create(service.url, { foo: 1 });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({
       detail: [
@@ -30,8 +31,12 @@ describe('FastAPI-shaped 422 bodies', () => {
   });
 
   it('string_type, enum and list item errors together, in one answer', async () => {
-    service = await startTestLocalService();
-    const res = await create({ repository: 5, git_provider: 'hosting_a', image_urls: ['ok', 3] });
+    const service = await localServiceForTest();
+    const res = await create(service.url, {
+      repository: 5,
+      git_provider: 'hosting_a',
+      image_urls: ['ok', 3],
+    });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({
       detail: [
@@ -51,13 +56,13 @@ describe('FastAPI-shaped 422 bodies', () => {
         },
       ],
     });
-    expect(await conversationCount()).toBe(0);
+    expect(await conversationCount(service.url)).toBe(0);
   });
 
   it('missing and int_parsing inside suggested_task', async () => {
-    service = await startTestLocalService();
+    const service = await localServiceForTest();
     const task = { git_provider: 'github', task_type: 'OPEN_PR', repo: 'a/b', issue_number: 'seven' };
-    const res = await create({ suggested_task: task });
+    const res = await create(service.url, { suggested_task: task });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({
       detail: [
@@ -73,8 +78,8 @@ describe('FastAPI-shaped 422 bodies', () => {
   });
 
   it('mcp_config forbids extra keys and masks secrets in echoed inputs', async () => {
-    service = await startTestLocalService();
-    const res = await create({
+    const service = await localServiceForTest();
+    const res = await create(service.url, {
       mcp_config: {
         sse_servers: [{ api_key: 'sk-very-secret' }],
         stdio_servers: [{ name: 'x', command: 'y', env: { A: 'env-secret' }, extra: 1 }],
@@ -94,27 +99,21 @@ describe('FastAPI-shaped 422 bodies', () => {
   });
 
   it('non-object bodies, missing bodies and invalid JSON', async () => {
-    service = await startTestLocalService();
-    const list = await create('[1,2]');
-    expect(list).toMatchObject({
-      status: 422,
-      body: {
-        detail: [
-          {
-            type: 'model_attributes_type',
-            loc: ['body'],
-            msg: 'Input should be a valid dictionary or object to extract fields from',
-            input: [1, 2],
-          },
-        ],
-      },
-    });
+    const service = await localServiceForTest();
+    const list = await create(service.url, '[1,2]');
+    expect(list).toMatchObject(
+      unprocessable({
+        type: 'model_attributes_type',
+        loc: ['body'],
+        msg: 'Input should be a valid dictionary or object to extract fields from',
+        input: [1, 2],
+      }),
+    );
     const empty = await rest(service.url, '/api/conversations', { method: 'POST' });
-    expect(empty).toMatchObject({
-      status: 422,
-      body: { detail: [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }] },
-    });
-    const broken = await create('{"repository": ');
+    expect(empty).toMatchObject(
+      unprocessable({ type: 'missing', loc: ['body'], msg: 'Field required', input: null }),
+    );
+    const broken = await create(service.url, '{"repository": ');
     expect(broken.status).toBe(422);
     expect(broken.body).toEqual({
       detail: [
@@ -127,64 +126,54 @@ describe('FastAPI-shaped 422 bodies', () => {
         },
       ],
     });
-    expect(await conversationCount()).toBe(0);
+    expect(await conversationCount(service.url)).toBe(0);
   });
 
   it('caller-chosen conversation ids must be 32 lowercase hex', async () => {
-    service = await startTestLocalService();
-    const res = await create({ conversation_id: 'ABC' });
+    const service = await localServiceForTest();
+    const res = await create(service.url, { conversation_id: 'ABC' });
     expect(res.status).toBe(422);
     expect(res.body).toMatchObject({ detail: [{ loc: ['body', 'conversation_id'], input: 'ABC' }] });
   });
 
   it('search query: limit bounds, int parsing, trigger enum and malformed page_id', async () => {
-    service = await startTestLocalService();
+    const service = await localServiceForTest();
     const zero = await rest(service.url, '/api/conversations?limit=0');
-    expect(zero).toMatchObject({
-      status: 422,
-      body: { detail: [{ type: 'greater_than_equal', loc: ['query', 'limit'], input: '0' }] },
-    });
+    expect(zero).toMatchObject(
+      unprocessable({ type: 'greater_than_equal', loc: ['query', 'limit'], input: '0' }),
+    );
     const big = await rest(service.url, '/api/conversations?limit=101');
-    expect(big).toMatchObject({
-      status: 422,
-      body: {
-        detail: [
-          {
-            type: 'less_than_equal',
-            loc: ['query', 'limit'],
-            msg: 'Input should be less than or equal to 100',
-          },
-        ],
-      },
-    });
+    expect(big).toMatchObject(
+      unprocessable({
+        type: 'less_than_equal',
+        loc: ['query', 'limit'],
+        msg: 'Input should be less than or equal to 100',
+      }),
+    );
     const text = await rest(service.url, '/api/conversations?limit=ten');
-    expect(text).toMatchObject({
-      status: 422,
-      body: { detail: [{ type: 'int_parsing', loc: ['query', 'limit'] }] },
-    });
+    expect(text).toMatchObject(unprocessable({ type: 'int_parsing', loc: ['query', 'limit'] }));
     const trigger = await rest(service.url, '/api/conversations?conversation_trigger=cron');
-    expect(trigger).toMatchObject({
-      status: 422,
-      body: { detail: [{ type: 'enum', loc: ['query', 'conversation_trigger'], input: 'cron' }] },
-    });
+    expect(trigger).toMatchObject(
+      unprocessable({ type: 'enum', loc: ['query', 'conversation_trigger'], input: 'cron' }),
+    );
     for (const pageId of ['%%%', 'bm90LWEtbnVtYmVy', 'MjA', '-1']) {
       const bad = await rest(service.url, `/api/conversations?page_id=${encodeURIComponent(pageId)}`);
-      expect(bad, pageId).toMatchObject({ status: 422, body: { detail: [{ loc: ['query', 'page_id'] }] } });
+      expect(bad, pageId).toMatchObject(unprocessable({ loc: ['query', 'page_id'] }));
     }
   });
 });
 
 describe('transport errors', () => {
   it('413 for oversize bodies, and the service keeps serving', async () => {
-    service = await startTestLocalService({ maxBodyBytes: 1024 });
-    const huge = await create({ initial_user_msg: 'x'.repeat(5000) });
+    const service = await localServiceForTest({ maxBodyBytes: 1024 });
+    const huge = await create(service.url, { initial_user_msg: 'x'.repeat(5000) });
     expect(huge).toMatchObject({ status: 413, body: { detail: 'Request body too large' } });
-    expect(await conversationCount()).toBe(0);
-    expect((await create({})).status).toBe(200);
+    expect(await conversationCount(service.url)).toBe(0);
+    expect((await create(service.url, {})).status).toBe(200);
   });
 
   it('404 for unknown routes, 405 for wrong methods, health outside /api', async () => {
-    service = await startTestLocalService();
+    const service = await localServiceForTest();
     expect(await rest(service.url, '/api/nothing-here')).toMatchObject({
       status: 404,
       body: { detail: 'Not Found' },

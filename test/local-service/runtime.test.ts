@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { AgentRuntime, LiveEvent, StoredConversation } from '../../src/local-service/contracts.ts';
 import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
 import { createAgentRuntime, localEventTimestamp } from '../../src/local-service/runtime.ts';
@@ -13,15 +13,10 @@ import { openConversationStore } from '../../src/local-service/store.ts';
 
 const TIMINGS = { startupMs: 5, replyMs: 5, replayStepMs: 1 };
 const silent = pino({ level: 'silent' });
-const cleanups: Array<() => Promise<void> | void> = [];
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
 
 function setup(options: { nestedRuntime?: boolean; maxRunningAgents?: number; dir?: string } = {}) {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'runtime-test-'));
-  if (!options.dir) cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  if (!options.dir) onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   const store = openConversationStore(dir);
   const runtime = createAgentRuntime({
     store,
@@ -31,8 +26,8 @@ function setup(options: { nestedRuntime?: boolean; maxRunningAgents?: number; di
     ...(options.maxRunningAgents === undefined ? {} : { maxRunningAgents: options.maxRunningAgents }),
   });
   // Runtime first: its close() writes the STOPPED status through the still-open store.
-  cleanups.push(() => store.close());
-  cleanups.push(() => runtime.close());
+  onTestFinished(() => store.close());
+  onTestFinished(() => runtime.close());
   return { dir, store, runtime };
 }
 
@@ -49,7 +44,7 @@ function collect(runtime: AgentRuntime, tenant: string, id: string) {
     events.push(event);
     if (waiter?.test(events)) waiter.resolve();
   });
-  cleanups.push(off);
+  onTestFinished(off);
   return {
     events,
     until(test: (e: LiveEvent[]) => boolean): Promise<LiveEvent[]> {
@@ -310,7 +305,7 @@ describe('agent runtime', () => {
 
   it('continues event numbering after a restart and counts connections per conversation', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'runtime-test-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const first = setup({ dir });
     const c = conversation('t1', 9);
     first.store.insertConversation(c);
@@ -320,7 +315,7 @@ describe('agent runtime', () => {
     const lastId = first.store.listEvents('t1', c.conversationId, -1).at(-1)?.id ?? -1;
     await first.runtime.close();
     expect(first.store.getConversation('t1', c.conversationId)?.status).toBe('STOPPED');
-    first.store.close(); // a second close() in afterEach is a no-op
+    first.store.close(); // a second close() when the test finishes is a no-op
 
     const second = setup({ dir });
     const result = second.runtime.acceptUserAction('t1', c.conversationId, {

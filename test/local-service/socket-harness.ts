@@ -1,15 +1,21 @@
+/**
+ * The local service's socket half on its own, and recording Socket.IO clients of it. Only the
+ * local-service tests use it (they reach into the store and runtime directly), so it lives with them;
+ * every other suite talks to the whole service through test/helpers/local-service.ts.
+ */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { type Socket as ClientSocket, io as connectClient } from 'socket.io-client';
+import { onTestFinished } from 'vitest';
 import { createTenantResolver } from '../../src/local-service/auth.ts';
 import type { AgentRuntime, ConversationStore } from '../../src/local-service/contracts.ts';
 import { createAgentRuntime } from '../../src/local-service/runtime.ts';
 import { attachConversationSocket } from '../../src/local-service/socket.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
+import { listenOnLoopback, stopServer } from '../helpers/loopback.ts';
 
 /**
  * The socket half of the local service on its own: a real node:http server on port 0 with the real
@@ -49,11 +55,10 @@ export async function startSocketHarness(
     resolveTenant: createTenantResolver(options.keys ?? []),
     logger,
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const url = await listenOnLoopback(server);
   let closed = false;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     dir,
     store,
     runtime,
@@ -62,12 +67,18 @@ export async function startSocketHarness(
       closed = true;
       await socket.close();
       await runtime.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await stopServer(server);
       store.close();
       if (ownDir) rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** {@link startSocketHarness}, closed when the current test finishes. */
+export async function socketHarnessForTest(options: Parameters<typeof startSocketHarness>[0] = {}) {
+  const harness = await startSocketHarness(options);
+  onTestFinished(() => harness.close());
+  return harness;
 }
 
 /** One entry of what a client saw, in arrival order. */
@@ -85,7 +96,7 @@ export interface RecordingClient {
   close(): void;
 }
 
-export function openClient(
+function openClient(
   url: string,
   query: Record<string, string>,
   transports: Array<'websocket' | 'polling'> = ['websocket'],
@@ -144,4 +155,20 @@ export function openClient(
 export function lastAgentState(events: Array<Record<string, unknown>>): unknown {
   const states = events.filter((e) => e.observation === 'agent_state_changed');
   return (states.at(-1)?.extras as { agent_state?: unknown } | undefined)?.agent_state;
+}
+
+/** {@link openClient}, closed when the current test finishes. */
+export function socketClientForTest(
+  url: string,
+  query: Record<string, string>,
+  transports?: Array<'websocket' | 'polling'>,
+): RecordingClient {
+  const client = openClient(url, query, transports);
+  onTestFinished(() => client.close());
+  return client;
+}
+
+/** A socket on conversation `id` replaying from the start, closed when the current test finishes. */
+export function conversationSocketForTest(url: string, id: string, key = ''): RecordingClient {
+  return socketClientForTest(url, { conversation_id: id, latest_event_id: '-1', session_api_key: key });
 }

@@ -2,8 +2,12 @@ import { describe, expect, it, vi } from 'vitest';
 import type { ConversationRecord } from '../../src/contract/records.ts';
 import { newConversationId } from '../helpers/fixtures.ts';
 import { localServiceForTest, rest } from '../helpers/local-service.ts';
-import { socketClientForTest } from './fixtures.ts';
-import { lastAgentState, type RecordingClient } from './socket-harness.ts';
+import {
+  conversationSocketForTest,
+  lastAgentState,
+  type RecordingClient,
+  socketClientForTest,
+} from './socket-harness.ts';
 
 // The conversation socket inside the whole local service (REST + auth + socket on one port).
 
@@ -44,8 +48,8 @@ describe('conversation socket in the local service', () => {
     expect(created.status).toBe(200);
     const id = created.body.conversation_id;
 
-    const a = socketClientForTest(s.url, { conversation_id: id, latest_event_id: '-1', session_api_key: '' });
-    const b = socketClientForTest(s.url, { conversation_id: id, latest_event_id: '-1', session_api_key: '' });
+    const a = conversationSocketForTest(s.url, id);
+    const b = conversationSocketForTest(s.url, id);
     await Promise.all([a.connected, b.connected]);
     expect(await getConversation(s.url, id)).toMatchObject({ num_connections: 2 });
     // The initial message created over REST is answered and reaches the sockets.

@@ -1,28 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pino from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ConversationEventRecord } from '../../src/contract/records.ts';
 import type { StoredConversation } from '../../src/local-service/contracts.ts';
 import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
-import { newConversationId } from '../helpers/fixtures.ts';
-import { socketClientForTest } from './fixtures.ts';
-import { lastAgentState, type SocketHarness, startSocketHarness } from './socket-harness.ts';
-
-const harnesses: SocketHarness[] = [];
-const dirs: string[] = [];
-
-afterEach(async () => {
-  for (const harness of harnesses.splice(0).reverse()) await harness.close();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-async function harness(options: Parameters<typeof startSocketHarness>[0] = {}) {
-  const h = await startSocketHarness(options);
-  harnesses.push(h);
-  return h;
-}
+import { newConversationId, userMessage } from '../helpers/fixtures.ts';
+import { tempDataDirForTest } from '../helpers/local-service.ts';
+import { lastAgentState, socketClientForTest, socketHarnessForTest } from './socket-harness.ts';
 
 function conversation(tenant: string, id: string, overrides: Partial<StoredConversation> = {}) {
   return newStoredConversation(tenant, id, { createdAt: '2026-01-01T00:00:00.000Z', ...overrides });
@@ -36,14 +19,9 @@ const state = (agent_state: string): ConversationEventRecord => ({
   extras: { agent_state, reason: '' },
 });
 
-const userMessage = (content: string) => ({
-  action: 'message',
-  args: { content, image_urls: [], file_urls: [], timestamp: new Date().toISOString() },
-});
-
 describe('conversation socket: replay', () => {
   it('replays stored events after latest_event_id before the connect ack, with the agent-state hold-back', async () => {
-    const h = await harness();
+    const h = await socketHarnessForTest();
     const id = newConversationId();
     h.store.insertConversation(conversation('default', id));
     const seed: ConversationEventRecord[] = [
@@ -80,7 +58,7 @@ describe('conversation socket: replay', () => {
   });
 
   it('replays everything with the default latest_event_id and nothing the client already has', async () => {
-    const h = await harness();
+    const h = await socketHarnessForTest();
     const id = newConversationId();
     h.store.insertConversation(conversation('default', id));
     for (const n of [0, 1, 2]) {
@@ -104,7 +82,7 @@ describe('conversation socket: replay', () => {
   });
 
   it('plays replay_json back as live events with new ids', async () => {
-    const h = await harness();
+    const h = await socketHarnessForTest();
     const id = newConversationId();
     const recorded = [
       { id: 10, source: 'user', message: 'build it', action: 'message', args: { content: 'build it' } },
@@ -129,7 +107,7 @@ describe('conversation socket: replay', () => {
 
 describe('conversation socket: live traffic', () => {
   it('echoes a user message to every socket of the conversation and the agent answers with cause', async () => {
-    const h = await harness();
+    const h = await socketHarnessForTest();
     const id = newConversationId();
     const a = socketClientForTest(h.url, { conversation_id: id, session_api_key: '' });
     const b = socketClientForTest(h.url, { conversation_id: id, session_api_key: '' });
@@ -165,7 +143,7 @@ describe('conversation socket: live traffic', () => {
   });
 
   it('ignores garbage payloads: no echo, no crash, the socket keeps working', async () => {
-    const h = await harness();
+    const h = await socketHarnessForTest();
     const id = newConversationId();
     const c = socketClientForTest(h.url, { conversation_id: id, session_api_key: '' });
     await c.until((events) => lastAgentState(events) === 'awaiting_user_input');
@@ -193,7 +171,7 @@ describe('conversation socket: live traffic', () => {
   });
 
   it('change_agent_state stopped stops the conversation and sends the closing observation', async () => {
-    const h = await harness();
+    const h = await socketHarnessForTest();
     const id = newConversationId();
     const c = socketClientForTest(h.url, { conversation_id: id, session_api_key: '' });
     await c.until((events) => lastAgentState(events) === 'awaiting_user_input');
@@ -220,7 +198,7 @@ describe('conversation socket: live traffic', () => {
   });
 
   it('works over the polling transport too', async () => {
-    const h = await harness();
+    const h = await socketHarnessForTest();
     const id = newConversationId();
     const c = socketClientForTest(h.url, { conversation_id: id, session_api_key: '' }, ['polling']);
     await c.until((events) => lastAgentState(events) === 'awaiting_user_input');
@@ -229,10 +207,9 @@ describe('conversation socket: live traffic', () => {
   });
 
   it('continues event numbering after a restart on the same data dir', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'socket-restart-'));
-    dirs.push(dir);
+    const dir = tempDataDirForTest('socket-restart-');
     const id = newConversationId();
-    const first = await harness({ dir });
+    const first = await socketHarnessForTest({ dir });
     const c = socketClientForTest(first.url, { conversation_id: id, session_api_key: '' });
     c.socket.emit('oh_user_action', userMessage('before restart'));
     await c.until((events) => events.some((e) => e.source === 'agent' && e.action === 'message'));
@@ -241,7 +218,7 @@ describe('conversation socket: live traffic', () => {
     c.close();
     await first.close();
 
-    const second = await harness({ dir });
+    const second = await socketHarnessForTest({ dir });
     // Nothing survives a restart alive; the record says so.
     expect(second.store.getConversation('default', id)?.status).toBe('STOPPED');
     const c2 = socketClientForTest(second.url, {
@@ -263,7 +240,7 @@ describe('conversation socket: live traffic', () => {
   it('never logs a presented key or a refused payload', async () => {
     const lines: string[] = [];
     const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(line) });
-    const h = await harness({ keys: ['key-a-secret-value'], logger });
+    const h = await socketHarnessForTest({ keys: ['key-a-secret-value'], logger });
     const wrong = socketClientForTest(h.url, {
       conversation_id: newConversationId(),
       session_api_key: 'guessed-secret-value',

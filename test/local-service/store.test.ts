@@ -1,31 +1,19 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { ConversationStore, StoredConversation } from '../../src/local-service/contracts.ts';
 import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
+import { tempDataDirForTest } from '../helpers/local-service.ts';
 
-const dirs: string[] = [];
-const stores: ConversationStore[] = [];
+const tempDir = () => tempDataDirForTest('store-test-');
 
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'store-test-'));
-  dirs.push(dir);
-  return dir;
-}
-
+/** The store in `dir`, closed when the test finishes. */
 function open(dir: string): ConversationStore {
   const store = openConversationStore(dir);
-  stores.push(store);
+  onTestFinished(() => store.close());
   return store;
 }
-
-afterEach(() => {
-  for (const s of stores.splice(0)) s.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
 
 function conversation(
   tenant: string,

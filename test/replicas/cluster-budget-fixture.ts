@@ -2,6 +2,7 @@
  * A node:cluster primary with two workers, each with the rate limiter `createRateLimiterForProcess`
  * builds for a `--workers` worker (BUDGET_MODE=cluster) or a plain per-process one (memory). On "go"
  * each worker spends 150 operations of one credential; the primary prints the allowed totals as JSON.
+ * A program, not a helper: only cluster-budget.test.ts spawns it, so it lives beside that test.
  */
 import cluster from 'node:cluster';
 import { createRateLimiterForProcess, startRateLimitPrimary } from '../../src/gateway/shared-rate-limit.ts';

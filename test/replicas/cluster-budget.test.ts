@@ -5,13 +5,9 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { killChildren } from '../helpers/processes.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { killAfterTest } from '../helpers/processes.ts';
 import { ROOT } from '../helpers/replicas.ts';
-import { eventually } from '../live/helpers.ts';
-
-const children: ReturnType<typeof spawn>[] = [];
-afterEach(() => killChildren(children));
 
 async function run(mode: 'cluster' | 'memory'): Promise<number[]> {
   const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['test/replicas/cluster-budget-fixture.ts'], {
@@ -19,12 +15,12 @@ async function run(mode: 'cluster' | 'memory'): Promise<number[]> {
     env: { ...process.env, BUDGET_MODE: mode },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  children.push(child);
+  killAfterTest(child);
   let output = '';
   child.stdout?.on('data', (chunk) => {
     output += String(chunk);
   });
-  await eventually(() => output.includes('\n'), 30_000);
+  await vi.waitFor(() => expect(output).toContain('\n'), { timeout: 30_000, interval: 20 });
   return (JSON.parse(output) as { allowed: number[] }).allowed;
 }
 

@@ -9,9 +9,15 @@ import { createHash } from 'node:crypto';
 import type { ExecutionResult } from 'graphql';
 import { createClient } from 'graphql-ws';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
-import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
+import { conversationEventsSubscription } from '../helpers/fixtures.ts';
+import {
+  rest,
+  startTestLocalService,
+  storedEvents,
+  type TestLocalService,
+} from '../helpers/local-service.ts';
 import {
   replicaTools,
   type SpawnedGateway,
@@ -21,7 +27,6 @@ import {
   TestRedis,
   tempDir,
 } from '../helpers/replicas.ts';
-import { eventually } from '../live/helpers.ts';
 
 const tools = replicaTools();
 
@@ -97,8 +102,9 @@ describe.skipIf('missing' in tools)('two replicas sharing Redis behind HAProxy',
     lb = await startHaproxy(haproxy, [one.address, two.address]);
     inspector = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
     inspector.on('error', () => {}); // Redis is killed on purpose below.
-    await eventually(
-      async () => (await sharedState(one)) === 'redis' && (await sharedState(two)) === 'redis',
+    await vi.waitFor(
+      async () => expect([await sharedState(one), await sharedState(two)]).toEqual(['redis', 'redis']),
+      { timeout: 5000, interval: 20 },
     );
   }, 60_000);
 
@@ -202,31 +208,39 @@ describe.skipIf('missing' in tools)('two replicas sharing Redis behind HAProxy',
 
     await sleep(500);
     await redis.kill();
-    await eventually(
-      async () => (await sharedState(one)) === 'local' && (await sharedState(two)) === 'local',
+    await vi.waitFor(
+      async () => expect([await sharedState(one), await sharedState(two)]).toEqual(['local', 'local']),
+      { timeout: 5000, interval: 20 },
     );
     expect(await redisGauge(one)).toBe('0');
     const duringOutage = outcomes.length;
-    await eventually(() => outcomes.length > duringOutage + 10, 10_000);
+    await vi.waitFor(() => expect(outcomes.length).toBeGreaterThan(duringOutage + 10), {
+      timeout: 10_000,
+      interval: 20,
+    });
     await redis.start();
-    await eventually(
-      async () => (await sharedState(one)) === 'redis' && (await sharedState(two)) === 'redis',
-      10_000,
+    await vi.waitFor(
+      async () => expect([await sharedState(one), await sharedState(two)]).toEqual(['redis', 'redis']),
+      { timeout: 10_000, interval: 20 },
     );
     expect(await redisGauge(one)).toBe('1');
     expect([warnings(one), warnings(two)]).toEqual(warned.map((count) => count + 1));
 
     // Frozen (SIGSTOP): the connection stays open and every command misses its deadline.
     redis.child?.kill('SIGSTOP');
-    await eventually(
-      async () => (await sharedState(one)) === 'local' || (await sharedState(two)) === 'local',
+    await vi.waitFor(
+      async () => expect([await sharedState(one), await sharedState(two)]).toContain('local'),
+      { timeout: 5000, interval: 20 },
     );
     const whileFrozen = outcomes.length;
-    await eventually(() => outcomes.length > whileFrozen + 10, 10_000);
+    await vi.waitFor(() => expect(outcomes.length).toBeGreaterThan(whileFrozen + 10), {
+      timeout: 10_000,
+      interval: 20,
+    });
     redis.child?.kill('SIGCONT');
-    await eventually(
-      async () => (await sharedState(one)) === 'redis' && (await sharedState(two)) === 'redis',
-      10_000,
+    await vi.waitFor(
+      async () => expect([await sharedState(one), await sharedState(two)]).toEqual(['redis', 'redis']),
+      { timeout: 10_000, interval: 20 },
     );
     running = false;
     await Promise.all(callers);
@@ -252,9 +266,7 @@ describe.skipIf('missing' in tools)('two replicas sharing Redis behind HAProxy',
       body: { replay_json: JSON.stringify(recording) },
     });
     const id = created.body.conversation_id;
-    const EVENTS = `subscription Events($id: ID!, $after: Int) {
-      conversationEvents(conversationId: $id, afterEventId: $after) { eventId }
-    }`;
+    const EVENTS = conversationEventsSubscription('eventId');
 
     // The README recipe: retry, and resubscribe after the last eventId received.
     const variables = { id, after: -1 };
@@ -282,7 +294,10 @@ describe.skipIf('missing' in tools)('two replicas sharing Redis behind HAProxy',
       },
     );
     try {
-      await eventually(() => received.length >= 30, 20_000);
+      await vi.waitFor(() => expect(received.length).toBeGreaterThanOrEqual(30), {
+        timeout: 20_000,
+        interval: 20,
+      });
       // The replica holding the stream is the one with an open subscription.
       const open = async (gateway: SpawnedGateway) =>
         /^graphql_subscriptions_open (\d+)/m.exec(
@@ -293,24 +308,15 @@ describe.skipIf('missing' in tools)('two replicas sharing Redis behind HAProxy',
       await stopChild(holder.child, 'SIGKILL');
 
       let stored: Array<{ id: number; action?: string; observation?: string }> = [];
-      await eventually(async () => {
-        const page = await rest<{ events: typeof stored; has_more: boolean }>(
-          service.url,
-          `/api/conversations/${id}/events?start_id=0&limit=100`,
-        );
-        stored = page.body.events;
-        for (let start = (stored.at(-1)?.id ?? 0) + 1, more = page.body.has_more; more; ) {
-          const next = await rest<{ events: typeof stored; has_more: boolean }>(
-            service.url,
-            `/api/conversations/${id}/events?start_id=${start}&limit=100`,
-          );
-          stored.push(...next.body.events);
-          more = next.body.has_more && next.body.events.length > 0;
-          start = (stored.at(-1)?.id ?? 0) + 1;
-        }
-        const end = stored.findIndex((event) => JSON.stringify(event).includes('"END"'));
-        return end >= 0 && stored.length > end + 1 && received.includes(stored.at(-1)?.id as number);
-      }, 30_000);
+      await vi.waitFor(
+        async () => {
+          stored = await storedEvents(service.url, id);
+          const end = stored.findIndex((event) => JSON.stringify(event).includes('"END"'));
+          if (!(end >= 0 && stored.length > end + 1 && received.includes(stored.at(-1)?.id as number)))
+            throw new Error(`played back ${stored.length} events, received ${received.length}`);
+        },
+        { timeout: 30_000, interval: 20 },
+      );
       const expected = stored
         .filter((event) => event.action !== 'null' && event.observation !== 'null')
         .map((event) => event.id);

@@ -3,7 +3,8 @@
  * values). Only for what the real local service cannot be made to do; everything else uses it.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { onTestFinished } from 'vitest';
+import { closeOnce, listenOnLoopback, stopServer } from './loopback.ts';
 
 /** A running misbehaving upstream. */
 export interface MisbehavingUpstream {
@@ -34,16 +35,8 @@ export async function startMisbehavingUpstream(
     });
     handler(req, res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  let closing: Promise<void> | undefined;
-  state.close = () => {
-    closing ??= new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-    return closing;
-  };
+  state.url = await listenOnLoopback(server);
+  state.close = closeOnce(() => stopServer(server));
   state[Symbol.asyncDispose] = state.close;
   return state;
 }
@@ -57,4 +50,13 @@ export function sendJson(
 ) {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
+}
+
+/** {@link startMisbehavingUpstream}, closed when the current test finishes. */
+export async function misbehavingUpstreamForTest(
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<MisbehavingUpstream> {
+  const upstream = await startMisbehavingUpstream(handler);
+  onTestFinished(() => upstream.close());
+  return upstream;
 }
