@@ -1,18 +1,12 @@
-/**
- * The process entry as `npm start` runs it: embedded local service by default, both addresses printed,
- * clean stop on SIGTERM; bad settings stop start-up with a message naming the setting.
- */
-import { spawn } from 'node:child_process';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDataDirForTest } from '../helpers/local-service.ts';
-import { killAfterTest } from '../helpers/processes.ts';
+import { killAfterTest, spawnTypeScript } from '../helpers/processes.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const TSX = join(ROOT, 'node_modules/.bin/tsx');
 
 function run(args: string[], env: Record<string, string>) {
-  const child = spawn(TSX, ['src/index.ts', ...args], {
+  const child = spawnTypeScript('src/index.ts', args, {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

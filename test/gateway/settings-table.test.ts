@@ -1,14 +1,10 @@
-/**
- * The settings table is the one source: the README's configuration table and `--help` are rendered
- * from it, and parsing reads its flag names, env names and integer bounds.
- */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, HelpRequested, loadConfig } from '../../src/config.ts';
 import { renderHelp, renderReadmeTable, SETTINGS } from '../../src/settings.ts';
 import { readConfigTable } from '../../src/settings-readme.ts';
+import { spawnTypeScript } from '../helpers/processes.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -60,13 +56,13 @@ describe('settings table', () => {
   });
 
   it('--help prints the help and exits 0 from the process entry', async () => {
-    const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['src/index.ts', '--help'], {
+    const child = spawnTypeScript('src/index.ts', ['--help'], {
       cwd: ROOT,
       env: { ...process.env, PORT: 'not-a-port' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
-    child.stdout.on('data', (chunk) => {
+    child.stdout?.on('data', (chunk) => {
       stdout += String(chunk);
     });
     const code = await new Promise<number | null>((done) => child.once('exit', (exit) => done(exit)));

@@ -1,10 +1,4 @@
-/**
- * Graceful shutdown: in-flight operations finish, new work is refused, subscriptions (graphql-ws and
- * SSE) get a last GATEWAY_SHUTTING_DOWN result and complete, the drain is bounded; and the process on
- * SIGTERM does the same, then the local service flushes and closes its store.
- */
-import { spawn } from 'node:child_process';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { Collector } from '../helpers/collector.ts';
 import { gatewayForTest } from '../helpers/gateway.ts';
@@ -17,7 +11,7 @@ import {
   tempDataDirForTest,
 } from '../helpers/local-service.ts';
 import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
-import { killAfterTest } from '../helpers/processes.ts';
+import { killAfterTest, spawnTypeScript } from '../helpers/processes.ts';
 import { sseSubscribe } from '../helpers/sse.ts';
 
 const LIST = 'query List { conversations(first: 2) { edges { node { id } } } }';
@@ -145,7 +139,7 @@ describe('the process on SIGTERM', () => {
 
   it('drains, completes an open SSE subscription with the reason, exits 0, and the local service kept the data', async () => {
     const dataDir = tempDataDirForTest('gateway-sigterm-');
-    const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['src/index.ts'], {
+    const child = spawnTypeScript('src/index.ts', [], {
       cwd: ROOT,
       env: { ...process.env, LOG_LEVEL: 'silent', DATA_DIR: dataDir, LOCAL_SERVICE_PORT: '0', PORT: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],

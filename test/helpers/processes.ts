@@ -1,6 +1,15 @@
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { expect, onTestFinished, vi } from 'vitest';
+
+/**
+ * Runs a TypeScript entry (`src/index.ts`, a fixture) in node itself with tsx's loader. Not the `tsx`
+ * CLI: it runs the program in a child process of its own, so a signal to the spawned pid (SIGTERM of a
+ * drain test, kill -9 of a replica, the kill after a test) would reach only the wrapper.
+ */
+export function spawnTypeScript(entry: string, args: string[], options: SpawnOptions): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', entry, ...args], options);
+}
 
 /**
  * Kills `child` (SIGKILL) when the current test finishes, if it is still running, and waits for it to

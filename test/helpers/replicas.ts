@@ -13,6 +13,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect, vi } from 'vitest';
+import { spawnTypeScript } from './processes.ts';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -175,7 +176,7 @@ export interface SpawnedGateway {
 
 /** Spawns `src/index.ts` with the given environment on a free loopback port. */
 export async function spawnGateway(env: Record<string, string>): Promise<SpawnedGateway> {
-  const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['src/index.ts'], {
+  const child = spawnTypeScript('src/index.ts', [], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

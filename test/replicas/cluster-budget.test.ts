@@ -1,16 +1,9 @@
-/**
- * `--workers N` without Redis: the workers' limiters count in the primary (rate-limiter-flexible's
- * cluster mode over node:cluster IPC), so N workers share one budget. A real primary forking two real
- * workers (cluster-budget-fixture.ts); the per-process mode is the control that shows the difference.
- */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { killAfterTest } from '../helpers/processes.ts';
+import { killAfterTest, spawnTypeScript } from '../helpers/processes.ts';
 import { ROOT } from '../helpers/replicas.ts';
 
 async function run(mode: 'cluster' | 'memory'): Promise<number[]> {
-  const child = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['test/replicas/cluster-budget-fixture.ts'], {
+  const child = spawnTypeScript('test/replicas/cluster-budget-fixture.ts', [], {
     cwd: ROOT,
     env: { ...process.env, BUDGET_MODE: mode },
     stdio: ['ignore', 'pipe', 'inherit'],
