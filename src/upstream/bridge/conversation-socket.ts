@@ -21,12 +21,12 @@
  *     stored events after the highest id released, then releases the union in id order, so the shared
  *     stream itself has no gap either.
  *   Against an upstream without the route (404 `Not Found` or 405), the bridge falls back, once per
- *   upstream, to the replay: the ring of the last `historySize` events, a short-lived second socket for
+ *   upstream, to the replay: the last `historySize` events (event-history.ts), a short-lived second socket for
  *   older ids, and the reconnect replay as it comes.
  * - On a drop the bridge reconnects with exponential backoff and `latest_event_id` = the highest id
  *   released.
  * - Each subscriber also drops any id at or below the last one it was given, which makes the seams
- *   (ring -> live, catch-up -> live) exact whatever raced.
+ *   (history -> live, catch-up -> live) exact whatever raced.
  * - When the upstream cannot be reached again after `reconnect.maxAttempts`, every subscriber ends
  *   with CONVERSATION_UNREACHABLE instead of waiting forever.
  */
@@ -41,6 +41,7 @@ import type { StoredEventsRead } from '../stored-events.ts';
 import { type PendingAction, signatureOfEcho, signatureOfSent } from './action-echo.ts';
 import { BridgeError } from './bridge-error.ts';
 import type { EventBridge, Resolved, StoredEventsReader } from './event-bridge.ts';
+import { EventHistory } from './event-history.ts';
 import { Subscriber } from './subscriber-queue.ts';
 
 /** A connect refusal (server said no) as opposed to a transport failure (could not talk at all). */
@@ -91,10 +92,8 @@ export class UpstreamConversation {
 
   /** Holds each connect replay until its acknowledgement and releases stored events in id order. */
   readonly #order: StreamOrder<ConversationEvent>;
-  /** Recent stored events in delivery (= id) order, for late afterEventId subscribers. */
-  readonly #ring: ConversationEvent[] = [];
-  /** Highest id that fell out of the ring: the ring covers every id above it. */
-  #ringEvictedMaxId = -1;
+  /** Recent events for late afterEventId subscribers, kept only while the upstream has no events route. */
+  readonly #history: EventHistory;
 
   constructor(
     bridge: EventBridge,
@@ -109,6 +108,7 @@ export class UpstreamConversation {
     this.#credentials = credentials;
     this.#options = options;
     this.#order = new StreamOrder(() => bridge.counters.lateEventsDropped++);
+    this.#history = new EventHistory(options.historySize, () => bridge.storedEventsReader === null);
     void this.#connect();
   }
 
@@ -131,17 +131,13 @@ export class UpstreamConversation {
   }
 
   /**
-   * The catch-up without the events route: the ring when it still holds every id after `afterEventId`,
-   * otherwise a replay socket. Either way only as complete as the upstream's replays were.
+   * The catch-up without the events route: the history when it still holds every id after
+   * `afterEventId`, otherwise a replay socket. Either way only as complete as the upstream's replays were.
    */
   async #catchUpFromReplay(subscriber: Subscriber, afterEventId: number): Promise<void> {
-    if (afterEventId >= this.#ringEvictedMaxId) {
-      subscriber.finishCatchUp(
-        this.#ring.filter((event) => event.eventId !== null && event.eventId > afterEventId),
-      );
-    } else {
-      await this.#replayOlder(subscriber, afterEventId);
-    }
+    const kept = this.#history.after(afterEventId);
+    if (kept) subscriber.finishCatchUp(kept);
+    else await this.#replayOlder(subscriber, afterEventId);
   }
 
   detach(subscriber: Subscriber): void {
@@ -424,16 +420,10 @@ export class UpstreamConversation {
     if (released) this.#release(released);
   }
 
-  /** Hands one event, in final order, to the ring, a waiting action and every subscriber. */
+  /** Hands one event, in final order, to the history, a waiting action and every subscriber. */
   #release(event: ConversationEvent): void {
     if (event.eventId !== null) {
-      this.#ring.push(event);
-      if (this.#ring.length > this.#options.historySize) {
-        const evicted = this.#ring.shift();
-        if (evicted?.eventId != null && evicted.eventId > this.#ringEvictedMaxId) {
-          this.#ringEvictedMaxId = evicted.eventId;
-        }
-      }
+      this.#history.record(event as ConversationEvent & { eventId: number });
       const signature = signatureOfEcho(event);
       if (signature !== null) {
         const index = this.#pending.findIndex((pending) => pending.signature === signature);
@@ -469,7 +459,7 @@ export class UpstreamConversation {
   }
 
   /**
-   * A subscriber asked for ids older than the ring holds: replay them through a short-lived second
+   * A subscriber asked for ids older than the history holds: replay them through a short-lived second
    * socket (`latest_event_id` = its afterEventId, closed at the acknowledgement, when the replay is
    * complete), ordered like any replay, then merged with what the shared stream queued meanwhile.
    */

@@ -1,0 +1,48 @@
+/**
+ * The recent events of one shared upstream socket, for catch-ups against an upstream without the
+ * stored events route (conversation-socket.ts falls back to it once per upstream).
+ *
+ * With the route, catch-ups read the store and this history would only hold memory: up to
+ * `capacity` mapped events per watched conversation, for as long as its socket lives (the bulk of the
+ * difference to the bare floor in the many-conversations bench). So it records only while `recording()`
+ * says so; an event released while it does not record counts as evicted, so `after()` never claims to
+ * cover ids it did not keep, and the caller replays those from the upstream instead.
+ */
+import type { ConversationEvent } from '../events.ts';
+
+export class EventHistory {
+  readonly #capacity: number;
+  readonly #recording: () => boolean;
+  /** Kept events in id order (the order they are released in). */
+  readonly #events: ConversationEvent[] = [];
+  /** Highest id released but not kept (evicted, or released while not recording). */
+  #uncoveredMaxId = -1;
+
+  constructor(capacity: number, recording: () => boolean) {
+    this.#capacity = capacity;
+    this.#recording = recording;
+  }
+
+  /** Takes one released event with an id. */
+  record(event: ConversationEvent & { eventId: number }): void {
+    if (!this.#recording()) {
+      this.#uncover(event.eventId);
+      return;
+    }
+    this.#events.push(event);
+    if (this.#events.length > this.#capacity) {
+      const evicted = this.#events.shift();
+      if (evicted?.eventId != null) this.#uncover(evicted.eventId);
+    }
+  }
+
+  /** Every kept event after `afterEventId`, or null when some of those ids were not kept. */
+  after(afterEventId: number): ConversationEvent[] | null {
+    if (afterEventId < this.#uncoveredMaxId) return null;
+    return this.#events.filter((event) => event.eventId !== null && event.eventId > afterEventId);
+  }
+
+  #uncover(eventId: number): void {
+    if (eventId > this.#uncoveredMaxId) this.#uncoveredMaxId = eventId;
+  }
+}
