@@ -423,7 +423,7 @@ export class UpstreamConversation {
   /** Hands one event, in final order, to the history, a waiting action and every subscriber. */
   #release(event: ConversationEvent): void {
     if (event.eventId !== null) {
-      this.#history.record(event as ConversationEvent & { eventId: number });
+      this.#history.record(event);
       const signature = signatureOfEcho(event);
       if (signature !== null) {
         const index = this.#pending.findIndex((pending) => pending.signature === signature);

@@ -3,8 +3,8 @@
  * stored events route (conversation-socket.ts falls back to it once per upstream).
  *
  * With the route, catch-ups read the store and this history would only hold memory: up to
- * `capacity` mapped events per watched conversation, for as long as its socket lives (the bulk of the
- * difference to the bare floor in the many-conversations bench). So it records only while `recording()`
+ * `capacity` mapped events per watched conversation, for as long as its socket lives. So it records
+ * only while `recording()`
  * says so; an event released while it does not record counts as evicted, so `after()` never claims to
  * cover ids it did not keep, and the caller replays those from the upstream instead.
  */
@@ -23,8 +23,9 @@ export class EventHistory {
     this.#recording = recording;
   }
 
-  /** Takes one released event with an id. */
-  record(event: ConversationEvent & { eventId: number }): void {
+  /** Takes one released event; id-less ones (status updates) are never replayed, so never kept. */
+  record(event: ConversationEvent): void {
+    if (event.eventId === null) return;
     if (!this.#recording()) {
       this.#uncover(event.eventId);
       return;
