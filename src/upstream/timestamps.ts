@@ -111,7 +111,10 @@ function parseUpstreamTimestamp(value: unknown, timeZone: string): Date | null {
  * Null for anything unreadable: callers expose it as a nullable field rather than fail on it.
  */
 export function upstreamTimestampToUtc(value: unknown, timeZone: string): string | null {
-  if (typeof value === 'string' && isCanonicalUtc(value)) return value;
+  if (typeof value === 'string') {
+    const canonical = canonicalUtcText(value, timeZone);
+    if (canonical !== null) return canonical;
+  }
   const instant = parseUpstreamTimestamp(value, timeZone);
   if (instant === null || Number.isNaN(instant.getTime())) return null;
   // An offset can push year 0000 or 9999 out of four digits (toISOString would then write `-000001`
@@ -124,15 +127,29 @@ export function upstreamTimestampToUtc(value: unknown, timeZone: string): string
 }
 
 /**
- * What the conversation service writes in records (`toISOString()`, or Python's isoformat with
- * microseconds and `Z`): already the answer, digit for digit. Two regular expressions, a Date and
- * toISOString per value cost ~12% of the gateway's CPU on the list bench (40 timestamps per page).
+ * What the conversation service writes: in records `toISOString()` (or Python's isoformat with
+ * microseconds and `Z`), already the answer digit for digit; in events the same text without the `Z`
+ * (wall-clock time), which read in UTC is the answer plus `Z`. Two regular expressions, a Date and
+ * toISOString per value cost ~12% of the gateway's CPU on the list bench (40 timestamps per page) and
+ * ~7% on the history bench (50 event timestamps per page).
  */
-const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3,}Z$/;
+const CANONICAL_TEXT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3,}Z?$/;
 
-/** True when `value` is canonical UTC text whose fields are in range (anything else takes the full path). */
-function isCanonicalUtc(value: string): boolean {
-  if (!CANONICAL_UTC.test(value)) return false;
+/**
+ * The answer for canonical text whose fields are in range: `value` when it ends in `Z`, `value` + `Z`
+ * for zone-less text read in UTC. Null for anything else, which takes the full path (offsets, other
+ * zones, other shapes, out-of-range fields).
+ */
+function canonicalUtcText(value: string, timeZone: string): string | null {
+  if (!CANONICAL_TEXT.test(value)) return null;
+  const zoned = value.endsWith('Z');
+  if (!zoned && timeZone !== 'UTC') return null;
+  if (!fieldsInRange(value)) return null;
+  return zoned ? value : `${value}Z`;
+}
+
+/** True when the date and time fields of canonical text are in range. */
+function fieldsInRange(value: string): boolean {
   const year = twoDigits(value, 0) * 100 + twoDigits(value, 2);
   const month = twoDigits(value, 5);
   const day = twoDigits(value, 8);

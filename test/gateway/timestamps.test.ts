@@ -56,11 +56,22 @@ describe('upstreamTimestampToUtc', () => {
     }
   });
 
+  it('reads zone-less text (event timestamps) as wall-clock time: plus Z in UTC, converted in another zone', () => {
+    expect(upstreamTimestampToUtc('2025-08-14T12:00:00.123456', 'UTC')).toBe('2025-08-14T12:00:00.123456Z');
+    expect(upstreamTimestampToUtc('2025-08-14T12:00:00.123456', 'Asia/Tokyo')).toBe(
+      '2025-08-14T03:00:00.123456Z',
+    );
+    expect(upstreamTimestampToUtc('2025-02-29T12:00:00.123456', 'UTC')).toBeNull();
+    expect(upstreamTimestampToUtc('2025-01-01T23:59:60.000', 'UTC')).toBeNull();
+  });
+
   it('answers exactly what toISOString writes for any instant it wrote', () => {
     for (let i = 0; i < 2000; i++) {
       const iso = new Date(Math.floor(Math.random() * 253402300799999)).toISOString();
       expect(upstreamTimestampToUtc(iso, 'UTC')).toBe(iso);
       expect(upstreamTimestampToUtc(iso.replace('Z', '+00:00'), 'UTC')).toBe(iso);
+      // Zone-less, as events carry them, with microseconds.
+      expect(upstreamTimestampToUtc(iso.replace('Z', '417'), 'UTC')).toBe(iso.replace('Z', '417Z'));
     }
   });
 });
