@@ -3,7 +3,10 @@
  * tree, side by side with the parse-and-reshape floor (bench/floors/http-floor.ts), in front of one
  * service, rotating which goes first each round.
  *
- *   npx tsx bench/ab.ts --base <git ref> [--rounds 9] [--seconds 4] [--cpu-prof]
+ *   npx tsx bench/ab.ts --base <git ref> [--work list|history] [--rounds 9] [--seconds 4] [--cpu-prof]
+ *
+ * `--work history` measures the history scenario's request (the newest 50 of 1,000 events) instead,
+ * with the direct REST call as the third side in place of the list's reshape floor.
  *
  * Why not two `npm run bench` runs: on a shared 2-core machine consecutive runs differ by more than one
  * optimization gains, and `--quick` measures a gateway that is still warming up (its first seconds of
@@ -24,17 +27,21 @@ import { type HttpTarget, type LoadWithCpu, saturate, verify, withCpu } from './
 import { type BenchProcess, ROOT, spawnFloor, spawnGateway, spawnLocalService } from './lib/processes.ts';
 import { seed } from './lib/seed.ts';
 import { median } from './lib/stats.ts';
+import { historyTargets, seedHistory } from './scenarios/history.ts';
 import { listTargets } from './scenarios/list.ts';
 
 const { values } = parseArgs({
   options: {
     base: { type: 'string' },
+    work: { type: 'string', default: 'list' },
     rounds: { type: 'string', default: '9' },
     seconds: { type: 'string', default: '4' },
     'cpu-prof': { type: 'boolean', default: false },
   },
 });
 if (!values.base) throw new Error('--base <git ref> is required (e.g. --base HEAD~3)');
+const workload = values.work;
+if (workload !== 'list' && workload !== 'history') throw new Error('--work is list or history');
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const KEY = 'bench-session-key';
@@ -71,8 +78,8 @@ try {
   processes.push(current);
   const base = await spawnGateway(service.url, { entry: [join(baseRoot, 'dist', 'index.js')] });
   processes.push(base);
-  const floor = await spawnFloor('reshape', service.url);
-  processes.push(floor);
+  const floor = workload === 'list' ? await spawnFloor('reshape', service.url) : service;
+  if (floor !== service) processes.push(floor);
 
   const context: BenchContext = {
     serviceUrl: service.url,
@@ -87,23 +94,32 @@ try {
     quick: false,
     gatewayNodeFlags: [],
   };
-  const request = listTargets(context).gateway;
+  const targets =
+    workload === 'list' ? listTargets(context) : historyTargets(context, await seedHistory(context));
+  const request = targets.gateway;
+  // The third side: the list's reshape floor, or for history the direct REST call (its CPU, the service's).
+  const third =
+    workload === 'list'
+      ? {
+          name: 'floor (reshape)',
+          target: {
+            ...request,
+            url: floor.url,
+            isOk: (status: number, body: string) => status === 200 && body.length > 100,
+          },
+        }
+      : { name: 'direct REST', target: targets.direct };
   const sides: Array<{ name: string; pid: number; target: HttpTarget; runs: LoadWithCpu[] }> = [
     { name: values.base, pid: base.pid, target: { ...request, url: base.url }, runs: [] },
     { name: 'working tree', pid: current.pid, target: request, runs: [] },
-    {
-      name: 'floor (reshape)',
-      pid: floor.pid,
-      target: { ...request, url: floor.url, isOk: (status, body) => status === 200 && body.length > 100 },
-      runs: [],
-    },
+    { ...third, pid: floor.pid, runs: [] },
   ];
   for (const side of sides) {
     await verify(side.target);
     // Warm-up, not counted: a fresh gateway's first seconds include V8 compiling its hot path.
     await saturate(side.target, CONNECTIONS, WARM_UP_SECONDS);
   }
-  console.log(`list at ${CONNECTIONS} connections, ${rounds} rounds x ${seconds} s per side`);
+  console.log(`${workload} at ${CONNECTIONS} connections, ${rounds} rounds x ${seconds} s per side`);
   for (let round = 0; round < rounds; round++) {
     const order = [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)];
     for (const side of order) {
@@ -123,8 +139,8 @@ try {
   console.log('\nmedians');
   for (const side of sides) {
     console.log(
-      `  ${side.name.padEnd(16)} CPU ${cpu(side).toFixed(3)} ms/request (${(cpu(side) / cpu(floorSide)).toFixed(2)}x floor), ` +
-        `${rps(side).toFixed(0)} req/s (${(rps(side) / rps(floorSide)).toFixed(2)}x floor), ${errors(side)} errors`,
+      `  ${side.name.padEnd(16)} CPU ${cpu(side).toFixed(3)} ms/request (${(cpu(side) / cpu(floorSide)).toFixed(2)}x ${floorSide.name}), ` +
+        `${rps(side).toFixed(0)} req/s (${(rps(side) / rps(floorSide)).toFixed(2)}x ${floorSide.name}), ${errors(side)} errors`,
     );
   }
 } finally {

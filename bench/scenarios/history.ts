@@ -37,7 +37,7 @@ async function post(context: BenchContext, path: string, body: unknown): Promise
  * A conversation with at least 1,000 stored events, seeded fast: once stopped, each
  * `change_agent_state: stopped` posted to the events route stores just its echo (no agent step).
  */
-async function seedHistory(context: BenchContext): Promise<string> {
+export async function seedHistory(context: BenchContext): Promise<string> {
   const response = await fetch(`${context.serviceUrl}/api/conversations`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-session-api-key': context.key },
@@ -54,8 +54,11 @@ async function seedHistory(context: BenchContext): Promise<string> {
   return id;
 }
 
-/** The two targets of the history scenario. */
-function historyTargets(context: BenchContext, id: string): { gateway: HttpTarget; direct: HttpTarget } {
+/** The two targets of the history scenario (also used by bench/ab.ts). */
+export function historyTargets(
+  context: BenchContext,
+  id: string,
+): { gateway: HttpTarget; direct: HttpTarget } {
   return {
     gateway: graphqlTarget(context, HISTORY_QUERY, { id }, (data) => {
       const events = (data.conversation as { events: { edges: unknown[] } } | null)?.events;
