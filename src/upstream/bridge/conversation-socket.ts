@@ -21,8 +21,8 @@
  *     stored events after the highest id released, then releases the union in id order, so the shared
  *     stream itself has no gap either.
  *   Against an upstream without the route (404 `Not Found` or 405), the bridge falls back, once per
- *   upstream, to the replay: the last `historySize` events (event-history.ts), a short-lived second socket for
- *   older ids, and the reconnect replay as it comes.
+ *   upstream, to the replay: the last `historySize` events (event-history.ts), a short-lived second
+ *   socket for older ids, and the reconnect replay as it comes.
  * - On a drop the bridge reconnects with exponential backoff and `latest_event_id` = the highest id
  *   released.
  * - Each subscriber also drops any id at or below the last one it was given, which makes the seams

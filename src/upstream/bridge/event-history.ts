@@ -4,16 +4,15 @@
  *
  * With the route, catch-ups read the store and this history would only hold memory: up to
  * `capacity` mapped events per watched conversation, for as long as its socket lives. So it records
- * only while `recording()`
- * says so; an event released while it does not record counts as evicted, so `after()` never claims to
- * cover ids it did not keep, and the caller replays those from the upstream instead.
+ * only while `recording()` says so; an event released while it does not record counts as evicted, so
+ * `after()` never claims to cover ids it did not keep, and the caller replays those from the upstream.
  */
 import type { ConversationEvent } from '../events.ts';
 
 export class EventHistory {
   readonly #capacity: number;
   readonly #recording: () => boolean;
-  /** Kept events in id order (the order they are released in). */
+  /** Kept events, each with an id, in id order (the order they are released in). */
   readonly #events: ConversationEvent[] = [];
   /** Highest id released but not kept (evicted, or released while not recording). */
   #uncoveredMaxId = -1;
@@ -40,7 +39,7 @@ export class EventHistory {
   /** Every kept event after `afterEventId`, or null when some of those ids were not kept. */
   after(afterEventId: number): ConversationEvent[] | null {
     if (afterEventId < this.#uncoveredMaxId) return null;
-    return this.#events.filter((event) => event.eventId !== null && event.eventId > afterEventId);
+    return this.#events.filter((event) => (event.eventId ?? -1) > afterEventId);
   }
 
   #uncover(eventId: number): void {
