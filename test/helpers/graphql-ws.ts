@@ -8,6 +8,7 @@
  *   socket.send('{"id":"1","type":"subscribe","payload":{"query":"{ __typename }"}}');
  *   await socket.until((messages) => messages.some((m) => m.id === '1' && m.type === 'complete'));
  */
+import { text as readText } from 'node:stream/consumers';
 import { type Client, createClient, type SubscribePayload } from 'graphql-ws';
 import { onTestFinished, vi } from 'vitest';
 import { WebSocket } from 'ws';
@@ -91,13 +92,7 @@ export function tryUpgrade(httpUrl: string, headers: Record<string, string>): Pr
       resolve({ status: 101, body: '' });
     });
     socket.once('unexpected-response', (_request, response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        body += chunk;
-      });
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
-      response.on('error', reject);
+      readText(response).then((body) => resolve({ status: response.statusCode ?? 0, body }), reject);
     });
     socket.once('error', (error) => {
       // ws emits an error after unexpected-response when the request is aborted; ignore that one.

@@ -6,6 +6,7 @@
  */
 import { request as httpRequestRaw } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { text as readText } from 'node:stream/consumers';
 
 /** A raw answer of the gateway. */
 export interface RawAnswer {
@@ -119,13 +120,7 @@ export function httpRequest(
       url,
       { method: options.method ?? 'GET', headers: options.headers ?? {}, agent: false },
       (response) => {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => {
-          text += chunk;
-        });
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
-        response.on('error', reject);
+        readText(response).then((body) => resolve({ status: response.statusCode ?? 0, text: body }), reject);
       },
     );
     request.on('error', reject);
