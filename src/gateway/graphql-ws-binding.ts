@@ -1,28 +1,31 @@
 /**
  * graphql-ws's server bound to a `ws` WebSocketServer: what `useServer` from 'graphql-ws/use/ws' does
  * (same close codes, keep-alive pings, internal-error handling, dispose), tuned for fan-out, where
- * thousands of sockets receive the same result of one shared execution
- * (src/gateway/shared-subscription-results.ts):
+ * thousands of sockets receive the same result of one shared execution:
  *
- * - Subscription results do not go through graphql-ws's per-result path (an async function per
- *   result with two awaits, an object spread, message validation and a JSON.stringify of the whole
- *   result per subscriber): `onOperation` hands graphql-ws a stand-in stream ({@link DirectDelivery})
- *   that pulls the real stream itself and writes each `next` frame as the subscription's own prefix
- *   plus the payload JSON, serialized once per result object (a shared execution's result is one
- *   object for all its subscribers). The stand-in ends when the real stream ends or fails, so
- *   graphql-ws still sends `complete` / `error` and handles the client's `complete` as before. The
- *   frames are byte for byte what graphql-ws writes (test/live/graphql-ws-binding.test.ts).
- * - Frames written to a socket within one turn of the event loop leave in one `writev` (the socket is
- *   corked at its first frame and uncorked in `setImmediate`): the upstream's events of one agent step
- *   arrive together, and a write syscall per frame was the largest single cost of fan-out.
- * - A subscription writes at most {@link WS_FRAMES_PER_TURN} frames per turn, then continues in the
- *   next one, so a backlog never becomes one multi-second run of microtasks holding all those writes.
- * - A frame goes out without a write callback and promise while less than {@link WS_SEND_HIGH_WATER}
- *   bytes wait for the client; above that `send` waits for the write, so a slow reader stops pulling
+ * - A live subscription delivered by a group (live-fan-out.ts) is adopted: `onOperation` hands the
+ *   {@link LiveMember} its socket and operation id and takes the operation out of graphql-ws's
+ *   `ctx.subscriptions`, so graphql-ws's per-operation state (its suspended `for await`, the execution
+ *   arguments and context) is released, and it sends no `complete` of its own. From then on this
+ *   binding answers for the id: the client's `complete` cancels the member, a second `subscribe` with
+ *   the id closes the socket with 4409 as graphql-ws would, and a closed socket cancels its members.
+ * - Other subscriptions (SSE never comes here; catch-ups with `afterEventId`) do not go through
+ *   graphql-ws's per-result path (an async function per result with two awaits, an object spread,
+ *   message validation and a JSON.stringify of the whole result per subscriber): `onOperation` hands
+ *   graphql-ws a stand-in stream ({@link DirectDelivery}) that pulls the real stream itself and
+ *   writes each `next` frame as the subscription's own prefix plus the payload JSON, serialized once
+ *   per result object. The stand-in ends when the real stream ends or fails, so graphql-ws still sends
+ *   `complete` / `error` and handles the client's `complete`. Both paths write frames byte for byte as
+ *   graphql-ws does (test/live/graphql-ws-binding.test.ts), corked per turn (ws-frames.ts).
+ * - A stand-in writes at most {@link WS_FRAMES_PER_TURN} frames per turn, then continues in the next
+ *   one, so a backlog never becomes one multi-second run of microtasks holding all those writes.
+ * - A frame goes out without a write callback and promise while less than WS_SEND_HIGH_WATER bytes
+ *   wait for the client; above that the stand-in waits for the write, so a slow reader stops pulling
  *   events and the bridge's per-subscriber bound (SUBSCRIBER_TOO_SLOW) still applies instead of memory
- *   growing inside `ws`.
+ *   growing inside `ws` (a group's member counts its results instead).
  * - One keep-alive timer for all sockets instead of one interval per socket.
- * - The upgrade request is not kept: graphql-ws's `ctx.extra` holds only the socket.
+ * - The upgrade request is not kept: graphql-ws's `ctx.extra` holds only the socket (and its adopted
+ *   operations).
  */
 import type { ExecutionResult } from 'graphql';
 import {
@@ -33,29 +36,23 @@ import {
   type ServerOptions,
 } from 'graphql-ws';
 import type { WebSocket, WebSocketServer } from 'ws';
+import { LiveMember } from './live-fan-out.ts';
+import { currentTurn, sendFrame, serializePayload, warnIfUncorkable } from './ws-frames.ts';
 
 /** What graphql-ws's context `extra` holds for an operation over this binding. */
 export interface SocketExtra {
   socket: WebSocket;
+  /** Operations adopted from graphql-ws (live groups), by id; created with the first. */
+  adopted: Map<string, LiveMember> | null;
+}
+
+/** Operations open on a socket: graphql-ws's own and those this binding adopted. */
+export function openOperations(ctx: { subscriptions: Record<string, unknown>; extra: SocketExtra }): number {
+  return Object.keys(ctx.subscriptions).length + (ctx.extra.adopted?.size ?? 0);
 }
 
 /** Default keep-alive period of graphql-ws's `useServer`, kept: ping every 12 s, drop after 12 s silent. */
 const WS_KEEP_ALIVE_MS = 12_000;
-
-/** Bytes waiting for a client above which `send` waits for the write (back-pressure to the bridge). */
-const WS_SEND_HIGH_WATER = 64 * 1024;
-
-/** Sockets corked during this turn of the event loop; uncorked together in setImmediate. */
-const corked = new Set<WebSocket>();
-
-/** Counts turns of the event loop in which frames were written (bumped where they are flushed). */
-let turn = 0;
-
-function uncorkAll(): void {
-  turn++;
-  for (const socket of corked) netSocketOf(socket)?.uncork();
-  corked.clear();
-}
 
 /**
  * Frames one subscription writes per turn before it waits for the next turn. Results already queued
@@ -64,50 +61,6 @@ function uncorkAll(): void {
  * events (they arrive together) in one write.
  */
 const WS_FRAMES_PER_TURN = 4;
-
-/** The TCP socket under a ws WebSocket (`_socket` is ws-internal, stable across ws 7-8). */
-function netSocketOf(socket: WebSocket): { cork(): void; uncork(): void } | undefined {
-  return (socket as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
-}
-
-/**
- * Warns once (a process warning, on stderr) when ws no longer exposes a corkable TCP socket as `_socket`:
- * frames would still go out, one write syscall each, so this is a throughput loss rather than an outage,
- * and refusing to start over it would turn a dependency upgrade into downtime. Checked on the first
- * connection because `_socket` exists only once ws has taken over an upgraded socket; the per-frame path
- * keeps its plain `if (!tcp) return`.
- */
-function warnIfUncorkable(socket: WebSocket): void {
-  const tcp = netSocketOf(socket);
-  if (typeof tcp?.cork === 'function' && typeof tcp.uncork === 'function') return;
-  process.emitWarning(
-    'ws no longer exposes its TCP socket as `_socket`: graphql-ws frames are written one syscall each (no corking). Update netSocketOf() in src/gateway/graphql-ws-binding.ts for this ws version.',
-    'CorkingUnavailableWarning',
-  );
-}
-
-function corkForThisTurn(socket: WebSocket): void {
-  if (corked.has(socket)) return;
-  const tcp = netSocketOf(socket);
-  if (!tcp) return;
-  tcp.cork();
-  if (corked.size === 0) setImmediate(uncorkAll);
-  corked.add(socket);
-}
-
-/** Payload JSON per result object: serialized once however many subscribers receive it. */
-const payloadJson = new WeakMap<ExecutionResult, string>();
-
-/** graphql-ws's own payload of a `next` message: the result, errors in their JSON form when present. */
-function serializePayload(result: ExecutionResult): string {
-  let json = payloadJson.get(result);
-  if (json === undefined) {
-    const { errors, ...rest } = result;
-    json = JSON.stringify(errors ? { ...rest, errors: errors.map((error) => error.toJSON()) } : rest);
-    payloadJson.set(result, json);
-  }
-  return json;
-}
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
@@ -191,6 +144,7 @@ class DirectDelivery implements AsyncIterableIterator<never> {
 
   /** True when this subscription wrote WS_FRAMES_PER_TURN frames in this turn already. */
   #yieldsNow(): boolean {
+    const turn = currentTurn();
     if (this.#turn !== turn) {
       this.#turn = turn;
       this.#framesThisTurn = 0;
@@ -210,18 +164,25 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<ExecutionResult
   return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
 }
 
-/** Writes one frame: corked for this turn; a promise of the write only when the client is behind. */
-function sendFrame(socket: WebSocket, data: string): Promise<void> | undefined {
-  if (socket.readyState !== socket.OPEN) return undefined;
-  corkForThisTurn(socket);
-  if (socket.bufferedAmount < WS_SEND_HIGH_WATER) {
-    socket.send(data);
-    return undefined;
+/**
+ * A client message about an adopted operation, answered as graphql-ws would answer it for one of its
+ * own: `complete` ends the operation (nothing is sent back), a `subscribe` reusing the id closes the
+ * socket with 4409. Other messages (true: answered here, false: for graphql-ws) go on. ws-guard.ts has
+ * checked the message is a well-formed client message.
+ */
+function answeredForAdopted(text: string, adopted: Map<string, LiveMember>, socket: WebSocket): boolean {
+  const message = JSON.parse(text) as { type: string; id?: string };
+  const member = message.id === undefined ? undefined : adopted.get(message.id);
+  if (!member) return false;
+  if (message.type === 'complete') {
+    member.cancel();
+    return true;
   }
-  // A slow reader: wait for the write, so the subscription pulls its next event only then.
-  return new Promise<void>((resolve, reject) => {
-    socket.send(data, (error) => (error ? reject(error) : resolve()));
-  });
+  if (message.type === 'subscribe') {
+    socket.close(CloseCode.SubscriberAlreadyExists, `Subscriber for ${message.id} already exists`);
+    return true;
+  }
+  return false;
 }
 
 /** Same text as graphql-ws's `limitCloseReason`. */
@@ -244,6 +205,13 @@ export function serveGraphqlWs(
   const server = makeServer<Record<string, unknown>, SocketExtra>({
     ...options,
     onOperation: (ctx, id, _payload, _args, result) => {
+      if (result instanceof LiveMember) {
+        // The client completed it during the subscribe phase: graphql-ws forgot the id already.
+        if (!(id in ctx.subscriptions)) result.cancel();
+        else adopt(ctx, id, result);
+        // Not iterable and no longer in ctx.subscriptions: graphql-ws sends nothing and lets go.
+        return undefined;
+      }
       if (!isAsyncIterable(result)) return undefined;
       return new DirectDelivery(result, id, ctx.extra.socket);
     },
@@ -275,6 +243,21 @@ export function serveGraphqlWs(
       : null;
   keepAlive?.unref();
 
+  /** Takes the operation from graphql-ws: the member writes its frames, the binding answers for its id. */
+  const adopt = (
+    ctx: { subscriptions: Record<string, unknown>; extra: SocketExtra },
+    id: string,
+    member: LiveMember,
+  ) => {
+    ctx.extra.adopted ??= new Map();
+    const adopted = ctx.extra.adopted;
+    adopted.set(id, member);
+    delete ctx.subscriptions[id];
+    member.adopt(ctx.extra.socket, id, () => {
+      if (adopted.get(id) === member) adopted.delete(id);
+    });
+  };
+
   let corkingChecked = false;
   wsServer.on('connection', (socket) => {
     if (!corkingChecked) {
@@ -286,6 +269,7 @@ export function serveGraphqlWs(
       socket.close(CloseCode.InternalServerError, closeReason(error, isProd));
     });
     socket.on('pong', () => awaitingPong.delete(socket));
+    const extra: SocketExtra = { socket, adopted: null };
     const closed = server.opened(
       {
         protocol: socket.protocol,
@@ -303,15 +287,17 @@ export function serveGraphqlWs(
             socket.close(CloseCode.InternalServerError, closeReason(error, isProd));
           };
           socket.on('message', (data) => {
+            const text = String(data);
+            if (extra.adopted?.size && answeredForAdopted(text, extra.adopted, socket)) return;
             try {
-              handle(String(data)).catch(onHandlingError);
+              handle(text).catch(onHandlingError);
             } catch (error) {
               onHandlingError(error);
             }
           });
         },
       },
-      { socket },
+      extra,
     );
     // `on`, not `once`: ws emits 'close' once, and `once` adds a bound wrapper per socket.
     socket.on('close', (code, reason) => {
@@ -323,6 +309,7 @@ export function serveGraphqlWs(
         console.warn(
           `Client provided the unsupported and deprecated subprotocol "${socket.protocol}" used by subscriptions-transport-ws.`,
         );
+      if (extra.adopted) for (const member of [...extra.adopted.values()]) member.cancel();
       void closed(code, String(reason));
     });
   });

@@ -12,6 +12,7 @@
  */
 import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { LiveMember } from './live-fan-out.ts';
 
 /** Receives what an observer threw; `observer` names it (e.g. `metrics`). */
 export type ObserverFault = (error: unknown, observer: string) => void;
@@ -208,6 +209,13 @@ export function useOperationObservers(
       let stream: StreamWatch | undefined;
       return {
         onSubscribeResult({ result }) {
+          if (result instanceof LiveMember) {
+            // Delivered by a live group, outside envelop's stream wrappers: it reports its own end.
+            watches.answered([]);
+            watches.streaming();
+            result.watchEnd((errors) => watches.ended(errors));
+            return;
+          }
           if (!(Symbol.asyncIterator in result)) {
             // Refused before streaming (bad id, rate limited, draining): one result, reported now.
             const errors = result.errors ?? [];

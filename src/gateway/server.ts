@@ -10,9 +10,10 @@ import { type ExecutionArgs, GraphQLError } from 'graphql';
 import { WebSocketServer } from 'ws';
 import { refusalBody, refusalStatus, tooManySubscriptions, unreadableDocument } from '../errors.ts';
 import { credentialsFromConnectionParams } from './context.ts';
-import { serveGraphqlWs } from './graphql-ws-binding.ts';
+import { openOperations, serveGraphqlWs } from './graphql-ws-binding.ts';
 import { createHttpFastPath } from './http-fast-path.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './limits.ts';
+import { markSocketOperation } from './live-fan-out.ts';
 import { DEFAULT_SHUTDOWN_GRACE_MS } from './shutdown.ts';
 import { createTransportGuard, type TransportLimits } from './transport-guard.ts';
 import { variableErrors } from './variable-errors.ts';
@@ -157,7 +158,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       },
       onSubscribe: async (ctx, _id, payload) => {
         // graphql-ws registers the operation before calling us, so the count includes this one.
-        if (Object.keys(ctx.subscriptions).length > maxOperations) {
+        if (openOperations(ctx) > maxOperations) {
           return [tooManySubscriptions(maxOperations)];
         }
         // Only what the context needs: graphql-ws's whole ctx (its subscriptions map, the socket) would
@@ -178,12 +179,15 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           // A syntax error or a refused document answers this operation; the socket stays up.
           return [error instanceof GraphQLError ? error : unreadableDocument()];
         }
+        const contextValue = await contextFactory();
+        // A live subscription over a socket may join a live group (live-fan-out.ts); SSE ones may not.
+        markSocketOperation(contextValue);
         const args: ExecutionArgs = {
           schema,
           operationName: payload.operationName ?? null,
           document,
           variableValues: payload.variables ?? null,
-          contextValue: await contextFactory(),
+          contextValue,
           rootValue: { execute, subscribe } satisfies EnvelopedRoot,
         };
         const errors = validate(args.schema, args.document);

@@ -8,6 +8,9 @@
  * the event executes it, the others reuse that ExecutionResult. With 10,000 subscribers this turns
  * 10,000 executions per event into one; serializing and writing each WebSocket frame stays per
  * subscriber (graphql-ws puts the subscriber's own operation id into every message).
+ *
+ * Over graphql-ws, live subscriptions go one step further: they join a live group (live-fan-out.ts),
+ * which also pulls, serializes and writes once per event for all of them.
  */
 import {
   createSourceEventStream,
@@ -17,6 +20,7 @@ import {
   execute,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import type { LiveFanOut, LiveMember } from './live-fan-out.ts';
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -107,23 +111,28 @@ function toStep(value: ExecutionResult): IteratorResult<ExecutionResult> {
 }
 
 /**
- * graphql-js `subscribe`, except that each event is executed through the shared per-event cache.
- * Exported for tests; the gateway uses it through {@link useSharedSubscriptionResults}.
+ * graphql-js `subscribe`, except that each event is executed through the shared per-event cache, and
+ * that a live subscription over graphql-ws becomes a member of `fanOut`'s group when one can deliver
+ * it. Exported for tests; the gateway uses it through {@link useSharedSubscriptionResults}.
  */
 export async function subscribeSharingResults(
   args: ExecutionArgs,
-): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {
+  fanOut: LiveFanOut | null = null,
+): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult | LiveMember> {
   const stream = await createSourceEventStream(args);
   if (!(Symbol.asyncIterator in stream)) return stream as ExecutionResult;
   const key = operationKey(args);
-  return new SharedResultStream(stream[Symbol.asyncIterator](), args, key);
+  const source = stream[Symbol.asyncIterator]();
+  const member = fanOut?.join(source, args, key, (event) => executeShared(event, args, key));
+  return member ?? new SharedResultStream(source, args, key);
 }
 
 /** The envelop plugin: replaces subscribe with {@link subscribeSharingResults}. */
-export function useSharedSubscriptionResults(): Plugin {
+export function useSharedSubscriptionResults(fanOut: LiveFanOut | null = null): Plugin {
+  const subscribe = (args: ExecutionArgs) => subscribeSharingResults(args, fanOut);
   return {
     onSubscribe({ setSubscribeFn }) {
-      setSubscribeFn(subscribeSharingResults as never);
+      setSubscribeFn(subscribe as never);
     },
   };
 }

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { shuttingDown } from '../errors.ts';
+import { LiveMember, type StoppableOperation } from './live-fan-out.ts';
 
 /** Default bound of the drain phase. `SHUTDOWN_GRACE_MS`. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
@@ -27,7 +28,7 @@ export class ShutdownCoordinator {
    * Node's EventTarget removes listeners in linear time, which made opening thousands of
    * subscriptions quadratic (740 ms of CPU for 5,000 in the fan-out bench).
    */
-  readonly #openStreams = new Set<StoppableStream>();
+  readonly #openStreams = new Set<StoppableOperation>();
 
   /** True once {@link beginDrain} ran. */
   get draining(): boolean {
@@ -81,6 +82,12 @@ export class ShutdownCoordinator {
         result: AsyncIterableIterator<ExecutionResult> | ExecutionResult;
         setResult: (result: AsyncIterableIterator<ExecutionResult>) => void;
       }) => {
+        if (result instanceof LiveMember) {
+          // A live group's member sends its own last result; one that began as the drain did stops now.
+          if (this.draining) result.stop();
+          else result.stopOnDrain(openStreams);
+          return;
+        }
         if (!(Symbol.asyncIterator in result)) return;
         setResult(new StoppableStream(result, openStreams));
       },
@@ -124,15 +131,15 @@ export class ShutdownCoordinator {
  * subscriptions). Here a waiting `next()` is one promise and its settle functions; a stop settles it
  * directly, and a source result arriving after that is ignored.
  */
-class StoppableStream implements AsyncIterableIterator<ExecutionResult> {
+class StoppableStream implements AsyncIterableIterator<ExecutionResult>, StoppableOperation {
   readonly #source: AsyncIterator<ExecutionResult>;
-  readonly #openStreams: Set<StoppableStream>;
+  readonly #openStreams: Set<StoppableOperation>;
   #finished = false;
   #stopRequested = false;
   /** The `next()` waiting now for the source, if any. */
   #waiting: { resolve: (step: IteratorResult<ExecutionResult>) => void } | null = null;
 
-  constructor(source: AsyncIterable<ExecutionResult>, openStreams: Set<StoppableStream>) {
+  constructor(source: AsyncIterable<ExecutionResult>, openStreams: Set<StoppableOperation>) {
     this.#source = source[Symbol.asyncIterator]();
     this.#openStreams = openStreams;
     openStreams.add(this);

@@ -34,7 +34,8 @@ function errorWithoutSuggestions(error: Error): GraphQLError | Error {
   return withMessage(error, withoutSuggestions(error.message));
 }
 
-function resultWithoutSuggestions(result: ExecutionResult): ExecutionResult | null {
+/** The result with every suggestion removed, or null when it has none. */
+export function resultWithoutSuggestions(result: ExecutionResult): ExecutionResult | null {
   if (!result.errors?.some(hasSuggestion)) return null;
   return { ...result, errors: result.errors.map((error) => errorWithoutSuggestions(error) as GraphQLError) };
 }

@@ -23,6 +23,7 @@ import {
 } from './context.ts';
 import { useStaticGraphiQL } from './graphiql.ts';
 import { createHardening, type Hardening, type HardeningOptions } from './hardening.ts';
+import { LiveFanOut, resultsAsYogaMasksThem } from './live-fan-out.ts';
 import { createLogger, operationLogObserver } from './logging.ts';
 import { type ObserverFault, useOperationObservers } from './operation-observer.ts';
 import { useSharedSubscriptionResults } from './shared-subscription-results.ts';
@@ -138,6 +139,16 @@ export function createGateway(options: GatewayOptions): Gateway {
     paging: options.paging,
   };
 
+  // Live groups deliver outside envelop's result wrappers, so they mask errors (and remove
+  // suggestions) as Yoga's plugins would have.
+  const liveFanOut = new LiveFanOut({
+    ...(options.live?.maxBufferedEvents !== undefined ? { maxBehind: options.live.maxBufferedEvents } : {}),
+    prepareResult: resultsAsYogaMasksThem({
+      hideSuggestions: !hardening.fieldSuggestions,
+      onMasked: (error) => logger.error({ err: error }, 'yoga error'),
+    }),
+  });
+
   const yoga = createYoga<WebSocketServerContext, GatewayContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -187,7 +198,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       ...hardening.requestPlugins,
       useGraphQlJit({}, { enableIf: (args) => !isSubscription(args) }),
       // One execution per event and operation for all subscribers (fan-out; see the module).
-      useSharedSubscriptionResults(),
+      useSharedSubscriptionResults(liveFanOut),
       useOperationObservers([operationLogObserver(logger), ...hardening.observers], reportObserverFault),
       ...hardening.executionPlugins,
       useReadinessCheckPlugin(upstream, hardening),

@@ -312,6 +312,46 @@ describe('Subscription.conversationEvents', () => {
   });
 });
 
+describe('live groups (graphql-ws, live events only)', () => {
+  it('serve every subscriber of one operation from one bridge subscriber; a client that leaves does not disturb the others', async () => {
+    const upstream = await localServiceForTest();
+    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
+    const id = await createConversation(upstream.url);
+    const leaving = wsClient(gw.url);
+    const streams = [subscribeWs(leaving, { id }), subscribeWs(wsClient(gw.url), { id })];
+    const third = subscribeWs(wsClient(gw.url), { id });
+    // A catch-up is a history of its own: it keeps its own bridge subscriber.
+    const catchUp = subscribeWs(wsClient(gw.url), { id, after: -1 });
+    await vi.waitFor(() => expect(gw.gateway.hardening.shutdown.streams).toBe(4), {
+      timeout: 5000,
+      interval: 20,
+    });
+    expect(gw.gateway.eventBridge.stats().subscribers).toBe(2);
+    await vi.waitFor(async () => expect(await numConnections(upstream.url, id)).toBe(1), {
+      timeout: 5000,
+      interval: 20,
+    });
+
+    const first = await graphql(gw.url, SEND, { input: { conversationId: id, content: 'one' } });
+    expect(first.errors).toBeUndefined();
+    for (const stream of [...streams, third, catchUp]) await stream.until(idleAfter('one'));
+    expect(ids(streams[1]?.items ?? [])).toEqual(ids(third.items));
+    expect(ids(catchUp.items)).toEqual(expect.arrayContaining(ids(third.items)));
+
+    await leaving.dispose();
+    await vi.waitFor(() => expect(gw.gateway.hardening.shutdown.streams).toBe(3), {
+      timeout: 5000,
+      interval: 20,
+    });
+    const second = await graphql(gw.url, SEND, { input: { conversationId: id, content: 'two' } });
+    expect(second.errors).toBeUndefined();
+    await third.until(idleAfter('two'));
+    await streams[1]?.until(idleAfter('two'));
+    expect(ids(streams[1]?.items ?? [])).toEqual(ids(third.items));
+    expect(streams[0]?.items.some((item) => item.data?.conversationEvents.content === 'two')).toBe(false);
+  });
+});
+
 describe('graphql-ws hardening', () => {
   it('caps operations per socket, payload size and the wait for connection_init', async () => {
     const upstream = await localServiceForTest();
@@ -324,7 +364,8 @@ describe('graphql-ws hardening', () => {
     const ws = wsClient(gw.url);
     const first = subscribeWs(ws, { id });
     const second = subscribeWs(ws, { id });
-    await vi.waitFor(() => expect(gw.gateway.eventBridge.stats().subscribers).toBe(2), {
+    // Both streaming (they share one live group, so the bridge holds one subscriber for them).
+    await vi.waitFor(() => expect(gw.gateway.hardening.shutdown.streams).toBe(2), {
       timeout: 5000,
       interval: 20,
     });

@@ -120,6 +120,7 @@ export class UpstreamConversation {
     if (afterEventId === null) {
       // Live only: while the first connection is still replaying history, skip that replay.
       subscriber.skipUntilAck = !this.#everConnected;
+      subscriber.liveStream = this;
       return subscriber;
     }
     subscriber.lastId = afterEventId;

@@ -27,6 +27,12 @@ export class Subscriber implements AsyncIterableIterator<ConversationEvent | Bri
    * is a duplicate for it, or would break its order, and is not queued.
    */
   lastId = Number.NEGATIVE_INFINITY;
+  /**
+   * The upstream socket this subscriber follows from its attach on, with no catch-up of its own (null
+   * for a catch-up): subscribers with the same one receive the same events from then on, which the
+   * gateway's live groups rely on (src/gateway/live-fan-out.ts).
+   */
+  liveStream: object | null = null;
   /** Set while the first connection replays history to a live-only subscriber. */
   skipUntilAck = false;
   /** Set while older history is fetched on a second socket: live events wait in #caughtUpLive. */
