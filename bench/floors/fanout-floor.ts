@@ -9,7 +9,10 @@
  * Socket.IO client per watched conversation (opened on its first subscriber, live events only), and per
  * upstream event one shared payload string `{"data":{"conversationEvents":{eventId,timestamp}}}`; each
  * subscriber's frame is its own prefix plus that payload, and each socket gets one corked write per
- * turn for all the events of that turn. Prints `floor: http://HOST:PORT/graphql` once it listens.
+ * turn for all the events of that turn. Keep-alive as any graphql-ws server does it (a dead client
+ * must not hold its socket forever): each socket is pinged every 12 s and terminated when it has not
+ * answered the previous ping, one twelfth of the sockets per second (as the gateway spreads them).
+ * Prints `floor: http://HOST:PORT/graphql` once it listens.
  * Not a product: no limits, auth is only passed through to the upstream.
  */
 import { createServer } from 'node:http';
@@ -98,7 +101,27 @@ const wss = new WebSocketServer({
   server,
   handleProtocols: (protocols) => (protocols.has('graphql-transport-ws') ? 'graphql-transport-ws' : false),
 });
+/** Keep-alive: twelve slices of sockets, one pinged per second, so each socket every 12 s. */
+const KEEP_ALIVE_MS = 12_000;
+const pingSlices = Array.from({ length: 12 }, () => new Set<WebSocket>());
+const awaitingPong = new WeakSet<WebSocket>();
+let nextSlice = 0;
+let pingTick = 0;
+setInterval(() => {
+  for (const ws of pingSlices[pingTick++ % 12] as Set<WebSocket>) {
+    if (awaitingPong.has(ws)) {
+      ws.terminate();
+      continue;
+    }
+    awaitingPong.add(ws);
+    ws.ping();
+  }
+}, KEEP_ALIVE_MS / 12).unref();
+
 wss.on('connection', (ws) => {
+  const slice = pingSlices[nextSlice++ % 12] as Set<WebSocket>;
+  slice.add(ws);
+  ws.on('pong', () => awaitingPong.delete(ws));
   let key: string | undefined;
   const mine = new Map<string, { subscriber: Subscriber; conversation: Watched }>();
   ws.on('message', (data) => {
@@ -137,6 +160,7 @@ wss.on('connection', (ws) => {
     }
   });
   ws.on('close', () => {
+    slice.delete(ws);
     for (const { subscriber, conversation } of mine.values()) conversation.subscribers.delete(subscriber);
     mine.clear();
   });

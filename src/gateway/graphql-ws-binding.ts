@@ -23,7 +23,8 @@
  *   wait for the client; above that the stand-in waits for the write, so a slow reader stops pulling
  *   events and the bridge's per-subscriber bound (SUBSCRIBER_TOO_SLOW) still applies instead of memory
  *   growing inside `ws` (a group's member counts its results instead).
- * - One keep-alive timer for all sockets instead of one interval per socket.
+ * - One keep-alive timer for all sockets instead of one interval per socket, its pings spread over the
+ *   period (ws-keep-alive.ts).
  * - The upgrade request is not kept: graphql-ws's `ctx.extra` holds only the socket (and its adopted
  *   operations).
  */
@@ -38,6 +39,7 @@ import {
 import type { WebSocket, WebSocketServer } from 'ws';
 import { LiveMember } from './live-fan-out.ts';
 import { currentTurn, sendFrame, serializePayload, warnIfUncorkable } from './ws-frames.ts';
+import { keepSocketsAlive } from './ws-keep-alive.ts';
 
 /** What graphql-ws's context `extra` holds for an operation over this binding. */
 export interface SocketExtra {
@@ -224,24 +226,7 @@ export function serveGraphqlWs(
       client.close(CloseCode.InternalServerError, closeReason(error, isProd));
   });
 
-  // Keep-alive for every socket from one timer: a socket that has not answered the previous round's
-  // ping by this round is terminated (same 12 s + 12 s bound as useServer's per-socket timers).
-  const awaitingPong = new WeakSet<WebSocket>();
-  const keepAlive =
-    keepAliveMs > 0 && Number.isFinite(keepAliveMs)
-      ? setInterval(() => {
-          for (const socket of wsServer.clients) {
-            if (socket.readyState !== socket.OPEN) continue;
-            if (awaitingPong.has(socket)) {
-              socket.terminate();
-              continue;
-            }
-            awaitingPong.add(socket);
-            socket.ping();
-          }
-        }, keepAliveMs)
-      : null;
-  keepAlive?.unref();
+  const keepAlive = keepSocketsAlive(keepAliveMs);
 
   /** Takes the operation from graphql-ws: the member writes its frames, the binding answers for its id. */
   const adopt = (
@@ -268,7 +253,7 @@ export function serveGraphqlWs(
       console.error('Internal error emitted on a WebSocket socket. Please check your implementation.', error);
       socket.close(CloseCode.InternalServerError, closeReason(error, isProd));
     });
-    socket.on('pong', () => awaitingPong.delete(socket));
+    keepAlive.add(socket);
     const extra: SocketExtra = { socket, adopted: null };
     const closed = server.opened(
       {
@@ -316,7 +301,7 @@ export function serveGraphqlWs(
 
   return {
     async dispose() {
-      if (keepAlive) clearInterval(keepAlive);
+      keepAlive.stop();
       for (const client of wsServer.clients) client.close(1001, 'Going away');
       wsServer.removeAllListeners();
       await new Promise<void>((resolve, reject) =>

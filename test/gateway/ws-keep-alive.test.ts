@@ -1,0 +1,64 @@
+/**
+ * The spread keep-alive (src/gateway/ws-keep-alive.ts) on stand-in sockets and fake timers: one slice
+ * of the sockets per tick, each socket once per period, terminated when its previous ping went
+ * unanswered, forgotten once closed.
+ */
+import { EventEmitter } from 'node:events';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { WebSocket } from 'ws';
+import { keepSocketsAlive } from '../../src/gateway/ws-keep-alive.ts';
+
+/** What the keep-alive uses of a ws WebSocket: state, ping, terminate and its events. */
+class StandInSocket extends EventEmitter {
+  readonly OPEN = 1;
+  readyState = 1;
+  pings = 0;
+  terminated = false;
+  ping(): void {
+    this.pings++;
+  }
+  terminate(): void {
+    this.terminated = true;
+    this.readyState = 3;
+    this.emit('close');
+  }
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('keepSocketsAlive', () => {
+  it('pings one slice per tick and every socket once per period; unanswered ones are terminated', () => {
+    vi.useFakeTimers();
+    const keepAlive = keepSocketsAlive(1200);
+    const sockets = Array.from({ length: 24 }, () => new StandInSocket());
+    for (const socket of sockets) keepAlive.add(socket as unknown as WebSocket);
+
+    vi.advanceTimersByTime(100);
+    expect(sockets.filter((socket) => socket.pings > 0)).toHaveLength(2);
+    vi.advanceTimersByTime(1100);
+    expect(sockets.map((socket) => socket.pings)).toEqual(sockets.map(() => 1));
+
+    // Half answer their ping; by the next round the others are cut.
+    for (const socket of sockets.slice(0, 12)) socket.emit('pong');
+    vi.advanceTimersByTime(1200);
+    expect(sockets.slice(0, 12).every((socket) => !socket.terminated && socket.pings === 2)).toBe(true);
+    expect(sockets.slice(12).every((socket) => socket.terminated && socket.pings === 1)).toBe(true);
+
+    // Closed sockets are forgotten: nothing pings or terminates them again.
+    vi.advanceTimersByTime(3600);
+    expect(sockets.slice(12).every((socket) => socket.pings === 1)).toBe(true);
+    keepAlive.stop();
+  });
+
+  it('does nothing with a period of 0', () => {
+    vi.useFakeTimers();
+    const keepAlive = keepSocketsAlive(0);
+    const socket = new StandInSocket();
+    keepAlive.add(socket as unknown as WebSocket);
+    vi.advanceTimersByTime(60_000);
+    expect(socket.pings).toBe(0);
+    keepAlive.stop();
+  });
+});
