@@ -176,6 +176,7 @@ export function spawnFloor(
   kind: FloorKind,
   upstreamUrl: string,
   nodeFlags: string[] = [],
+  env?: NodeJS.ProcessEnv,
 ): Promise<BenchProcess> {
   const shell = withRaisedFdLimit(process.execPath);
   const program =
@@ -186,6 +187,7 @@ export function spawnFloor(
     command: shell.command,
     args: [...shell.args, ...nodeFlags, ...TSX_NODE_ARGS, ...program],
     announce: /floor: (http:\/\/\S+\/graphql)/,
+    ...(env ? { env } : {}),
   });
 }
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { io, type Socket } from 'socket.io-client';
 import type { FanoutCommand, FanoutReply } from '../fanout-client.ts';
 import type { BenchContext } from '../lib/context.ts';
+import { heapProbe } from '../lib/live-heap.ts';
 import {
   type BenchProcess,
   cpuMs,
@@ -156,6 +157,11 @@ interface FanoutFigures {
   rssBaselineMiB: number;
   rssWithSubscribersMiB: number;
   rssPerSubscriberKiB: number;
+  /**
+   * Heap in use after a full GC with the subscribers open minus before (warmed up, not yet delivering),
+   * per subscriber: what a subscription holds, without garbage and V8's heap slack.
+   */
+  liveHeapPerSubscriberKiB: number;
   upstreamSockets: number;
   /** Gateway CPU (user + system) from the first message until the last delivery, per delivery in µs. */
   gatewayCpuUsPerDelivery: number;
@@ -165,15 +171,22 @@ interface FanoutFigures {
 /** What serves the subscribers: the gateway, or the bare fan-out floor (bench/floors/fanout-floor.ts). */
 export type FanoutServer = 'gateway' | 'floor';
 
-/** Starts the gateway or the floor in front of `serviceUrl`, fresh for each run (clean RSS baseline). */
+/**
+ * Starts the gateway or the floor in front of `serviceUrl`, fresh for each run (clean RSS baseline);
+ * with `probe`, the bench-only heap probe is loaded into it (live-heap.ts).
+ */
 export function spawnFanoutServer(
   server: FanoutServer,
   serviceUrl: string,
   gatewayNodeFlags: string[],
+  probe?: { nodeFlags: string[]; env: NodeJS.ProcessEnv },
 ): Promise<BenchProcess> {
   return server === 'gateway'
-    ? spawnGateway(serviceUrl, { nodeFlags: gatewayNodeFlags })
-    : spawnFloor('fanout', serviceUrl);
+    ? spawnGateway(serviceUrl, {
+        nodeFlags: [...gatewayNodeFlags, ...(probe?.nodeFlags ?? [])],
+        ...(probe ? { env: probe.env } : {}),
+      })
+    : spawnFloor('fanout', serviceUrl, probe?.nodeFlags, probe?.env);
 }
 
 async function runOne(
@@ -182,7 +195,8 @@ async function runOne(
   server: FanoutServer,
 ): Promise<FanoutFigures> {
   const conversationId = await createConversation(context);
-  const gateway = await spawnFanoutServer(server, context.serviceUrl, context.gatewayNodeFlags);
+  const probe = heapProbe(`fanout-${server}`);
+  const gateway = await spawnFanoutServer(server, context.serviceUrl, context.gatewayNodeFlags, probe);
   const driver = await connectDriver(context, conversationId);
   const clients: SubscriberProcess[] = [];
   try {
@@ -194,6 +208,7 @@ async function runOne(
     });
     await sleep(500);
     const rssBaseline = rssBytes(gateway.pid);
+    const liveHeapBaseline = await probe.liveHeapBytes(gateway.pid);
 
     const perProcess = Math.ceil(subscribers / CLIENT_PROCESSES);
     const openStarted = performance.now();
@@ -231,6 +246,7 @@ async function runOne(
     }
     await sleep(1000);
     const rssWithSubscribers = rssBytes(gateway.pid);
+    const liveHeapWithSubscribers = await probe.liveHeapBytes(gateway.pid);
     const upstreamSockets = (await numConnections(context, conversationId)) - 1; // minus the driver
 
     for (const client of clients) client.child.send({ type: 'reset' } satisfies FanoutCommand);
@@ -268,6 +284,7 @@ async function runOne(
       rssBaselineMiB: round(rssBaseline / 2 ** 20),
       rssWithSubscribersMiB: round(rssWithSubscribers / 2 ** 20),
       rssPerSubscriberKiB: round((rssWithSubscribers - rssBaseline) / opened / 1024),
+      liveHeapPerSubscriberKiB: round((liveHeapWithSubscribers - liveHeapBaseline) / opened / 1024),
       upstreamSockets,
       gatewayCpuUsPerDelivery: round((cpuSpent * 1000) / Math.max(1, result.received)),
       errors: [...new Set(result.errors)].slice(0, 5),
@@ -276,6 +293,7 @@ async function runOne(
     await Promise.all(clients.map((c) => c.close()));
     driver.close();
     await gateway.stop();
+    probe.dispose();
   }
 }
 
@@ -322,6 +340,15 @@ export async function runFanout(context: BenchContext, counts: number[]): Promis
       },
       {
         scenario: name,
+        measure: 'live heap per subscriber',
+        gateway: fmt(f.liveHeapPerSubscriberKiB, 'KiB'),
+        direct: '',
+        floor: fmt(floor.liveHeapPerSubscriberKiB, 'KiB'),
+        vsFloor: ratio(f.liveHeapPerSubscriberKiB, floor.liveHeapPerSubscriberKiB),
+        derived: 'after a full GC, subscribers open and idle',
+      },
+      {
+        scenario: name,
         measure: 'CPU per delivery',
         gateway: fmt(f.gatewayCpuUsPerDelivery, 'µs'),
         direct: '',
@@ -355,6 +382,7 @@ export async function runFanout(context: BenchContext, counts: number[]): Promis
         cpuPerDelivery: round(gateway.gatewayCpuUsPerDelivery / floor.gatewayCpuUsPerDelivery),
         p99: round(gateway.p99Ms / floor.p99Ms),
         rssPerSubscriber: round(gateway.rssPerSubscriberKiB / floor.rssPerSubscriberKiB),
+        liveHeapPerSubscriber: round(gateway.liveHeapPerSubscriberKiB / floor.liveHeapPerSubscriberKiB),
       },
     })),
   };

@@ -5,13 +5,10 @@
  * (bench/lib/heap-probe.mjs). Shows whether memory stays flat and nothing fails under sustained load;
  * prints figures, never fails a build.
  */
-import { readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { type BenchContext, CONVERSATION_FIELDS, graphqlTarget } from '../lib/context.ts';
 import { type HttpTarget, saturate, verify } from '../lib/http-load.ts';
-import { ROOT, spawnGateway } from '../lib/processes.ts';
+import { heapProbe } from '../lib/live-heap.ts';
+import { spawnGateway } from '../lib/processes.ts';
 import { fmt, type ScenarioResult } from '../lib/report.ts';
 import { round } from '../lib/stats.ts';
 
@@ -79,49 +76,25 @@ function targets(context: BenchContext): HttpTarget[] {
   return [list, lookups, list, lookups, create];
 }
 
-/**
- * Asks the probed gateway for a full GC (SIGUSR2) and waits for its answer in `file`.
- * @returns the heap in use after the collection, in MiB
- */
-async function liveHeapMiB(pid: number, file: string, sequence: number): Promise<number> {
-  process.kill(pid, 'SIGUSR2');
-  for (let waited = 0; waited < 10_000; waited += 20) {
-    await sleep(20);
-    let text = '';
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch {
-      continue; // not written yet
-    }
-    const [seen, bytes] = text.trim().split(' ').map(Number);
-    if (seen === sequence && bytes !== undefined) return round(bytes / 2 ** 20);
-  }
-  throw new Error('the soak gateway did not answer the heap probe (is bench/lib/heap-probe.mjs loaded?)');
-}
-
 /** Runs the soak scenario: `windows` windows of `seconds` each at `connections` connections. */
 export async function runSoak(context: BenchContext): Promise<ScenarioResult> {
   // A gateway of its own: fresh (the verdict does not depend on which scenarios ran before) and with
   // the bench-only heap probe, which needs --expose-gc.
-  const probeFile = join(os.tmpdir(), `gateway-soak-heap-${process.pid}-${Date.now()}`);
+  const probe = heapProbe('soak-gateway');
   const gateway = await spawnGateway(context.serviceUrl, {
-    nodeFlags: [
-      ...context.gatewayNodeFlags,
-      '--expose-gc',
-      '--import',
-      join(ROOT, 'bench', 'lib', 'heap-probe.mjs'),
-    ],
-    env: { BENCH_HEAP_PROBE_FILE: probeFile },
+    nodeFlags: [...context.gatewayNodeFlags, ...probe.nodeFlags],
+    env: probe.env,
   });
   try {
-    return await soak({ ...context, gatewayUrl: gateway.url, gatewayPid: gateway.pid }, probeFile);
+    const liveHeapMiB = async () => round((await probe.liveHeapBytes(gateway.pid)) / 2 ** 20);
+    return await soak({ ...context, gatewayUrl: gateway.url, gatewayPid: gateway.pid }, liveHeapMiB);
   } finally {
     await gateway.stop();
-    rmSync(probeFile, { force: true });
+    probe.dispose();
   }
 }
 
-async function soak(context: BenchContext, probeFile: string): Promise<ScenarioResult> {
+async function soak(context: BenchContext, liveHeapMiB: () => Promise<number>): Promise<ScenarioResult> {
   const windows = context.quick ? 6 : 12;
   const seconds = context.quick ? 3 : 5;
   const connections = 8;
@@ -141,7 +114,7 @@ async function soak(context: BenchContext, probeFile: string): Promise<ScenarioR
       loadErrors: figures.errors,
       rssMiB: round(metricSum(text, 'process_resident_memory_bytes') / 2 ** 20),
       heapUsedMiB: round(metricSum(text, 'nodejs_heap_size_used_bytes') / 2 ** 20),
-      liveHeapMiB: await liveHeapMiB(context.gatewayPid, probeFile, window + 1),
+      liveHeapMiB: await liveHeapMiB(),
       operations: metricSum(text, 'graphql_operations_total'),
       errorResults: metricSum(
         text,
