@@ -39,6 +39,7 @@ import {
 import type { WebSocket, WebSocketServer } from 'ws';
 import { LiveMember } from './live-fan-out.ts';
 import { currentTurn, sendFrame, serializePayload, warnIfUncorkable } from './ws-frames.ts';
+import { clientMessage } from './ws-guard.ts';
 import { keepSocketsAlive } from './ws-keep-alive.ts';
 
 /** What graphql-ws's context `extra` holds for an operation over this binding. */
@@ -169,11 +170,13 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<ExecutionResult
 /**
  * A client message about an adopted operation, answered as graphql-ws would answer it for one of its
  * own: `complete` ends the operation (nothing is sent back), a `subscribe` reusing the id closes the
- * socket with 4409. Other messages (true: answered here, false: for graphql-ws) go on. ws-guard.ts has
- * checked the message is a well-formed client message.
+ * socket with 4409. Other messages (true: answered here, false: for graphql-ws) go on.
  */
-function answeredForAdopted(text: string, adopted: Map<string, LiveMember>, socket: WebSocket): boolean {
-  const message = JSON.parse(text) as { type: string; id?: string };
+function answeredForAdopted(
+  message: { type: string; id?: string },
+  adopted: Map<string, LiveMember>,
+  socket: WebSocket,
+): boolean {
   const member = message.id === undefined ? undefined : adopted.get(message.id);
   if (!member) return false;
   if (message.type === 'complete') {
@@ -273,7 +276,13 @@ export function serveGraphqlWs(
           };
           socket.on('message', (data) => {
             const text = String(data);
-            if (extra.adopted?.size && answeredForAdopted(text, extra.adopted, socket)) return;
+            // Protocol violations close with 4400, not graphql-ws's 4500 (ws-guard.ts).
+            const message = clientMessage(text);
+            if (message === null) {
+              socket.close(4400, 'Invalid message received');
+              return;
+            }
+            if (extra.adopted?.size && answeredForAdopted(message, extra.adopted, socket)) return;
             try {
               handle(text).catch(onHandlingError);
             } catch (error) {

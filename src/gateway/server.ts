@@ -17,7 +17,6 @@ import { markSocketOperation } from './live-fan-out.ts';
 import { DEFAULT_SHUTDOWN_GRACE_MS } from './shutdown.ts';
 import { createTransportGuard, type TransportLimits } from './transport-guard.ts';
 import { variableErrors } from './variable-errors.ts';
-import { guardClientMessages } from './ws-guard.ts';
 import { createGateway, type Gateway, type GatewayOptions } from './yoga.ts';
 
 /** Options of {@link startGateway}. */
@@ -137,8 +136,6 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   });
   teardown.defer(() => new Promise<void>((resolve) => wsServer.close(() => resolve())));
   const maxOperations = options.wsLimits?.maxSubscriptionsPerSocket ?? WS_MAX_SUBSCRIPTIONS_PER_SOCKET;
-  // Before serving graphql-ws: protocol violations close with 4400, not graphql-ws's 4500 (see ws-guard.ts).
-  guardClientMessages(wsServer);
 
   const wsDisposable = serveGraphqlWs(
     {

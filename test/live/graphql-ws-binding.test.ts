@@ -1,7 +1,8 @@
 /**
  * The graphql-ws binding (src/gateway/graphql-ws-binding.ts) on a real ws server with a small schema:
  * the frames it writes are exactly graphql-ws's own (payload spliced from the shared serialization,
- * errors included), frames of one turn arrive complete and in order, and the shared keep-alive
+ * errors included), frames of one turn arrive complete and in order, a message only servers send
+ * closes the socket with 4400 (ws-guard.ts), and the shared keep-alive
  * terminates a client that stops answering pings. Every server and socket is closed when its test finishes.
  */
 import { once } from 'node:events';
@@ -173,6 +174,16 @@ describe('graphql-ws binding', () => {
     // terminate(): no close frame, so the client sees an abnormal closure.
     expect(code).toBe(1006);
     expect(answering.socket.readyState).toBe(WebSocket.OPEN);
+  });
+
+  it('closes a socket that sends a message only servers send with 4400, not as an internal error', async () => {
+    const { url } = await listen();
+    const client = await subscribe(url, 'a');
+    const closed = once(client.socket, 'close');
+    client.socket.send(JSON.stringify({ id: 'a', type: 'next', payload: { data: null } }));
+    const [code, reason] = (await closed) as [number, Buffer];
+    expect(code).toBe(4400);
+    expect(String(reason)).toBe('Invalid message received');
   });
 
   it('dispose closes open sockets with 1001', async () => {
