@@ -17,6 +17,9 @@ import { sseSubscribe } from '../helpers/sse.ts';
 const LIST = 'query List { conversations(first: 2) { edges { node { id } } } }';
 const EVENTS =
   'subscription Events($id: ID!) { conversationEvents(conversationId: $id, afterEventId: -1) { __typename eventId } }';
+/** Live events only: over graphql-ws, a live group's member (live-fan-out.ts). */
+const LIVE_EVENTS =
+  'subscription Live($id: ID!) { conversationEvents(conversationId: $id) { __typename eventId } }';
 
 type Result = { data?: unknown; errors?: Array<{ extensions?: { code?: string } }> };
 
@@ -93,13 +96,22 @@ describe('RunningGateway.close()', () => {
         abort.signal,
       ) as AsyncIterable<Result>,
     );
+    const live = new Collector<Result>(
+      ws.iterate({ query: LIVE_EVENTS, variables: { id } }) as AsyncIterable<Result>,
+    );
     await overWs.until((items) => items.length > 0);
     await overSse.until((items) => items.length > 0);
+    await vi.waitFor(() => expect(gateway.gateway.hardening.shutdown.streams).toBe(3), {
+      timeout: 5000,
+      interval: 20,
+    });
 
     await gateway.close();
     await overWs.finished();
     await overSse.finished();
-    for (const stream of [overWs, overSse]) {
+    await live.finished();
+    expect(live.error).toBeNull();
+    for (const stream of [overWs, overSse, live]) {
       expect(stream.items.at(-1)?.errors?.[0]?.extensions?.code).toBe('GATEWAY_SHUTTING_DOWN');
       expect(stream.items.slice(0, -1).every((item) => item.errors === undefined)).toBe(true);
     }

@@ -2,8 +2,9 @@
  * Every subscription gauge comes back to 0 when nothing is open, whatever ended the subscription:
  * refused at subscribe time (bad id, rate limited, too many on one socket), left by the client
  * (`complete`), its socket closed, ended by an upstream failure, or ended by shutdown; and the
- * operation counter counts each one once. Read from `GET /metrics` over real graphql-ws against the
- * local service.
+ * operation counter counts each one once. Both delivery paths: a catch-up (`afterEventId`, its own
+ * stream through envelop) and live events only (a live group's member, live-fan-out.ts). Read from
+ * `GET /metrics` over real graphql-ws against the local service.
  */
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { gatewayForTest, startTestGateway } from '../helpers/gateway.ts';
@@ -11,12 +12,16 @@ import { RawGraphqlWs } from '../helpers/graphql-ws.ts';
 import { metric } from '../helpers/http.ts';
 import { localServiceForTest, rest } from '../helpers/local-service.ts';
 
-const EVENTS =
-  'subscription E($id: ID!) { conversationEvents(conversationId: $id, afterEventId: -1) { eventId } }';
+/** The two ways a graphql-ws subscription is delivered, and how a test knows it is streaming. */
+const PATHS = [
+  { path: 'catch-up stream', after: ', afterEventId: -1', streamingFrom: 'first result' },
+  { path: 'live group', after: '', streamingFrom: 'gauge' },
+] as const;
 
-function subscribe(socket: RawGraphqlWs, id: string, conversationId: string): void {
+function subscribe(socket: RawGraphqlWs, id: string, conversationId: string, after: string): void {
+  const query = `subscription E($id: ID!) { conversationEvents(conversationId: $id${after}) { eventId } }`;
   socket.send(
-    JSON.stringify({ id, type: 'subscribe', payload: { query: EVENTS, variables: { id: conversationId } } }),
+    JSON.stringify({ id, type: 'subscribe', payload: { query, variables: { id: conversationId } } }),
   );
 }
 
@@ -36,11 +41,18 @@ function errorCodesOf(frames: RawGraphqlWs['messages']): unknown[] {
   });
 }
 
-async function started(socket: RawGraphqlWs, id: string): Promise<void> {
-  await socket.until((all) => all.some((m) => m.id === id && m.type === 'next'));
-}
+describe.each(PATHS)('graphql_subscriptions_open ($path)', ({ after, streamingFrom }) => {
+  /** Resolves once `count` subscriptions stream, operation `id` among them. */
+  const streaming = async (socket: RawGraphqlWs, id: string, gatewayUrl: string, count: number) => {
+    // A catch-up sends its history at once; a live-only one sends nothing until the agent acts.
+    if (streamingFrom === 'first result')
+      await socket.until((all) => all.some((m) => m.id === id && m.type === 'next'));
+    await vi.waitFor(async () => expect(await metric(gatewayUrl, 'graphql_subscriptions_open')).toBe(count), {
+      timeout: 5000,
+      interval: 20,
+    });
+  };
 
-describe('graphql_subscriptions_open', () => {
   it('returns to 0 after refusals, complete, socket close, upstream failure and shutdown', async () => {
     const service = await localServiceForTest();
     const gateway = await gatewayForTest({
@@ -73,17 +85,16 @@ describe('graphql_subscriptions_open', () => {
     onTestFinished(() => socket.close());
 
     // Refused: a bad id (1 subscribe).
-    subscribe(socket, 'bad-id', 'not a conversation id');
+    subscribe(socket, 'bad-id', 'not a conversation id', after);
     expect(errorCodesOf(await ended(socket, 'bad-id'))).toEqual(['BAD_USER_INPUT']);
     expect(await open()).toBe(0);
 
     // Refused: too many on one socket (2 streaming + 1 refused before it reaches the executor).
-    subscribe(socket, 'a', id);
-    subscribe(socket, 'b', id);
-    await started(socket, 'a');
-    await started(socket, 'b');
-    expect(await open()).toBe(2);
-    subscribe(socket, 'too-many', id);
+    subscribe(socket, 'a', id, after);
+    subscribe(socket, 'b', id, after);
+    await streaming(socket, 'a', gateway.url, 2);
+    await streaming(socket, 'b', gateway.url, 2);
+    subscribe(socket, 'too-many', id, after);
     expect(errorCodesOf(await ended(socket, 'too-many'))).toEqual(['TOO_MANY_SUBSCRIPTIONS']);
     expect(await open()).toBe(2);
 
@@ -96,9 +107,8 @@ describe('graphql_subscriptions_open', () => {
     // Ended by an upstream failure: the service goes away, the stream ends with an error result.
     const second = await RawGraphqlWs.open(gateway.url);
     onTestFinished(() => second.close());
-    subscribe(second, 'doomed', id);
-    await started(second, 'doomed');
-    expect(await open()).toBe(1);
+    subscribe(second, 'doomed', id, after);
+    await streaming(second, 'doomed', gateway.url, 1);
     await service.close();
     expect(errorCodesOf(await ended(second, 'doomed'))).toEqual(['CONVERSATION_UNREACHABLE']);
     await idle();
@@ -108,7 +118,7 @@ describe('graphql_subscriptions_open', () => {
     onTestFinished(() => third.close());
     const limited: unknown[] = [];
     for (let index = 0; index < 5; index++) {
-      subscribe(third, `r${index}`, id);
+      subscribe(third, `r${index}`, id, after);
       limited.push(...errorCodesOf(await ended(third, `r${index}`)));
     }
     expect(limited).toContain('RATE_LIMITED');
@@ -130,11 +140,10 @@ describe('graphql_subscriptions_open', () => {
     ).body.conversation_id;
     const socket = await RawGraphqlWs.open(gateway.url);
     onTestFinished(() => socket.close());
-    subscribe(socket, 's1', id);
-    subscribe(socket, 's2', id);
-    await started(socket, 's1');
-    await started(socket, 's2');
-    expect(await metric(gateway.url, 'graphql_subscriptions_open')).toBe(2);
+    subscribe(socket, 's1', id, after);
+    subscribe(socket, 's2', id, after);
+    await streaming(socket, 's1', gateway.url, 2);
+    await streaming(socket, 's2', gateway.url, 2);
     await gateway.close();
     expect(errorCodesOf(socket.messages.filter((m) => m.id === 's1'))).toEqual(['GATEWAY_SHUTTING_DOWN']);
     // /metrics is gone with the server; the registry is still readable.

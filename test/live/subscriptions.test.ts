@@ -343,6 +343,12 @@ describe('live groups (graphql-ws, live events only)', () => {
       timeout: 5000,
       interval: 20,
     });
+    // The member that left logged its own operation line; the others are still open.
+    const subscribeLines = gw
+      .logs()
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.msg === 'operation' && line.type === 'subscribe');
+    expect(subscribeLines).toEqual([expect.objectContaining({ outcome: 'ok' })]);
     const second = await graphql(gw.url, SEND, { input: { conversationId: id, content: 'two' } });
     expect(second.errors).toBeUndefined();
     await third.until(idleAfter('two'));
