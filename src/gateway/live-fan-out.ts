@@ -30,6 +30,9 @@ import { BridgeError } from '../upstream/bridge/bridge-error.ts';
 import { resultWithoutSuggestions } from './suggestions.ts';
 import { corkForThisTurn, serializePayload, WS_SEND_HIGH_WATER } from './ws-frames.ts';
 
+const NO_ERRORS: readonly unknown[] = Object.freeze([]);
+const NO_PAYLOADS: readonly string[] = Object.freeze([]);
+
 /** Something shutdown can stop: it sends its last result and leaves the set it was registered in. */
 export interface StoppableOperation {
   stop(): void;
@@ -221,11 +224,13 @@ export class LiveMember {
   #quotedId = '';
   /** `{"id":"<id>","type":"next","payload":`: graphql-ws's key order. */
   #prefix = '';
-  #early: string[] = [];
+  /** Null once adopted (most members never hold any). */
+  #early: string[] | null = null;
   #completeDue = false;
   /** Errors the client received, for the observers' end. */
-  #errors: readonly unknown[] = [];
-  #endListeners: ((errors: readonly unknown[]) => void)[] = [];
+  #errors: readonly unknown[] = NO_ERRORS;
+  /** The observers' end (one hook: the operation observer registers once). */
+  #onEnd: ((errors: readonly unknown[]) => void) | null = null;
   #stopSet: Set<StoppableOperation> | null = null;
   #release: (() => void) | null = null;
   /** Results written in a row while the socket held WS_SEND_HIGH_WATER unsent bytes. */
@@ -237,8 +242,17 @@ export class LiveMember {
 
   /** The observers' end: called once, with every error the client received. */
   watchEnd(listener: (errors: readonly unknown[]) => void): void {
-    if (this.#state === 'done') listener(this.#errors);
-    else this.#endListeners.push(listener);
+    if (this.#state === 'done') {
+      listener(this.#errors);
+      return;
+    }
+    const previous = this.#onEnd;
+    this.#onEnd = previous
+      ? (errors) => {
+          previous(errors);
+          listener(errors);
+        }
+      : listener;
   }
 
   /** Shutdown: counted in `open` until its last result is written; the coordinator calls {@link stop}. */
@@ -258,8 +272,8 @@ export class LiveMember {
     this.#quotedId = JSON.stringify(id);
     this.#prefix = `{"id":${this.#quotedId},"type":"next","payload":`;
     this.#release = release;
-    for (const payload of this.#early) this.#write(payload);
-    this.#early = [];
+    for (const payload of this.#early ?? NO_PAYLOADS) this.#write(payload);
+    this.#early = null;
     if (this.#state === 'joined') {
       this.#state = 'open';
       return;
@@ -297,6 +311,7 @@ export class LiveMember {
     if (errors) this.#errors = this.#errors.concat(errors);
     if (this.#state === 'joined') {
       // Bounded like a socket that does not read: an operation that is never adopted cannot grow this.
+      this.#early ??= [];
       this.#early.push(payload);
       if (bounded && this.#early.length > this.#group.maxBehind) this.#tooSlow();
       return false;
@@ -343,12 +358,12 @@ export class LiveMember {
 
   #finish(): void {
     this.#state = 'done';
-    this.#early = [];
+    this.#early = null;
     this.#release?.();
     this.#release = null;
-    const listeners = this.#endListeners;
-    this.#endListeners = [];
-    for (const listener of listeners) listener(this.#errors);
+    const onEnd = this.#onEnd;
+    this.#onEnd = null;
+    onEnd?.(this.#errors);
   }
 
   #write(payload: string): void {
