@@ -6,8 +6,6 @@
  * terminates a client that stops answering pings. Every server and socket is closed when its test finishes.
  */
 import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   type ExecutionResult,
   GraphQLError,
@@ -17,11 +15,10 @@ import {
   GraphQLString,
   parse,
 } from 'graphql';
-import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { WebSocket, WebSocketServer } from 'ws';
-import { serveGraphqlWs } from '../../src/gateway/graphql-ws-binding.ts';
+import { describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { subscribeSharingResults } from '../../src/gateway/shared-subscription-results.ts';
-import { closeOnce } from '../helpers/loopback.ts';
+import { bindingForTest, initialisedSocket, until } from '../helpers/ws-binding.ts';
 
 /** Events every subscriber receives, the same objects for all (as the bridge hands them out). */
 const EVENTS = [{ n: 1 }, { n: 2 }, { n: -1 }, { n: 3 }];
@@ -72,14 +69,9 @@ function graphqlWsFrame(id: string, result: ExecutionResult): string {
   });
 }
 
-/**
- * A ws server with the binding on port 0, both closed when the test finishes; `dispose` disposes the
- * binding earlier (once).
- */
-async function listen(keepAliveMs?: number) {
-  const server = createServer();
-  const wsServer = new WebSocketServer({ server });
-  const binding = serveGraphqlWs(
+/** The binding on port 0 with the schema above; closed when the test finishes. */
+function listen(keepAliveMs?: number) {
+  return bindingForTest(
     {
       schema,
       subscribe: (args) => subscribeSharingResults(args) as never,
@@ -90,41 +82,17 @@ async function listen(keepAliveMs?: number) {
         variableValues: payload.variables ?? null,
       }),
     },
-    wsServer,
     keepAliveMs,
   );
-  const dispose = closeOnce(() => binding.dispose());
-  onTestFinished(async () => {
-    await dispose();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return { url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`, wsServer, dispose };
 }
 
-/** Opens a socket, initialises and subscribes with `id`; resolves with every text frame received. */
+/** Opens a socket, initialises and subscribes with `id`; `frames` holds every text frame received. */
 async function subscribe(url: string, id: string, options: { autoPong?: boolean } = {}) {
-  const socket = new WebSocket(url, 'graphql-transport-ws', options);
-  onTestFinished(() => socket.terminate());
-  const frames: string[] = [];
-  socket.on('message', (data) => frames.push(String(data)));
-  await once(socket, 'open');
-  socket.send(JSON.stringify({ type: 'connection_init' }));
-  // Subscribing before the ack is a protocol violation (4401).
-  await until(() => frames.length >= 1);
-  socket.send(JSON.stringify({ id, type: 'subscribe', payload: { query: QUERY, operationName: 'S' } }));
-  return { socket, frames };
-}
-
-/** Resolves once `check` holds (polled by vitest), fails the test after 3 s. */
-function until(check: () => boolean): Promise<void> {
-  return vi.waitFor(
-    () => {
-      if (!check()) throw new Error('not yet');
-    },
-    { timeout: 3000, interval: 10 },
+  const client = await initialisedSocket(url, options);
+  client.socket.send(
+    JSON.stringify({ id, type: 'subscribe', payload: { query: QUERY, operationName: 'S' } }),
   );
+  return client;
 }
 
 describe('graphql-ws binding', () => {

@@ -7,8 +7,6 @@
  * last result and error masking. Every server and socket is closed when its test finishes.
  */
 import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   type DocumentNode,
   type ExecutionArgs,
@@ -19,9 +17,7 @@ import {
   GraphQLString,
   parse,
 } from 'graphql';
-import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { WebSocket, WebSocketServer } from 'ws';
-import { serveGraphqlWs } from '../../src/gateway/graphql-ws-binding.ts';
+import { describe, expect, it } from 'vitest';
 import {
   LiveFanOut,
   LiveMember,
@@ -30,7 +26,7 @@ import {
   type StoppableOperation,
 } from '../../src/gateway/live-fan-out.ts';
 import { subscribeSharingResults } from '../../src/gateway/shared-subscription-results.ts';
-import { closeOnce } from '../helpers/loopback.ts';
+import { bindingForTest, initialisedSocket, until } from '../helpers/ws-binding.ts';
 
 interface HubEvent {
   n: number;
@@ -126,56 +122,37 @@ async function listen(options: { maxBehind?: number } = {}) {
   const ended: { errors: readonly unknown[] }[] = [];
   const open = new Set<StoppableOperation>();
   const documents = new Map<string, DocumentNode>();
-  const server = createServer();
-  const wsServer = new WebSocketServer({ server });
-  const binding = serveGraphqlWs(
-    {
-      schema,
-      subscribe: async (args: ExecutionArgs) => {
-        const result = await subscribeSharingResults(args, fanOut);
-        if (result instanceof LiveMember) {
-          result.watchEnd((errors) => ended.push({ errors }));
-          result.stopOnDrain(open);
-        }
-        return result as never;
-      },
-      onSubscribe: (_ctx, _id, payload) => {
-        // One document object per text, as Yoga's parse cache hands out: operations are keyed by it.
-        const document = documents.get(payload.query) ?? parse(payload.query);
-        documents.set(payload.query, document);
-        const contextValue = {};
-        markSocketOperation(contextValue);
-        return {
-          schema,
-          document,
-          operationName: payload.operationName ?? null,
-          variableValues: payload.variables ?? null,
-          contextValue,
-        };
-      },
+  const { url } = await bindingForTest({
+    schema,
+    subscribe: async (args: ExecutionArgs) => {
+      const result = await subscribeSharingResults(args, fanOut);
+      if (result instanceof LiveMember) {
+        result.watchEnd((errors) => ended.push({ errors }));
+        result.stopOnDrain(open);
+      }
+      return result as never;
     },
-    wsServer,
-  );
-  const dispose = closeOnce(() => binding.dispose());
-  onTestFinished(async () => {
-    await dispose();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    onSubscribe: (_ctx, _id, payload) => {
+      // One document object per text, as Yoga's parse cache hands out: operations are keyed by it.
+      const document = documents.get(payload.query) ?? parse(payload.query);
+      documents.set(payload.query, document);
+      const contextValue = {};
+      markSocketOperation(contextValue);
+      return {
+        schema,
+        document,
+        operationName: payload.operationName ?? null,
+        variableValues: payload.variables ?? null,
+        contextValue,
+      };
+    },
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { url, hub, open, ended, masked, executions: () => executions };
 }
 
-/** A client socket, initialised; `subscribe` sends a subscribe message; frames are parsed. */
+/** A client socket, initialised; `subscribe` sends a subscribe message. */
 async function client(url: string) {
-  const socket = new WebSocket(url, 'graphql-transport-ws');
-  onTestFinished(() => socket.terminate());
-  const frames: string[] = [];
-  socket.on('message', (data) => frames.push(String(data)));
-  await once(socket, 'open');
-  socket.send(JSON.stringify({ type: 'connection_init' }));
-  await until(() => frames.length >= 1);
+  const { socket, frames } = await initialisedSocket(url);
   return {
     socket,
     frames,
@@ -185,15 +162,6 @@ async function client(url: string) {
     /** Frames after the connection ack, parsed. */
     messages: () => frames.slice(1).map((frame) => JSON.parse(frame) as Record<string, unknown>),
   };
-}
-
-function until(check: () => boolean, timeout = 3000): Promise<void> {
-  return vi.waitFor(
-    () => {
-      if (!check()) throw new Error('not yet');
-    },
-    { timeout, interval: 10 },
-  );
 }
 
 const nextFrame = (id: string, payload: unknown) => JSON.stringify({ id, type: 'next', payload });
