@@ -36,7 +36,7 @@ import {
   makeServer,
   type ServerOptions,
 } from 'graphql-ws';
-import type { WebSocket, WebSocketServer } from 'ws';
+import type { RawData, WebSocket, WebSocketServer } from 'ws';
 import { LiveMember } from './live-fan-out.ts';
 import { currentTurn, sendFrame, serializePayload, warnIfUncorkable } from './ws-frames.ts';
 import { clientMessage } from './ws-guard.ts';
@@ -47,6 +47,39 @@ export interface SocketExtra {
   socket: WebSocket;
   /** Operations adopted from graphql-ws (live groups), by id; created with the first. */
   adopted: Map<string, LiveMember> | null;
+}
+
+/**
+ * One socket as graphql-ws sees it (its `WebSocket` interface: protocol, send, close, onMessage, as
+ * methods rather than closures per socket) and as the binding keeps it (graphql-ws's `extra`).
+ */
+class SocketSession implements SocketExtra {
+  readonly socket: WebSocket;
+  adopted: Map<string, LiveMember> | null = null;
+  /** graphql-ws's handler of an incoming message, given in `onMessage`. */
+  handle: ((data: string) => Promise<void>) | null = null;
+  /** What graphql-ws's `opened` returned: call it when the socket closes. */
+  closed: ((code?: number, reason?: string) => Promise<void>) | null = null;
+
+  constructor(socket: WebSocket) {
+    this.socket = socket;
+  }
+
+  get protocol(): string {
+    return this.socket.protocol;
+  }
+
+  send(data: string): Promise<void> | undefined {
+    return sendFrame(this.socket, data);
+  }
+
+  close(code: number, reason: string): void {
+    this.socket.close(code, reason);
+  }
+
+  onMessage(handle: (data: string) => Promise<void>): void {
+    this.handle = handle;
+  }
 }
 
 /** Operations open on a socket: graphql-ws's own and those this binding adopted. */
@@ -241,9 +274,60 @@ export function serveGraphqlWs(
     const adopted = ctx.extra.adopted;
     adopted.set(id, member);
     delete ctx.subscriptions[id];
-    member.adopt(ctx.extra.socket, id, () => {
-      if (adopted.get(id) === member) adopted.delete(id);
-    });
+    member.adopt(ctx.extra.socket, id, adopted);
+  };
+
+  // One listener function per event for every socket, finding the socket's session by `this`:
+  // closures per socket were a third of the binding's own heap per idle subscriber.
+  const sessions = new WeakMap<WebSocket, SocketSession>();
+  const onSocketError = function (this: WebSocket, error: Error) {
+    console.error('Internal error emitted on a WebSocket socket. Please check your implementation.', error);
+    this.close(CloseCode.InternalServerError, closeReason(error, isProd));
+  };
+  const onPong = function (this: WebSocket) {
+    keepAlive.answered(this);
+  };
+  const onSocketMessage = function (this: WebSocket, data: RawData) {
+    const session = sessions.get(this);
+    if (!session?.handle) return;
+    const text = String(data);
+    // Protocol violations close with 4400, not graphql-ws's 4500 (ws-guard.ts).
+    const message = clientMessage(text);
+    if (message === null) {
+      this.close(4400, 'Invalid message received');
+      return;
+    }
+    if (session.adopted?.size && answeredForAdopted(message, session.adopted, this)) return;
+    const onHandlingError = (error: unknown) => {
+      console.error(
+        'Internal error occurred during message handling. Please check your implementation.',
+        error,
+      );
+      this.close(CloseCode.InternalServerError, closeReason(error, isProd));
+    };
+    // A `then`, not an awaiting listener: graphql-ws's handling of a `subscribe` message settles
+    // only when the subscription ends, so an awaiting listener was one more suspended async function
+    // (a generator, a promise, a closure context) per open subscription.
+    try {
+      session.handle(text).catch(onHandlingError);
+    } catch (error) {
+      onHandlingError(error);
+    }
+  };
+  const onSocketClose = function (this: WebSocket, code: number, reason: Buffer) {
+    keepAlive.remove(this);
+    if (
+      !isProd &&
+      code === CloseCode.SubprotocolNotAcceptable &&
+      this.protocol === DEPRECATED_GRAPHQL_WS_PROTOCOL
+    )
+      console.warn(
+        `Client provided the unsupported and deprecated subprotocol "${this.protocol}" used by subscriptions-transport-ws.`,
+      );
+    const session = sessions.get(this);
+    if (!session) return;
+    if (session.adopted) for (const member of [...session.adopted.values()]) member.cancel();
+    void session.closed?.(code, String(reason));
   };
 
   let corkingChecked = false;
@@ -252,60 +336,15 @@ export function serveGraphqlWs(
       corkingChecked = true;
       warnIfUncorkable(socket);
     }
-    socket.once('error', (error) => {
-      console.error('Internal error emitted on a WebSocket socket. Please check your implementation.', error);
-      socket.close(CloseCode.InternalServerError, closeReason(error, isProd));
-    });
+    // `on`, not `once`: ws emits 'error' and 'close' once, and `once` adds a bound wrapper per socket.
+    socket.on('error', onSocketError);
+    socket.on('pong', onPong);
+    socket.on('message', onSocketMessage);
+    socket.on('close', onSocketClose);
     keepAlive.add(socket);
-    const extra: SocketExtra = { socket, adopted: null };
-    const closed = server.opened(
-      {
-        protocol: socket.protocol,
-        send: (data) => sendFrame(socket, data),
-        close: (code, reason) => socket.close(code, reason),
-        // A `then`, not an async listener: graphql-ws's handling of a `subscribe` message settles only
-        // when the subscription ends, so an awaiting listener was one more suspended async function
-        // (a generator, a promise, a closure context) per open subscription.
-        onMessage: (handle) => {
-          const onHandlingError = (error: unknown) => {
-            console.error(
-              'Internal error occurred during message handling. Please check your implementation.',
-              error,
-            );
-            socket.close(CloseCode.InternalServerError, closeReason(error, isProd));
-          };
-          socket.on('message', (data) => {
-            const text = String(data);
-            // Protocol violations close with 4400, not graphql-ws's 4500 (ws-guard.ts).
-            const message = clientMessage(text);
-            if (message === null) {
-              socket.close(4400, 'Invalid message received');
-              return;
-            }
-            if (extra.adopted?.size && answeredForAdopted(message, extra.adopted, socket)) return;
-            try {
-              handle(text).catch(onHandlingError);
-            } catch (error) {
-              onHandlingError(error);
-            }
-          });
-        },
-      },
-      extra,
-    );
-    // `on`, not `once`: ws emits 'close' once, and `once` adds a bound wrapper per socket.
-    socket.on('close', (code, reason) => {
-      if (
-        !isProd &&
-        code === CloseCode.SubprotocolNotAcceptable &&
-        socket.protocol === DEPRECATED_GRAPHQL_WS_PROTOCOL
-      )
-        console.warn(
-          `Client provided the unsupported and deprecated subprotocol "${socket.protocol}" used by subscriptions-transport-ws.`,
-        );
-      if (extra.adopted) for (const member of [...extra.adopted.values()]) member.cancel();
-      void closed(code, String(reason));
-    });
+    const session = new SocketSession(socket);
+    sessions.set(socket, session);
+    session.closed = server.opened(session, session);
   });
 
   return {

@@ -232,7 +232,9 @@ export class LiveMember {
   /** The observers' end (one hook: the operation observer registers once). */
   #onEnd: ((errors: readonly unknown[]) => void) | null = null;
   #stopSet: Set<StoppableOperation> | null = null;
-  #release: (() => void) | null = null;
+  /** The socket's adopted operations, by id, which this member leaves when it ends. */
+  #adoptedBy: Map<string, LiveMember> | null = null;
+  #id = '';
   /** Results written in a row while the socket held WS_SEND_HIGH_WATER unsent bytes. */
   #behind = 0;
 
@@ -263,15 +265,17 @@ export class LiveMember {
   }
 
   /**
-   * The binding hands the member its socket and operation id; `release` forgets it on the socket.
-   * What came before (results, the end) goes out now.
+   * The binding hands the member its socket and operation id; `adoptedBy` is the socket's map of
+   * adopted operations, where the binding has put it and which it leaves when it ends. What came
+   * before (results, the end) goes out now.
    */
-  adopt(socket: WebSocket, id: string, release: () => void): void {
+  adopt(socket: WebSocket, id: string, adoptedBy: Map<string, LiveMember>): void {
     if (this.#state !== 'joined' && this.#state !== 'closing') return;
     this.#socket = socket;
+    this.#id = id;
+    this.#adoptedBy = adoptedBy;
     this.#quotedId = JSON.stringify(id);
     this.#prefix = `{"id":${this.#quotedId},"type":"next","payload":`;
-    this.#release = release;
     for (const payload of this.#early ?? NO_PAYLOADS) this.#write(payload);
     this.#early = null;
     if (this.#state === 'joined') {
@@ -359,8 +363,8 @@ export class LiveMember {
   #finish(): void {
     this.#state = 'done';
     this.#early = null;
-    this.#release?.();
-    this.#release = null;
+    if (this.#adoptedBy?.get(this.#id) === this) this.#adoptedBy.delete(this.#id);
+    this.#adoptedBy = null;
     const onEnd = this.#onEnd;
     this.#onEnd = null;
     onEnd?.(this.#errors);

@@ -33,7 +33,12 @@ describe('keepSocketsAlive', () => {
     vi.useFakeTimers();
     const keepAlive = keepSocketsAlive(1200);
     const sockets = Array.from({ length: 24 }, () => new StandInSocket());
-    for (const socket of sockets) keepAlive.add(socket as unknown as WebSocket);
+    for (const socket of sockets) {
+      keepAlive.add(socket as unknown as WebSocket);
+      // What the binding's listeners report.
+      socket.on('pong', () => keepAlive.answered(socket as unknown as WebSocket));
+      socket.on('close', () => keepAlive.remove(socket as unknown as WebSocket));
+    }
 
     vi.advanceTimersByTime(100);
     expect(sockets.filter((socket) => socket.pings > 0)).toHaveLength(2);
