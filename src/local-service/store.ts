@@ -114,9 +114,28 @@ function conversationToRow(c: StoredConversation): ConversationRow {
   };
 }
 
+/**
+ * better-sqlite3 12's JS wrappers (databases, statements) are kept reachable for the life of the
+ * process. Under Node 24, a wrapper garbage-collected while no JavaScript context is entered (a GC
+ * during a microtask checkpoint) aborts the process in `node::RemoveEnvironmentCleanupHook`
+ * (`Assertion failed: (env) != nullptr`, from `Statement::~Statement`; reported against
+ * better-sqlite3 12.x on Node 24 by several projects). It aborted a vitest worker here once. A store
+ * opens ~25 wrappers once and keeps them anyway; what this adds is that a closed store's wrappers
+ * (tests open hundreds) and the few transient ones are never finalized by the GC. better-sqlite3 13
+ * needs Node 22, and Node 20 must keep working.
+ */
+const NEVER_COLLECTED: object[] = [];
+
+function retained<T extends object>(wrapper: T): T {
+  NEVER_COLLECTED.push(wrapper);
+  return wrapper;
+}
+
 function migrate(db: Database.Database): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)');
-  const row = db.prepare('SELECT version FROM schema_version').get() as { version: number } | undefined;
+  const row = retained(db.prepare('SELECT version FROM schema_version')).get() as
+    | { version: number }
+    | undefined;
   const current = row?.version ?? 0;
   if (current > MIGRATIONS.length) {
     throw new Error(
@@ -125,8 +144,8 @@ function migrate(db: Database.Database): void {
   }
   const apply = db.transaction(() => {
     for (let v = current; v < MIGRATIONS.length; v++) db.exec(MIGRATIONS[v] as string);
-    db.prepare('DELETE FROM schema_version').run();
-    db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(MIGRATIONS.length);
+    retained(db.prepare('DELETE FROM schema_version')).run();
+    retained(db.prepare('INSERT INTO schema_version (version) VALUES (?)')).run(MIGRATIONS.length);
   });
   if (current < MIGRATIONS.length) apply();
 }
@@ -146,65 +165,65 @@ export interface LocalConversationStore extends ConversationStore {
  */
 export function openConversationStore(dataDir: string): LocalConversationStore {
   mkdirSync(dataDir, { recursive: true });
-  const db = new Database(join(dataDir, STORE_FILE_NAME));
-  db.pragma('journal_mode = WAL');
+  const db = retained(new Database(join(dataDir, STORE_FILE_NAME)));
+  // exec, not db.pragma(): pragma() prepares a statement each call, one more wrapper for the GC.
+  db.exec('PRAGMA journal_mode = WAL');
   // Under WAL, NORMAL syncs only at checkpoints: a commit is in the WAL file (the OS page cache)
   // before the statement returns, so it survives the process being killed with SIGKILL; only an OS
   // crash or power loss can lose the last commits. FULL would add an fsync per commit, which costs
   // far more than this development service needs.
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
+  db.exec('PRAGMA synchronous = NORMAL');
+  db.exec('PRAGMA foreign_keys = ON');
   // A short wait instead of SQLITE_BUSY if a checkpoint overlaps a write.
-  db.pragma('busy_timeout = 5000');
+  db.exec('PRAGMA busy_timeout = 5000');
   migrate(db);
+  const prepare = (sql: string) => retained(db.prepare(sql));
 
-  const insertConversationStmt = db.prepare(
+  const insertConversationStmt = prepare(
     `INSERT INTO conversations (conversation_id, tenant, title, status, runtime_status, selected_repository,
        selected_branch, git_provider, trigger, pr_numbers, created_at, last_updated_at, request, session_api_key)
      VALUES (@conversation_id, @tenant, @title, @status, @runtime_status, @selected_repository,
        @selected_branch, @git_provider, @trigger, @pr_numbers, @created_at, @last_updated_at, @request,
        @session_api_key)`,
   );
-  const getConversationStmt = db.prepare(
-    'SELECT * FROM conversations WHERE tenant = ? AND conversation_id = ?',
-  );
-  const updateConversationStmt = db.prepare(
+  const getConversationStmt = prepare('SELECT * FROM conversations WHERE tenant = ? AND conversation_id = ?');
+  const updateConversationStmt = prepare(
     `UPDATE conversations SET title = @title, status = @status, runtime_status = @runtime_status,
        last_updated_at = @last_updated_at, session_api_key = @session_api_key, pr_numbers = @pr_numbers
      WHERE tenant = @tenant AND conversation_id = @conversation_id`,
   );
-  const listConversationsStmt = db.prepare(
+  const listConversationsStmt = prepare(
     `SELECT * FROM conversations WHERE tenant = ?
      ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?`,
   );
-  const ownsConversationStmt = db.prepare(
+  const ownsConversationStmt = prepare(
     'SELECT 1 FROM conversations WHERE tenant = ? AND conversation_id = ?',
   );
-  const idExistsStmt = db.prepare('SELECT 1 FROM conversations WHERE conversation_id = ?');
-  const nextEventIdStmt = db.prepare(
+  const idExistsStmt = prepare('SELECT 1 FROM conversations WHERE conversation_id = ?');
+  const nextEventIdStmt = prepare(
     'SELECT COALESCE(MAX(id), -1) + 1 AS next FROM events WHERE conversation_id = ?',
   );
-  const insertEventStmt = db.prepare('INSERT INTO events (conversation_id, id, payload) VALUES (?, ?, ?)');
-  const listEventsStmt = db.prepare(
+  const insertEventStmt = prepare('INSERT INTO events (conversation_id, id, payload) VALUES (?, ?, ?)');
+  const listEventsStmt = prepare(
     'SELECT payload FROM events WHERE conversation_id = ? AND id > ? ORDER BY id',
   );
-  const searchEventsForwardStmt = db.prepare(
+  const searchEventsForwardStmt = prepare(
     'SELECT payload FROM events WHERE conversation_id = ? AND id >= ? AND id <= ? ORDER BY id ASC LIMIT ?',
   );
-  const searchEventsBackwardStmt = db.prepare(
+  const searchEventsBackwardStmt = prepare(
     'SELECT payload FROM events WHERE conversation_id = ? AND id >= ? AND id <= ? ORDER BY id DESC LIMIT ?',
   );
-  const deleteEventsStmt = db.prepare('DELETE FROM events WHERE conversation_id = ?');
-  const deleteConversationStmt = db.prepare(
+  const deleteEventsStmt = prepare('DELETE FROM events WHERE conversation_id = ?');
+  const deleteConversationStmt = prepare(
     'DELETE FROM conversations WHERE tenant = ? AND conversation_id = ?',
   );
-  const upsertTokenStmt = db.prepare(
+  const upsertTokenStmt = prepare(
     `INSERT INTO provider_tokens (tenant, provider, token, host) VALUES (?, ?, ?, ?)
      ON CONFLICT (tenant, provider) DO UPDATE SET token = excluded.token, host = excluded.host`,
   );
-  const listTokensStmt = db.prepare('SELECT provider, token, host FROM provider_tokens WHERE tenant = ?');
-  const clearTokensStmt = db.prepare('DELETE FROM provider_tokens WHERE tenant = ?');
-  const markAllStoppedStmt = db.prepare(
+  const listTokensStmt = prepare('SELECT provider, token, host FROM provider_tokens WHERE tenant = ?');
+  const clearTokensStmt = prepare('DELETE FROM provider_tokens WHERE tenant = ?');
+  const markAllStoppedStmt = prepare(
     `UPDATE conversations SET status = 'STOPPED', runtime_status = NULL, session_api_key = NULL
      WHERE status IN ('STARTING', 'RUNNING')`,
   );
