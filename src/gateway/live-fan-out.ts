@@ -224,9 +224,8 @@ export class LiveMember {
   #quotedId = '';
   /** `{"id":"<id>","type":"next","payload":`: graphql-ws's key order. */
   #prefix = '';
-  /** Null once adopted (most members never hold any). */
+  /** Results waiting for the adoption; null while there are none (most members never hold any). */
   #early: string[] | null = null;
-  #completeDue = false;
   /** Errors the client received, for the observers' end. */
   #errors: readonly unknown[] = NO_ERRORS;
   /** The observers' end (one hook: the operation observer registers once). */
@@ -282,7 +281,8 @@ export class LiveMember {
       this.#state = 'open';
       return;
     }
-    if (this.#completeDue) this.#writeComplete();
+    // Closing: it ended before the adoption, and its `complete` is due.
+    this.#writeComplete();
     this.#finish();
   }
 
@@ -353,7 +353,6 @@ export class LiveMember {
     if (!adopted && sendComplete) {
       // Not adopted yet: its frames go out at adoption.
       this.#state = 'closing';
-      this.#completeDue = true;
       return;
     }
     if (sendComplete) this.#writeComplete();

@@ -361,4 +361,32 @@ describe('live fan-out over graphql-ws', () => {
     const catchUp = Object.assign(new HubSource(hub), { liveStream: null });
     expect(fanOut.join(catchUp, { schema, document, contextValue: marked }, 'key', run)).toBeNull();
   });
+
+  it('a member whose group ended before its adoption gets the results and `complete` at adoption', async () => {
+    const hub = new Hub();
+    const fanOut = new LiveFanOut();
+    const contextValue = {};
+    markSocketOperation(contextValue);
+    const args = { schema: new GraphQLSchema({}), document: parse('{ x }'), contextValue };
+    const member = fanOut.join(new HubSource(hub), args, 'key', (event) => ({ data: { event } }));
+    const ended: (readonly unknown[])[] = [];
+    member?.watchEnd((errors) => ended.push(errors));
+    hub.push({ n: 1 });
+    hub.end();
+    await until(() => hub.sources.size === 0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(ended).toEqual([]);
+    // What the member uses of a ws WebSocket: its state and send.
+    const sent: string[] = [];
+    const socket = { OPEN: 1, readyState: 1, bufferedAmount: 0, send: (data: string) => sent.push(data) };
+    const adopted = new Map<string, LiveMember>();
+    adopted.set('x', member as LiveMember);
+    member?.adopt(socket as never, 'x', adopted);
+    expect(sent).toEqual([
+      nextFrame('x', { data: { event: { n: 1 } } }),
+      JSON.stringify({ id: 'x', type: 'complete' }),
+    ]);
+    expect(ended).toEqual([[]]);
+    expect(adopted.size).toBe(0);
+  });
 });
