@@ -298,6 +298,14 @@ export function shuttingDown(): GraphQLError {
   return codedError('GATEWAY_SHUTTING_DOWN', { refuses: true });
 }
 
+/**
+ * GATEWAY_SHUTTING_DOWN as the last result of a subscription the drain ends, whichever path delivers
+ * it (a stream or a live group): no HTTP status, the stream's answer began long before.
+ */
+export function streamEndedByShutdown(): GraphQLError {
+  return codedError('GATEWAY_SHUTTING_DOWN');
+}
+
 /** TOO_MANY_SUBSCRIPTIONS on one graphql-ws connection. */
 export function tooManySubscriptions(maxOperations: number): GraphQLError {
   return codedError('TOO_MANY_SUBSCRIPTIONS', {

@@ -26,6 +26,7 @@
 import { type ExecutionArgs, type ExecutionResult, GraphQLError } from 'graphql';
 import { maskError } from 'graphql-yoga';
 import type { WebSocket } from 'ws';
+import { streamEndedByShutdown } from '../errors.ts';
 import { BridgeError } from '../upstream/bridge/bridge-error.ts';
 import { resultWithoutSuggestions } from './suggestions.ts';
 import { corkForThisTurn, serializePayload, WS_SEND_HIGH_WATER } from './ws-frames.ts';
@@ -326,7 +327,7 @@ export class LiveMember {
 
   /** Shutdown: one GATEWAY_SHUTTING_DOWN result, then `complete`. */
   stop(): void {
-    this.fail(new BridgeError('GATEWAY_SHUTTING_DOWN'));
+    this.fail(streamEndedByShutdown());
   }
 
   /** The client sent `complete` or its socket closed (or it never was adopted): nothing more is written. */

@@ -6,18 +6,13 @@
  * refuse new requests, close sockets) around it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ExecutionResult, GraphQLError } from 'graphql';
+import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { shuttingDown } from '../errors.ts';
+import { shuttingDown, streamEndedByShutdown } from '../errors.ts';
 import { LiveMember, type StoppableOperation } from './live-fan-out.ts';
 
 /** Default bound of the drain phase. `SHUTDOWN_GRACE_MS`. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
-
-/** The error sent to refused operations and as the last result of ended subscriptions. */
-function shuttingDownError(): GraphQLError {
-  return shuttingDown();
-}
 
 /** Tracks operations in flight and ends streams when draining starts. One per gateway. */
 export class ShutdownCoordinator {
@@ -95,7 +90,7 @@ export class ShutdownCoordinator {
     return {
       onExecute: ({ executeFn, setExecuteFn, setResultAndStopExecution }) => {
         if (this.draining) {
-          setResultAndStopExecution({ errors: [shuttingDownError()] });
+          setResultAndStopExecution({ errors: [shuttingDown()] });
           return;
         }
         // Counted around the execute function itself (not onExecuteDone, which a throwing execution
@@ -111,7 +106,7 @@ export class ShutdownCoordinator {
       },
       onSubscribe: ({ setResultAndStopExecution }) => {
         if (this.draining) {
-          setResultAndStopExecution({ errors: [shuttingDownError()] });
+          setResultAndStopExecution({ errors: [shuttingDown()] });
           return;
         }
         return streamHooks;
@@ -198,7 +193,7 @@ class StoppableStream implements AsyncIterableIterator<ExecutionResult>, Stoppab
   #stopResult(): IteratorResult<ExecutionResult> {
     if (!this.#finish()) return DONE;
     void Promise.resolve(this.#source.return?.()).catch(() => {});
-    return { done: false, value: { errors: [shuttingDownError()] } };
+    return { done: false, value: { errors: [streamEndedByShutdown()] } };
   }
 
   #finish(): boolean {

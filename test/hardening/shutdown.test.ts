@@ -115,6 +115,9 @@ describe('RunningGateway.close()', () => {
       expect(stream.items.at(-1)?.errors?.[0]?.extensions?.code).toBe('GATEWAY_SHUTTING_DOWN');
       expect(stream.items.slice(0, -1).every((item) => item.errors === undefined)).toBe(true);
     }
+    // The same last result whichever path delivered it (an envelop stream or a live group).
+    expect(live.items.at(-1)).toEqual(overWs.items.at(-1));
+    expect(overSse.items.at(-1)).toEqual(overWs.items.at(-1));
     expect(overSse.error).toBeNull(); // the SSE stream completed, it was not cut
     expect(gateway.gateway.eventBridge.stats().upstreamSockets).toBe(0);
   });
