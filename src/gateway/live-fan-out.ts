@@ -32,7 +32,6 @@ import { resultWithoutSuggestions } from './suggestions.ts';
 import { corkForThisTurn, serializePayload, WS_SEND_HIGH_WATER } from './ws-frames.ts';
 
 const NO_ERRORS: readonly unknown[] = Object.freeze([]);
-const NO_PAYLOADS: readonly string[] = Object.freeze([]);
 
 /** Something shutdown can stop: it sends its last result and leaves the set it was registered in. */
 export interface StoppableOperation {
@@ -221,8 +220,6 @@ export class LiveMember {
    */
   #state: 'joined' | 'open' | 'closing' | 'done' = 'joined';
   #socket: WebSocket | null = null;
-  /** The operation id as JSON text. */
-  #quotedId = '';
   /** `{"id":"<id>","type":"next","payload":`: graphql-ws's key order. */
   #prefix = '';
   /** Results waiting for the adoption; null while there are none (most members never hold any). */
@@ -274,9 +271,8 @@ export class LiveMember {
     this.#socket = socket;
     this.#id = id;
     this.#adoptedBy = adoptedBy;
-    this.#quotedId = JSON.stringify(id);
-    this.#prefix = `{"id":${this.#quotedId},"type":"next","payload":`;
-    for (const payload of this.#early ?? NO_PAYLOADS) this.#write(payload);
+    this.#prefix = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+    if (this.#early) for (const payload of this.#early) this.#write(payload);
     this.#early = null;
     if (this.#state === 'joined') {
       this.#state = 'open';
@@ -371,17 +367,18 @@ export class LiveMember {
   }
 
   #write(payload: string): void {
-    const socket = this.#socket;
-    if (!socket || socket.readyState !== socket.OPEN) return;
-    corkForThisTurn(socket);
-    socket.send(`${this.#prefix}${payload}}`);
+    this.#send(`${this.#prefix}${payload}}`);
   }
 
   /** graphql-ws's `complete` frame. */
   #writeComplete(): void {
+    this.#send(`{"id":${JSON.stringify(this.#id)},"type":"complete"}`);
+  }
+
+  #send(frame: string): void {
     const socket = this.#socket;
     if (!socket || socket.readyState !== socket.OPEN) return;
     corkForThisTurn(socket);
-    socket.send(`{"id":${this.#quotedId},"type":"complete"}`);
+    socket.send(frame);
   }
 }
