@@ -127,7 +127,7 @@ export class ConfigError extends Error {
   }
 }
 
-/** `--help` was given: the caller prints renderHelp() (src/settings.ts) and exits 0. */
+/** `--help` was given: the caller prints renderHelp() (src/settings-text.ts) and exits 0. */
 export class HelpRequested extends Error {
   constructor() {
     super('help requested');

@@ -11,7 +11,7 @@ import { startGateway } from './gateway/server.ts';
 import { startRateLimitPrimary } from './gateway/shared-rate-limit.ts';
 import { createSharedState, type SharedState } from './gateway/shared-state.ts';
 import { startTracing, type Tracing } from './gateway/tracing.ts';
-import { renderHelp } from './settings.ts';
+import { renderHelp } from './settings-text.ts';
 
 /** Config -> gateway hardening options (loads the allow-list file; starts tracing only when enabled). */
 async function hardeningFrom(config: HardeningConfig, tracing: Tracing | null): Promise<HardeningOptions> {

@@ -1,29 +1,30 @@
 /**
  * The one table of the gateway's settings. Config parsing (src/config.ts) reads flag names, env names and
- * integer bounds from it; `--help` and the README's configuration table are rendered from it, and
- * test/gateway/settings-table.test.ts fails when the README drifts. Adding a setting = one row here + its
- * field in Config (and, for a non-integer value, its parser in loadConfig).
+ * integer bounds from it; `--help` and the configuration table of docs/configuration.md are rendered from
+ * it (src/settings-text.ts), and test/gateway/settings-table.test.ts fails when that page drifts. Adding a
+ * setting = one row here + its field in Config (and, for a non-integer value, its parser in loadConfig),
+ * then `npm run docs:config`.
  */
 
 /** One setting: how it is spelled, what it defaults to, and what it means. */
 export interface Setting {
   /** Command-line flag without `--`; absent for env-only settings (secrets: flags show in `ps`). */
   flag?: string;
-  /** Placeholder of the flag's value in help and README, e.g. `<n>`. */
+  /** Placeholder of the flag's value in help and docs, e.g. `<n>`. */
   arg?: string;
   /** Environment variable. */
   env: string;
   /** Heading the setting is listed under in `--help`. */
   group: string;
-  /** The default as users read it (README and help). */
+  /** The default as users read it (docs and help). */
   defaultText: string;
-  /** What the setting does (README and help). */
+  /** What the setting does (docs and help). */
   description: string;
   /** Integer settings: the value when unset and the accepted range (inclusive). null fallback = derived. */
   integer?: { fallback: number | null; min: number; max: number };
 }
 
-/** Every setting, in README order. */
+/** Every setting, in the order of `--help` and docs/configuration.md. */
 export const SETTINGS: readonly Setting[] = [
   {
     flag: 'port',
@@ -427,42 +428,4 @@ export function settingOfFlag(flag: string): Setting {
   const found = SETTINGS.find((setting) => setting.flag === flag);
   if (!found) throw new Error(`no setting with flag --${flag}`);
   return found;
-}
-
-function flagCell(setting: Setting): string {
-  return setting.flag ? `\`--${setting.flag}${setting.arg ? ` ${setting.arg}` : ''}\`` : '(env only)';
-}
-
-/** The README's configuration table (Markdown, columns padded as the formatter leaves them). */
-export function renderReadmeTable(): string {
-  const header = ['flag', 'env', 'default', 'meaning'];
-  const rows = SETTINGS.map((s) => [flagCell(s), `\`${s.env}\``, s.defaultText, s.description]);
-  // Width in code points, as the README's formatter counts them (× and ÷ are one each).
-  const length = (cell: string) => [...cell].length;
-  const widths = header.map((title, column) =>
-    Math.max(length(title), ...rows.map((row) => length(row[column] ?? ''))),
-  );
-  const line = (cells: string[]) =>
-    `| ${cells.map((cell, column) => cell + ' '.repeat((widths[column] ?? 0) - length(cell))).join(' | ')} |`;
-  return [line(header), `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`, ...rows.map(line)].join('\n');
-}
-
-/** The `--help` text: usage, then each group's settings with env name, default and meaning. */
-export function renderHelp(): string {
-  const out = [
-    'Usage: conversation-gateway [--flag value ...]',
-    '',
-    'Flags win over environment variables; a bad value stops start-up naming the setting.',
-  ];
-  const groups = [...new Set(SETTINGS.map((s) => s.group))];
-  for (const group of groups) {
-    out.push('', `${group}:`);
-    for (const s of SETTINGS.filter((row) => row.group === group)) {
-      const name = s.flag ? `--${s.flag}${s.arg ? ` ${s.arg}` : ''}` : '(env only)';
-      out.push(`  ${name}  [env ${s.env}; default ${s.defaultText.replaceAll('`', '')}]`);
-      out.push(`      ${s.description.replaceAll('`', '')}`);
-    }
-  }
-  out.push('', '  --help  print this text and exit');
-  return `${out.join('\n')}\n`;
 }

@@ -2,16 +2,17 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, HelpRequested, loadConfig } from '../../src/config.ts';
-import { renderHelp, renderReadmeTable, SETTINGS } from '../../src/settings.ts';
-import { readConfigTable } from '../../src/settings-readme.ts';
+import { SETTINGS } from '../../src/settings.ts';
+import { readConfigTable } from '../../src/settings-docs.ts';
+import { renderConfigurationTable, renderHelp } from '../../src/settings-text.ts';
 import { spawnTypeScript } from '../helpers/processes.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
 describe('settings table', () => {
-  it('is what the README configuration table says (run `npm run readme:config` after changing it)', () => {
+  it('is what the README configuration table says (run `npm run docs:config` after changing it)', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    expect(readConfigTable(readme), 'README drifted from src/settings.ts').toBe(renderReadmeTable());
+    expect(readConfigTable(readme), 'README drifted from src/settings.ts').toBe(renderConfigurationTable());
   });
 
   it('names each flag and env variable once', () => {

@@ -1,10 +1,10 @@
 /**
- * `npm run readme:config`: rewrites the README's configuration table from src/settings.ts.
+ * `npm run docs:config`: rewrites the README's configuration table from src/settings.ts.
  * test/gateway/settings-table.test.ts fails until this has been run after a settings change.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { replaceConfigTable } from '../src/settings-readme.ts';
+import { replaceConfigTable } from '../src/settings-docs.ts';
 
 const path = resolve(import.meta.dirname, '../README.md');
 const before = readFileSync(path, 'utf8');

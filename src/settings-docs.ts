@@ -1,5 +1,5 @@
 /** Where the README's configuration table sits, so the script can rewrite it and the test can compare it. */
-import { renderReadmeTable } from './settings.ts';
+import { renderConfigurationTable } from './settings-text.ts';
 
 const HEADING = '### Configuration';
 
@@ -25,6 +25,6 @@ export function readConfigTable(readme: string): string {
 export function replaceConfigTable(readme: string): string {
   const { start, end } = findConfigTable(readme);
   const lines = readme.split('\n');
-  lines.splice(start, end - start, ...renderReadmeTable().split('\n'));
+  lines.splice(start, end - start, ...renderConfigurationTable().split('\n'));
   return lines.join('\n');
 }
