@@ -26,7 +26,7 @@ import type {
   ConversationEventRecord,
   ObservationEventRecord,
 } from '../contract/records.ts';
-import { MAX_TITLE_LENGTH } from './validation.ts';
+import { MAX_TITLE_LENGTH } from './validation/rename-body.ts';
 
 /** One step of an answer, in order. */
 type ScriptStep =

@@ -24,15 +24,11 @@ import type {
   UpdateConversationErrorRecord,
 } from '../contract/history-records.ts';
 import type { ApiRequest, ApiResponse, Route, RouteDeps } from './routes.ts';
-import {
-  MAX_EVENTS_LIMIT,
-  MIN_EVENTS_LIMIT,
-  type ValidationIssue,
-  validateEventsQuery,
-  validateStartConversation,
-  validateUpdateConversation,
-  validateUserActionBody,
-} from './validation.ts';
+import { MAX_EVENTS_LIMIT, MIN_EVENTS_LIMIT, validateEventsQuery } from './validation/events-query.ts';
+import type { ValidationIssue } from './validation/issue.ts';
+import { validateUpdateConversation } from './validation/rename-body.ts';
+import { validateStartConversation } from './validation/start-body.ts';
+import { validateUserActionBody } from './validation/user-action-body.ts';
 
 /** `/api/conversations/{id}/events`. */
 const EVENTS_PATH = /^\/api\/conversations\/([^/]+)\/events$/;

@@ -9,7 +9,7 @@ import { extractPresentedKey } from './auth.ts';
 import type { AgentRuntime, TenantId, TenantResolver } from './contracts.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import { type ApiResponse, CONVERSATION_SUBTREE, type Route } from './routes.ts';
-import { jsonInvalidIssue, missingBodyIssue } from './validation.ts';
+import { jsonInvalidIssue, missingBodyIssue } from './validation/json-body-issues.ts';
 
 /** What the HTTP server needs. */
 export interface HttpServerDeps {

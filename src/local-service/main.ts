@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { type LocalServiceOptions, startLocalService } from './index.ts';
-import { parseIntStrict } from './validation.ts';
+import { parseIntStrict } from './validation/strict-int.ts';
 
 const USAGE = `Usage: npm run local-service -- [options]
   --port <n>               port to listen on, 0 = any free port   (env PORT, default 3000)

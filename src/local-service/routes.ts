@@ -16,13 +16,10 @@ import type { AgentRuntime, ProviderToken, StoredConversation, TenantId } from '
 import { createHistoryRoutes } from './history-routes.ts';
 import { newStoredConversation } from './new-conversation.ts';
 import type { LocalConversationStore } from './store.ts';
-import {
-  encodePageId,
-  type ValidationIssue,
-  validateAddGitProviders,
-  validateCreateConversation,
-  validateSearchQuery,
-} from './validation.ts';
+import { validateCreateConversation } from './validation/create-conversation-body.ts';
+import { validateAddGitProviders } from './validation/git-providers-body.ts';
+import type { ValidationIssue } from './validation/issue.ts';
+import { encodePageId, validateSearchQuery } from './validation/search-query.ts';
 
 /** A request once transport, auth and body parsing are done. */
 export interface ApiRequest {

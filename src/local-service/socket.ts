@@ -25,7 +25,8 @@ import type {
   TenantResolver,
 } from './contracts.ts';
 import { newStoredConversation } from './new-conversation.ts';
-import { CONVERSATION_ID_PATTERN, parseIntStrict } from './validation.ts';
+import { CONVERSATION_ID_PATTERN } from './validation/conversation-id.ts';
+import { parseIntStrict } from './validation/strict-int.ts';
 
 /** Dependencies of {@link attachConversationSocket}. */
 export interface ConversationSocketDeps {

@@ -1,0 +1,53 @@
+/**
+ * The body of PATCH /api/conversations/{id} (rename), and the longest title the service stores, which
+ * the scripted agent's own titles honour too.
+ */
+import { type Schema, validateBody } from './body-schema.ts';
+import { issue, type Validated } from './issue.ts';
+
+/** Longest accepted conversation title, after stripping (the real server's Field(max_length=200)). */
+export const MAX_TITLE_LENGTH = 200;
+
+const UPDATE_CONVERSATION_SCHEMA: Schema = {
+  kind: 'object',
+  name: 'UpdateConversationRequest',
+  extra: 'forbid',
+  fields: { title: { schema: { kind: 'string' }, required: true } },
+};
+
+/**
+ * Validates a PATCH /api/conversations/{id} body; the cleaned title is stripped. The real server checks
+ * 1..200 on the raw string and would store a blank title; here 1..200 applies after stripping, so a
+ * whitespace-only title is the same 422 string_too_short as an empty one.
+ */
+export function validateUpdateConversation(body: unknown): Validated<{ title: string }> {
+  const result = validateBody<{ title: string }>(UPDATE_CONVERSATION_SCHEMA, body);
+  if (!result.ok) return result;
+  const raw = result.value.title;
+  const title = raw.trim();
+  if (title.length < 1) {
+    return {
+      ok: false,
+      issues: [
+        issue('string_too_short', ['body', 'title'], 'String should have at least 1 character', raw, {
+          min_length: 1,
+        }),
+      ],
+    };
+  }
+  if (title.length > MAX_TITLE_LENGTH) {
+    return {
+      ok: false,
+      issues: [
+        issue(
+          'string_too_long',
+          ['body', 'title'],
+          `String should have at most ${MAX_TITLE_LENGTH} characters`,
+          raw,
+          { max_length: MAX_TITLE_LENGTH },
+        ),
+      ],
+    };
+  }
+  return { ok: true, value: { title } };
+}
