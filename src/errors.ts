@@ -1,7 +1,7 @@
 /**
  * The error catalogue: every `extensions.code` a client can see, with what it means, the HTTP status
  * it travels with (when it refuses a whole request; `null` when it only marks a field or ends a stream)
- * and the default message. The README's code tables list exactly these codes
+ * and the default message. The code tables of docs/errors.md list exactly these codes
  * (test/gateway/error-catalogue.test.ts), so a new code starts here.
  *
  * Only `graphql` is imported: every layer (schema, gateway, upstream) may use this module.
@@ -204,7 +204,7 @@ export const ERROR_CATALOGUE = {
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
-/** Every code, for checks such as the README test. */
+/** Every code, for checks such as the docs test (test/gateway/error-catalogue.test.ts). */
 export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
 
 /** Codes that refuse a whole request: their catalogue entry has an HTTP status. */
