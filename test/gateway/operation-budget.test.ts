@@ -5,7 +5,7 @@
  * operations refused before any upstream call, the per-credential concurrency bound, and upstream
  * failures logged without a line per call.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   type DocumentNode,
@@ -16,15 +16,18 @@ import {
   isListType,
   isNonNullType,
   Kind,
+  LoneAnonymousOperationRule,
   type OperationDefinitionNode,
   parse,
+  specifiedRules,
   typeFromAST,
+  validate,
 } from 'graphql';
 import type { Dispatcher } from 'undici';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { DEFAULT_QUERY_LIMITS } from '../../src/gateway/limits.ts';
-import { estimateOperation } from '../../src/gateway/operation-cost.ts';
+import { DEFAULT_QUERY_LIMITS } from '../../src/gateway/protection/limits.ts';
+import { estimateOperation } from '../../src/gateway/protection/operation-cost.ts';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
 import { schema } from '../../src/schema/index.ts';
 import { DEFAULT_MAX_UPSTREAM_CALLS } from '../../src/upstream/page-walker.ts';
@@ -118,10 +121,51 @@ function measure(label: string, document: DocumentNode) {
   }));
 }
 
+const ROOT = join(import.meta.dirname, '../..');
+
+/**
+ * Every `graphql` block of the README (its first query, mutation and subscription) and of docs/ (the
+ * schema tour in docs/schema.md, live events, clients), labelled `page block n`.
+ */
+function documentedBlocks(): { label: string; document: DocumentNode }[] {
+  const pages = [
+    'README.md',
+    ...readdirSync(join(ROOT, 'docs'))
+      .filter((file) => file.endsWith('.md'))
+      .sort()
+      .map((file) => `docs/${file}`),
+  ];
+  return pages.flatMap((page) =>
+    [...readFileSync(join(ROOT, page), 'utf8').matchAll(/```graphql\n([\s\S]*?)```/g)].map((match, i) => ({
+      label: `${page} block ${i + 1}`,
+      document: parse(match[1] ?? ''),
+    })),
+  );
+}
+
+/** Validation rules for documentation blocks: several anonymous operations may share one block. */
+const DOCS_RULES = specifiedRules.filter((rule) => rule !== LoneAnonymousOperationRule);
+
+describe('the documented operations', () => {
+  it('are valid against the schema (README first steps, the schema tour, live events, clients)', () => {
+    const blocks = documentedBlocks();
+    const labels = blocks.map((block) => block.label);
+    // The README's first query, subscription and mutation, and the tour, are among them.
+    expect(labels.filter((label) => label.startsWith('README.md')).length).toBeGreaterThanOrEqual(3);
+    expect(labels.filter((label) => label.startsWith('docs/schema.md')).length).toBeGreaterThanOrEqual(5);
+    const invalid = blocks
+      // A block of fragments only (Relay's, compiled by relay-compiler with its own directives) has no operation.
+      .filter(({ document }) => operationsOf(document).length > 0)
+      .flatMap(({ label, document }) =>
+        validate(schema, document, DOCS_RULES).map((error) => `${label}: ${error.message}`),
+      );
+    expect(invalid).toEqual([]);
+  });
+});
+
 describe('the cost and upstream-call bound, measured on this schema', () => {
   it('prints the heaviest legitimate operations (all within the defaults) and refuses abusive ones', () => {
-    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
-    const tour = [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)].map((match) => parse(match[1] ?? ''));
+    const tour = documentedBlocks();
     const legitimate = [
       ...measure('full page, literal first: 100 +', parse(FULL_PAGE_LITERAL)),
       ...measure('full page, variable $first = 100 +', parse(FULL_PAGE_VARIABLE)),
@@ -130,7 +174,7 @@ describe('the cost and upstream-call bound, measured on this schema', () => {
       ...Object.entries(documents).flatMap(([name, document]) =>
         operationsOf(document as DocumentNode).length > 0 ? measure(`documents.ts ${name}:`, document) : [],
       ),
-      ...tour.flatMap((document, i) => measure(`README block ${i + 1}:`, document)),
+      ...tour.flatMap(({ label, document }) => measure(`${label}:`, document)),
     ];
     console.log(
       `operation cost (limit ${DEFAULT_QUERY_LIMITS.maxCost}) and upstream calls (limit ${DEFAULT_QUERY_LIMITS.maxUpstreamCalls}), variables at their heaviest:\n${legitimate
