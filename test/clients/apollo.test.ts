@@ -1,5 +1,5 @@
 /**
- * Apollo Client 4, configured as the README's recipe says, against the real gateway and local service:
+ * Apollo Client 4, configured as docs/clients.md says, against the real gateway and local service:
  * `relayStylePagination` pages 250 conversations with `first: 100` as a variable and as a literal;
  * `PersistedQueryLink` (sha256 from node:crypto, hashed queries over GET) registers each document once
  * and then sends hashes only; a union mutation selects `statusMessage` beside `Error.message`;
@@ -41,7 +41,7 @@ interface Exchange {
   errorCodes: unknown[];
 }
 
-/** The README's Apollo setup, plus a fetch that records each exchange. */
+/** docs/clients.md's Apollo setup, plus a fetch that records each exchange. */
 function apolloClient(stack: ClientStack) {
   const exchanges: Exchange[] = [];
   const recordingFetch: typeof fetch = async (input, init) => {

@@ -92,7 +92,7 @@ export class Seen<T> {
 export const SCHEMA_PATH = new URL('../../schema.graphql', import.meta.url).pathname;
 
 /**
- * Abstract type -> its object types, from schema.graphql: Apollo's `possibleTypes` (the README's recipe
+ * Abstract type -> its object types, from schema.graphql: Apollo's `possibleTypes` (docs/clients.md's recipe
  * generates the same map with graphql-codegen's fragment-matcher).
  */
 export function possibleTypesFromSchema(): Record<string, string[]> {

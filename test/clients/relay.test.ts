@@ -1,7 +1,7 @@
 /**
  * Relay 21: relay-compiler (its native binary from the npm package) compiles test/clients/relay/ against
  * the committed schema.graphql, so a schema change that breaks Relay fails CI; relay-runtime then runs
- * the compiled artifacts against the real gateway and local service as the README's recipe sets it up:
+ * the compiled artifacts against the real gateway and local service as docs/clients.md sets it up:
  * a `@connection` paged like `usePaginationFragment` does (the `@refetchable` pagination query) with
  * `first` as a variable, the same with a literal `first: 100`, a `@refetchable` Node refetch, the union
  * mutation, and a subscription over graphql-ws.
@@ -99,7 +99,7 @@ const request = (name: string) => {
 const fragment = (name: string) => artifacts.get(name) as ReaderFragment;
 
 /**
- * The README's Relay environment: HTTP for queries and mutations, graphql-ws for subscriptions. With
+ * docs/clients.md's Relay environment: HTTP for queries and mutations, graphql-ws for subscriptions. With
  * `persisted`, operations compiled with a persistConfig travel as their hash (`params.id`) alone.
  */
 function relayEnvironment(stack: ClientStack, options: { persisted?: boolean } = {}): Environment {

@@ -1,5 +1,5 @@
 /**
- * urql 6 (@urql/core) with Graphcache, configured as the README's recipe says, against the real
+ * urql 6 (@urql/core) with Graphcache, configured as docs/clients.md says, against the real
  * gateway and local service: `relayPagination` merges 250 conversations paged with `first: 100` as a
  * variable and as a literal; `persistedExchange` speaks APQ (hash over GET, document on a miss);
  * `subscriptionExchange` over graphql-ws carries a subscription.
@@ -24,7 +24,7 @@ import {
   WebSocket,
 } from './helpers.ts';
 
-/** The README's urql setup, plus a fetch that records method and whether the document was sent. */
+/** docs/clients.md's urql setup, plus a fetch that records method and whether the document was sent. */
 function urqlClient(stack: ClientStack) {
   const requests: Array<{ method: string; sentQuery: boolean; errorCodes: unknown[] }> = [];
   const recordingFetch: typeof fetch = async (input, init) => {
