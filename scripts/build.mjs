@@ -6,7 +6,7 @@
  * tsx every start compiled ~100 TypeScript and ESM files (2.5 s to the first answer on the 2-core bench
  * machine); one pre-built file starts in well under a second, and tsx stays a development tool.
  * `process.env.NODE_ENV` is "production" inside the bundles, which switches graphql-js off its
- * development-only `instanceOf` checks (measurable on every field; see README, Performance). Native and
+ * development-only `instanceOf` checks (measurable on every field; see CHANGELOG.md). Native and
  * optional modules stay external and load from node_modules.
  */
 import { fileURLToPath } from 'node:url';

@@ -39,9 +39,9 @@ export interface Config {
   workers: number;
   /** Crashed workers replaced per minute before the primary gives up (exit 1). `--worker-restarts` / `WORKER_RESTARTS_PER_MINUTE`. @default 10 */
   workerRestartsPerMinute: number;
-  /** Limits, rate limit, resilience, shutdown and observability settings (README, Hardening and operations). */
+  /** Limits, rate limit, resilience, shutdown and observability settings (docs/operations.md). */
   hardening: HardeningConfig;
-  /** State shared between replicas through Redis (README, Running several replicas). */
+  /** State shared between replicas through Redis (docs/operations.md, Running several replicas). */
   shared: SharedStateConfig;
 }
 

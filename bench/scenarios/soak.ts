@@ -132,7 +132,7 @@ async function soak(context: BenchContext, liveHeapMiB: () => Promise<number>): 
 
   // Heap in use as sampled is a saw-tooth (it climbs until a major GC, and V8 lets it climb higher as
   // the process warms up), so its floors say little: a full bench run once showed +54.7 MiB between the
-  // thirds' floors while the live heap after a full GC was flat (README, Performance). The verdict is
+  // thirds' floors while the live heap after a full GC was flat (CHANGELOG.md). The verdict is
   // on the live heap: the lowest after-GC figure of the last third against the first third's. RSS and
   // the sampled heap are reported the same way, for information. The first window is warm-up (jit
   // compilation, parse/validate caches, metric children, pools) and stays out of the comparison.

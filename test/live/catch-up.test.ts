@@ -72,7 +72,7 @@ function recordedConversation(length: number): Array<Record<string, unknown>> {
   return recorded;
 }
 
-/** The stored events a subscriber must see: all but `null` actions and observations (README rule). */
+/** The stored events a subscriber must see: all but `null` actions and observations (docs/live-events.md). */
 function deliverable(events: WireEvent[]): number[] {
   return events.filter((event) => event.action !== 'null' && event.observation !== 'null').map((e) => e.id);
 }
@@ -201,7 +201,7 @@ describe('catch-up from the stored events', () => {
     const [one, two] = await Promise.all([spawnGateway(service.url), spawnGateway(service.url)]);
     const id = await createPlayingConversation(service, 300);
 
-    // The README recipe: graphql-ws retries, and the variables remember the last eventId received, so
+    // docs/live-events.md: graphql-ws retries, and the variables remember the last eventId received, so
     // each resubscription resumes right after it. `url` stands in for a load balancer in front of both.
     let oneAlive = true;
     const variables = { id, after: -1 };

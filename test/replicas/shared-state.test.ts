@@ -1,6 +1,6 @@
 /**
  * Two gateway processes (the CLI) sharing one real redis-server, behind real HAProxy running
- * deploy/haproxy.cfg, in front of the real local service. What the README's "Running several
+ * deploy/haproxy.cfg, in front of the real local service. What docs/operations.md's "Running several
  * replicas" promises: one rate-limit budget across replicas, APQ documents registered once, Redis
  * killed / frozen under load costs no operation, a subscriber survives its replica's kill -9 exactly,
  * and Redis never holds a credential.
@@ -268,7 +268,7 @@ describe.skipIf('missing' in tools)('two replicas sharing Redis behind HAProxy',
     const id = created.body.conversation_id;
     const EVENTS = conversationEventsSubscription('eventId');
 
-    // The README recipe: retry, and resubscribe after the last eventId received.
+    // docs/live-events.md's recipe: retry, and resubscribe after the last eventId received.
     const variables = { id, after: -1 };
     const client = createClient({
       url: lb.wsUrl,
