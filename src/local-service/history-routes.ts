@@ -23,12 +23,17 @@ import type {
   StopConversationResponseRecord,
   UpdateConversationErrorRecord,
 } from '../contract/history-records.ts';
-import type { ApiRequest, ApiResponse, Route, RouteDeps } from './routes.ts';
+import {
+  type ApiRequest,
+  type ApiResponse,
+  type Route,
+  type RouteDeps,
+  validationError,
+} from './api-route.ts';
 import { MAX_EVENTS_LIMIT, MIN_EVENTS_LIMIT, validateEventsQuery } from './validation/events-query.ts';
-import type { ValidationIssue } from './validation/issue.ts';
 import { validateUpdateConversation } from './validation/rename-body.ts';
 import { validateStartConversation } from './validation/start-body.ts';
-import { validateUserActionBody } from './validation/user-action-body.ts';
+import { validateUserActionBody } from './validation/user-action.ts';
 
 /** `/api/conversations/{id}/events`. */
 const EVENTS_PATH = /^\/api\/conversations\/([^/]+)\/events$/;
@@ -39,10 +44,6 @@ const STOP_PATH = /^\/api\/conversations\/([^/]+)\/stop$/;
 
 function json(status: number, body: unknown): ApiResponse {
   return { status, body };
-}
-
-function validationError(issues: ValidationIssue[]): ApiResponse {
-  return json(422, { detail: issues });
 }
 
 /** The events routes' 404 (this route family answers 404, unlike GET by id's 200 null). */

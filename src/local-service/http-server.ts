@@ -5,10 +5,11 @@
  */
 import http from 'node:http';
 import type pino from 'pino';
+import type { ApiResponse, Route } from './api-route.ts';
 import { extractPresentedKey } from './auth.ts';
 import type { AgentRuntime, TenantId, TenantResolver } from './contracts.ts';
 import type { RateLimiter } from './rate-limit.ts';
-import { type ApiResponse, CONVERSATION_SUBTREE, type Route } from './routes.ts';
+import { CONVERSATION_SUBTREE } from './routes.ts';
 import { jsonInvalidIssue, missingBodyIssue } from './validation/json-body-issues.ts';
 
 /** What the HTTP server needs. */

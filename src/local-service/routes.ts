@@ -1,6 +1,9 @@
 /**
- * The REST routes of the local service, as plain functions from a parsed request to a JSON answer.
- * Transport concerns (body limits, JSON parsing, auth, rate limiting) live in http-server.ts.
+ * The REST route table of the local service: the service-level routes (alive, health, git provider
+ * tokens) and the conversation collection (create, search, get by id) are here, and the table takes in
+ * the per-conversation history and lifecycle routes from history-routes.ts (which imports nothing from
+ * here; what a route is lives in api-route.ts). Transport concerns (body limits, JSON parsing, auth,
+ * rate limiting) live in http-server.ts.
  */
 import { randomUUID } from 'node:crypto';
 import type {
@@ -12,61 +15,19 @@ import type {
   SearchConversationsResponseRecord,
 } from '../contract/records.ts';
 import { ALIVE_BODY } from '../contract/records.ts';
-import type { AgentRuntime, ProviderToken, StoredConversation, TenantId } from './contracts.ts';
+import {
+  type ApiRequest,
+  type ApiResponse,
+  type Route,
+  type RouteDeps,
+  validationError,
+} from './api-route.ts';
+import type { ProviderToken, StoredConversation, TenantId } from './contracts.ts';
 import { createHistoryRoutes } from './history-routes.ts';
 import { newStoredConversation } from './new-conversation.ts';
-import type { LocalConversationStore } from './store.ts';
 import { validateCreateConversation } from './validation/create-conversation-body.ts';
 import { validateAddGitProviders } from './validation/git-providers-body.ts';
-import type { ValidationIssue } from './validation/issue.ts';
 import { encodePageId, validateSearchQuery } from './validation/search-query.ts';
-
-/** A request once transport, auth and body parsing are done. */
-export interface ApiRequest {
-  tenant: TenantId;
-  /** Came with `Authorization: Bearer` (the hosted variant): new conversations get trigger `openhands_api`. */
-  viaBearer: boolean;
-  query: URLSearchParams;
-  /** Parsed JSON body; undefined when the request had none. */
-  body: unknown;
-  /** Path parameters captured by the route pattern. */
-  params: string[];
-  /**
-   * For `body: 'deferred'` routes: the 422 a missing or malformed body earns, left for the handler to
-   * return after checks the real server makes first (such as finding the conversation).
-   */
-  bodyProblem?: ApiResponse;
-}
-
-/** A JSON answer. */
-export interface ApiResponse {
-  status: number;
-  body: unknown;
-  headers?: Record<string, string>;
-}
-
-/** What the routes need. */
-export interface RouteDeps {
-  store: LocalConversationStore;
-  runtime: AgentRuntime;
-  nestedRuntime: boolean;
-  /** The service's own origin (`http://127.0.0.1:PORT`), known once listening; used for nested-runtime urls. */
-  serviceUrl: () => string;
-  /** Clock for created/updated times and the search age cut-off. @default Date.now */
-  now?: () => number;
-}
-
-/** One entry of the route table. */
-export interface Route {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
-  pattern: RegExp;
-  /**
-   * Whether a JSON body is read and required (FastAPI answers a missing required body with 422 missing);
-   * `deferred` reads it too but hands a missing or malformed body to the handler as `bodyProblem`.
-   */
-  body: 'required' | 'deferred' | 'ignored';
-  handle(request: ApiRequest): ApiResponse;
-}
 
 /** The real server hides conversations older than this from search (not from GET by id). */
 const SEARCH_MAX_AGE_MS = 10 * 24 * 60 * 60 * 1000;
@@ -76,10 +37,6 @@ const CONVERSATION_PATH = /^\/api\/conversations\/([^/]+)$/;
 
 /** `/api/conversations/{id}` and every route under it (events, start, stop): captures the id. */
 export const CONVERSATION_SUBTREE = /^\/api\/conversations\/([^/]+)(?:\/[^/]+)?$/;
-
-function validationError(issues: ValidationIssue[]): ApiResponse {
-  return { status: 422, body: { detail: issues } };
-}
 
 function domainError(message: string, msgId: string): ApiResponse {
   const body: DomainErrorRecord = { status: 'error', message, msg_id: msgId };

@@ -1,0 +1,61 @@
+/**
+ * What a REST route is, seen from both sides: the request the HTTP server hands a handler, the answer
+ * it gets back, the table entry that says which method, path and body a handler takes, and what the
+ * route tables are built from. The HTTP server and every route table import this file; none of them
+ * import each other for it.
+ */
+import type { AgentRuntime, TenantId } from './contracts.ts';
+import type { LocalConversationStore } from './store.ts';
+import type { ValidationIssue } from './validation/issue.ts';
+
+/** A request once transport, auth and body parsing are done. */
+export interface ApiRequest {
+  tenant: TenantId;
+  /** Came with `Authorization: Bearer` (the hosted variant): new conversations get trigger `openhands_api`. */
+  viaBearer: boolean;
+  query: URLSearchParams;
+  /** Parsed JSON body; undefined when the request had none. */
+  body: unknown;
+  /** Path parameters captured by the route pattern. */
+  params: string[];
+  /**
+   * For `body: 'deferred'` routes: the 422 a missing or malformed body earns, left for the handler to
+   * return after checks the real server makes first (such as finding the conversation).
+   */
+  bodyProblem?: ApiResponse;
+}
+
+/** A JSON answer. */
+export interface ApiResponse {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** What the routes need. */
+export interface RouteDeps {
+  store: LocalConversationStore;
+  runtime: AgentRuntime;
+  nestedRuntime: boolean;
+  /** The service's own origin (`http://127.0.0.1:PORT`), known once listening; used for nested-runtime urls. */
+  serviceUrl: () => string;
+  /** Clock for created/updated times and the search age cut-off. @default Date.now */
+  now?: () => number;
+}
+
+/** One entry of the route table. */
+export interface Route {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  pattern: RegExp;
+  /**
+   * Whether a JSON body is read and required (FastAPI answers a missing required body with 422 missing);
+   * `deferred` reads it too but hands a missing or malformed body to the handler as `bodyProblem`.
+   */
+  body: 'required' | 'deferred' | 'ignored';
+  handle(request: ApiRequest): ApiResponse;
+}
+
+/** FastAPI's 422 answer: every problem found, as `{"detail": [...]}`. */
+export function validationError(issues: ValidationIssue[]): ApiResponse {
+  return { status: 422, body: { detail: issues } };
+}
