@@ -12,12 +12,7 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type pino from 'pino';
-import {
-  type AgentStateValue,
-  type ConversationEventRecord,
-  REQUESTABLE_AGENT_STATES,
-  type RequestableAgentStateValue,
-} from '../contract/records.ts';
+import type { AgentStateValue, ConversationEventRecord } from '../contract/records.ts';
 import { agentScript } from './agent-script.ts';
 import type {
   AgentRuntime,
@@ -30,6 +25,7 @@ import type {
 } from './contracts.ts';
 import { conversationKey, LiveHub } from './live-hub.ts';
 import { StepScheduler } from './scheduler.ts';
+import { parseUserAction } from './validation/user-action.ts';
 
 /**
  * Event timestamps as the real server writes them: ISO 8601 in the server's local time, microsecond
@@ -70,41 +66,8 @@ interface AgentLoop {
   sessionApiKey: string | null;
 }
 
-type ParsedUserAction =
-  | { kind: 'message'; content: string; imageUrls: string[]; fileUrls: string[] }
-  | { kind: 'change_agent_state'; agentState: RequestableAgentStateValue };
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function stringList(value: unknown): string[] | null {
-  if (value === undefined || value === null) return [];
-  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) return null;
-  return value as string[];
-}
-
-/** Validates an `oh_user_action` payload; the reason is safe to log (never echoes the payload). */
-function parseUserAction(raw: unknown): ParsedUserAction | { error: string } {
-  if (!isRecord(raw)) return { error: 'payload is not an object' };
-  const { action, args } = raw;
-  if (typeof action !== 'string') return { error: 'payload has no string "action"' };
-  if (!isRecord(args)) return { error: 'payload has no object "args"' };
-  if (action === 'message') {
-    if (typeof args.content !== 'string') return { error: 'message without string args.content' };
-    const imageUrls = stringList(args.image_urls);
-    const fileUrls = stringList(args.file_urls);
-    if (imageUrls === null || fileUrls === null) return { error: 'message with non-string urls' };
-    return { kind: 'message', content: args.content, imageUrls, fileUrls };
-  }
-  if (action === 'change_agent_state') {
-    const state = args.agent_state;
-    if (!(REQUESTABLE_AGENT_STATES as readonly unknown[]).includes(state)) {
-      return { error: 'change_agent_state with an unknown agent_state' };
-    }
-    return { kind: 'change_agent_state', agentState: state as RequestableAgentStateValue };
-  }
-  return { error: 'unsupported action' };
 }
 
 function agentStateObservation(agentState: AgentStateValue, cause?: number): ConversationEventRecord {
