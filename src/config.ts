@@ -5,7 +5,7 @@
 
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
-import type { QueryLimits } from './gateway/limits.ts';
+import type { QueryLimits } from './gateway/protection/limits.ts';
 import { SETTINGS, settingOfFlag } from './settings.ts';
 import { isKnownTimeZone } from './upstream/timestamps.ts';
 
@@ -61,7 +61,7 @@ interface SharedStateConfig {
 
 /**
  * Hardening settings; each names its flag / env variable. The graphql-armor limits and the upstream
- * call bound are the gateway's QueryLimits (src/gateway/limits.ts: meaning and defaults live there).
+ * call bound are the gateway's QueryLimits (src/gateway/protection/limits.ts: meaning and defaults live there).
  */
 export interface HardeningConfig extends QueryLimits {
   /**

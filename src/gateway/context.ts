@@ -4,7 +4,6 @@
  * so nothing cached for one caller can ever be served to another.
  */
 import DataLoader from 'dataloader';
-import { unauthenticated } from '../errors.ts';
 import type { ConversationLoader, GatewayContext } from '../schema/context.ts';
 import type { EventBridge } from '../upstream/bridge/event-bridge.ts';
 import { type CallScope, type Conversation, getConversation } from '../upstream/conversations.ts';
@@ -20,63 +19,6 @@ export interface ContextSettings {
   eventBridge: EventBridge;
   /** @default DEFAULT_PAGING */
   paging?: PagingSettings | undefined;
-}
-
-/** Names accepted in graphql-ws `connectionParams` for the key (header spelling first). */
-const CONNECTION_PARAM_KEYS = ['X-Session-API-Key', 'x-session-api-key', 'sessionApiKey'] as const;
-
-/**
- * Reads credentials from HTTP headers: `X-Session-API-Key`, else `Authorization: Bearer <token>`.
- * An empty or all-whitespace value is no credential, on every transport alike: GraphiQL's default
- * headers send `{"X-Session-API-Key": ""}`.
- * @throws GraphQLError UNAUTHENTICATED for an Authorization header that is not a non-empty Bearer token
- */
-export function credentialsFromHeaders(headers: Headers): UpstreamCredentials | null {
-  const key = headers.get('x-session-api-key')?.trim();
-  if (key) return { kind: 'session-api-key', key };
-  const authorization = headers.get('authorization')?.trim();
-  if (authorization) return parseAuthorization(authorization);
-  return null;
-}
-
-/**
- * Reads credentials from graphql-ws `connectionParams`: `X-Session-API-Key` (or `sessionApiKey`), else
- * `Authorization` / `authorization` with a Bearer token. As over HTTP, an empty or all-whitespace
- * string is no credential and a key is trimmed (an HTTP header value is, by the HTTP parser).
- * @throws GraphQLError UNAUTHENTICATED when a credential is present but not a string
- */
-export function credentialsFromConnectionParams(
-  params: Readonly<Record<string, unknown>> | undefined,
-): UpstreamCredentials | null {
-  if (!params) return null;
-  for (const name of CONNECTION_PARAM_KEYS) {
-    const value = params[name];
-    if (value === undefined || value === null) continue;
-    if (typeof value !== 'string') throw unauthenticated(`${name} must be a string.`);
-    const key = value.trim();
-    if (key) return { kind: 'session-api-key', key };
-  }
-  const authorization = params.Authorization ?? params.authorization;
-  if (authorization === undefined || authorization === null) return null;
-  if (typeof authorization !== 'string') throw unauthenticated('Authorization must be a string.');
-  const trimmed = authorization.trim();
-  return trimmed ? parseAuthorization(trimmed) : null;
-}
-
-function parseAuthorization(value: string): UpstreamCredentials {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(value);
-  if (!match?.[1]) throw unauthenticated('Authorization must be "Bearer <token>".');
-  return { kind: 'bearer', token: match[1] };
-}
-
-/** The caller's credentials, or the default key, or none (an upstream without auth accepts that). */
-export function resolveCredentials(
-  presented: UpstreamCredentials | null,
-  settings: ContextSettings,
-): UpstreamCredentials {
-  if (presented) return presented;
-  if (settings.defaultSessionApiKey) return { kind: 'session-api-key', key: settings.defaultSessionApiKey };
-  return { kind: 'none' };
 }
 
 /**

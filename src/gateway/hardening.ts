@@ -9,12 +9,19 @@ import type { Plugin, YogaServerOptions } from 'graphql-yoga';
 import { Gauge } from 'prom-client';
 import type { GatewayContext } from '../schema/context.ts';
 import type { UpstreamAttemptOutcome, UpstreamCallInfo } from '../upstream/http.ts';
+import { GatewayMetrics, type MetricsSources, useMetricsEndpoint } from './observability/metrics.ts';
+import {
+  type ObserverFault,
+  type OperationObserver,
+  reportToConsole,
+} from './observability/operation-observer.ts';
+import { type Tracing, tracingAttemptHook, tracingObserver } from './observability/tracing.ts';
 import {
   AutomaticPersistedQueries,
   type AutomaticPersistedQueriesOptions,
-} from './automatic-persisted-queries.ts';
-import { useBatchingRefused } from './batching.ts';
-import { DEFAULT_OPERATION_TIMEOUT_MS, useOperationDeadline } from './deadline.ts';
+} from './protection/automatic-persisted-queries.ts';
+import { useBatchingRefused } from './protection/batching.ts';
+import { DEFAULT_OPERATION_TIMEOUT_MS, useOperationDeadline } from './protection/deadline.ts';
 import {
   corsOption,
   DEFAULT_MAX_BODY_BYTES,
@@ -26,21 +33,18 @@ import {
   useIntrospectionDisabled,
   useQueryLimits,
   useQueryStringGuard,
-} from './limits.ts';
-import { GatewayMetrics, type MetricsSources, useMetricsEndpoint } from './metrics.ts';
-import { useOperationBudget } from './operation-cost.ts';
-import { type ObserverFault, type OperationObserver, reportToConsole } from './operation-observer.ts';
+} from './protection/limits.ts';
+import { useOperationBudget } from './protection/operation-cost.ts';
 import {
   DEFAULT_RATE_LIMIT_PER_SECOND,
   RateLimiter,
   type RateLimitOptions,
   useRateLimit,
-} from './rate-limit.ts';
-import type { SharedStateHealth } from './shared-state.ts';
+} from './protection/rate-limit.ts';
+import { useSuggestionsHidden } from './protection/suggestions.ts';
+import { useVariableErrors } from './protection/variable-errors.ts';
+import type { SharedStateHealth } from './shared-state/shared-state.ts';
 import { ShutdownCoordinator } from './shutdown.ts';
-import { useSuggestionsHidden } from './suggestions.ts';
-import { type Tracing, tracingAttemptHook, tracingObserver } from './tracing.ts';
-import { useVariableErrors } from './variable-errors.ts';
 
 /** Hardening settings of a gateway; every field has a production-minded default. */
 export interface HardeningOptions {

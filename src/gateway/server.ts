@@ -9,14 +9,14 @@ import { AsyncDisposableStack } from '@whatwg-node/disposablestack';
 import { type ExecutionArgs, GraphQLError } from 'graphql';
 import { WebSocketServer } from 'ws';
 import { refusalBody, refusalStatus, tooManySubscriptions, unreadableDocument } from '../errors.ts';
-import { credentialsFromConnectionParams } from './context.ts';
-import { openOperations, serveGraphqlWs } from './graphql-ws-binding.ts';
-import { createHttpFastPath } from './http-fast-path.ts';
-import { DEFAULT_MAX_BODY_BYTES } from './limits.ts';
-import { markSocketOperation } from './live-fan-out.ts';
+import { credentialsFromConnectionParams } from './http/credentials.ts';
+import { createHttpFastPath } from './http/http-fast-path.ts';
+import { createTransportGuard, type TransportLimits } from './http/transport-guard.ts';
+import { DEFAULT_MAX_BODY_BYTES } from './protection/limits.ts';
+import { variableErrors } from './protection/variable-errors.ts';
 import { DEFAULT_SHUTDOWN_GRACE_MS } from './shutdown.ts';
-import { createTransportGuard, type TransportLimits } from './transport-guard.ts';
-import { variableErrors } from './variable-errors.ts';
+import { openOperations, serveGraphqlWs } from './websocket/graphql-ws-binding.ts';
+import { markSocketOperation } from './websocket/live-fan-out.ts';
 import { createGateway, type Gateway, type GatewayOptions } from './yoga.ts';
 
 /** Options of {@link startGateway}. */

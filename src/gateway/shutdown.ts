@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { shuttingDown, streamEndedByShutdown } from '../errors.ts';
-import { LiveMember, type StoppableOperation } from './live-fan-out.ts';
+import { LiveMember, type StoppableOperation } from './websocket/live-fan-out.ts';
 
 /** Default bound of the drain phase. `SHUTDOWN_GRACE_MS`. */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;

@@ -14,20 +14,19 @@ import { UpstreamClient, type UpstreamClientOptions } from '../upstream/http.ts'
 import type { PagingSettings } from '../upstream/page-walker.ts';
 import { recordSocketTargetResolver } from '../upstream/socket-target.ts';
 import { readStoredEventsAfter } from '../upstream/stored-events.ts';
+import { type ContextSettings, createContext } from './context.ts';
+import { useStaticGraphiQL } from './graphiql/graphiql.ts';
+import { createHardening, type Hardening, type HardeningOptions } from './hardening.ts';
 import {
-  type ContextSettings,
-  createContext,
   credentialsFromConnectionParams,
   credentialsFromHeaders,
   resolveCredentials,
-} from './context.ts';
-import { useStaticGraphiQL } from './graphiql.ts';
-import { createHardening, type Hardening, type HardeningOptions } from './hardening.ts';
-import { LiveFanOut, resultsAsYogaMasksThem } from './live-fan-out.ts';
-import { createLogger, operationLogObserver } from './logging.ts';
-import { type ObserverFault, useOperationObservers } from './operation-observer.ts';
-import { useSharedSubscriptionResults } from './shared-subscription-results.ts';
-import { createUpstreamFailureLog } from './upstream-failure-log.ts';
+} from './http/credentials.ts';
+import { createLogger, operationLogObserver } from './observability/logging.ts';
+import { type ObserverFault, useOperationObservers } from './observability/operation-observer.ts';
+import { createUpstreamFailureLog } from './observability/upstream-failure-log.ts';
+import { LiveFanOut, resultsAsYogaMasksThem } from './websocket/live-fan-out.ts';
+import { useSharedSubscriptionResults } from './websocket/shared-subscription-results.ts';
 
 /** Options of {@link createGateway}. */
 export interface GatewayOptions {
@@ -175,7 +174,11 @@ export function createGateway(options: GatewayOptions): Gateway {
         initial.connectionParams !== undefined
           ? credentialsFromConnectionParams(initial.connectionParams)
           : credentialsFromHeaders(initial.request.headers);
-      return createContext(settings, resolveCredentials(presented, settings), initial.request?.signal);
+      return createContext(
+        settings,
+        resolveCredentials(presented, settings.defaultSessionApiKey),
+        initial.request?.signal,
+      );
     },
     // graphql-jit compiles each query/mutation once (cached per document) into straight-line code: the
     // list benchmark spent ~20% of the gateway's CPU in the generic executor; with it CPU per request

@@ -29,7 +29,7 @@ import {
   Store,
 } from 'relay-runtime';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { PersistedOperations } from '../../src/gateway/limits.ts';
+import { PersistedOperations } from '../../src/gateway/protection/limits.ts';
 import {
   type ClientStack,
   clientStackForTest,

@@ -5,8 +5,8 @@
  * when configured; the in-memory store is a bounded LRU. Apollo's own link: test/clients/apollo.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { LruQueryStore, sha256Hex } from '../../src/gateway/automatic-persisted-queries.ts';
-import { PersistedOperations } from '../../src/gateway/limits.ts';
+import { LruQueryStore, sha256Hex } from '../../src/gateway/protection/automatic-persisted-queries.ts';
+import { PersistedOperations } from '../../src/gateway/protection/limits.ts';
 import { Collector } from '../helpers/collector.ts';
 import { serviceAndGatewayForTest, type TestGatewayOptions } from '../helpers/gateway.ts';
 import { wsClient } from '../helpers/graphql-ws.ts';

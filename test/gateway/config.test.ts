@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { DEFAULT_QUERY_LIMITS } from '../../src/gateway/limits.ts';
+import { DEFAULT_QUERY_LIMITS } from '../../src/gateway/protection/limits.ts';
 
 describe('loadConfig', () => {
   it('has documented defaults: port 4000, embedded local service, ./.data', () => {
@@ -27,7 +27,7 @@ describe('loadConfig', () => {
         apqRedisTtlSeconds: 86_400,
       },
       hardening: {
-        // The documented limits (src/gateway/limits.ts) are the flags' defaults.
+        // The documented limits (src/gateway/protection/limits.ts) are the flags' defaults.
         ...DEFAULT_QUERY_LIMITS,
         upstreamConcurrencyPerCredential: null,
         maxBodyBytes: 1_048_576,

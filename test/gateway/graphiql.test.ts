@@ -7,9 +7,9 @@
 import { createHash } from 'node:crypto';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ASSET_CACHE_CONTROL } from '../../src/gateway/graphiql.ts';
-import { createLogger } from '../../src/gateway/logging.ts';
-import { etagMatches, negotiateEncoding } from '../../src/gateway/static-response.ts';
+import { ASSET_CACHE_CONTROL } from '../../src/gateway/graphiql/graphiql.ts';
+import { etagMatches, negotiateEncoding } from '../../src/gateway/graphiql/static-response.ts';
+import { createLogger } from '../../src/gateway/observability/logging.ts';
 import { createGateway, GRAPHIQL_DEFAULT_QUERY } from '../../src/gateway/yoga.ts';
 
 // Nothing listens on this origin: these requests never reach an upstream.

@@ -1,5 +1,5 @@
 /**
- * The HTTP fast path (src/gateway/http-fast-path.ts) answers the common JSON POST exactly as Yoga's
+ * The HTTP fast path (src/gateway/http/http-fast-path.ts) answers the common JSON POST exactly as Yoga's
  * pipeline does. Each request is sent twice to one real gateway: once as is (fast path) and once with
  * the gateway's own `Origin` (allowed, and always left to Yoga); status, media type and body must be
  * the same. Which path answered is read from Yoga's own debug line ("Parsing request to extract GraphQL parameters"),
@@ -7,7 +7,7 @@
  * bodies must reach Yoga (so every refusal keeps Yoga's exact answer).
  */
 import { describe, expect, it } from 'vitest';
-import { acceptedJsonMediaType } from '../../src/gateway/http-fast-path.ts';
+import { acceptedJsonMediaType } from '../../src/gateway/http/http-fast-path.ts';
 import { startTestGateway } from '../helpers/gateway.ts';
 import { localServiceForTest, rest } from '../helpers/local-service.ts';
 

@@ -5,7 +5,7 @@
  * not assumed.
  */
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/gateway/logging.ts';
+import { createLogger } from '../../src/gateway/observability/logging.ts';
 import { createGateway, type GatewayOptions } from '../../src/gateway/yoga.ts';
 import { sendJson, startMisbehavingUpstream } from '../helpers/misbehaving-upstream.ts';
 

@@ -1,7 +1,8 @@
 /**
- * The source layers import one way (README, Source layout): index -> gateway -> schema -> upstream ->
- * contract, and local-service -> contract only. An import against the arrows fails here with the file,
- * the line and the rule it breaks, so the layering stays true as the code grows.
+ * The source layers import one way (docs/architecture.md): index -> gateway -> schema -> upstream ->
+ * contract, and local-service -> contract only; inside gateway/, the root assembles the rooms and the
+ * rooms import each other one way (GATEWAY_ROOMS). An import against the arrows fails here with the
+ * file, the line and the rule it breaks, so the layering stays true as the code grows.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -19,6 +20,38 @@ const DEPTH: Record<string, number> = {
   errors: 4, // the catalogue: imported by every GraphQL-side layer, imports none of ours
   contract: 5,
 };
+
+/**
+ * The rooms of gateway/ and the rooms each may import. The root (yoga.ts, server.ts, context.ts,
+ * hardening.ts, shutdown.ts) assembles them and may import any; no room imports the root.
+ */
+const GATEWAY_ROOMS: Record<string, readonly string[]> = {
+  http: ['protection'],
+  graphiql: [],
+  websocket: ['protection'],
+  protection: [],
+  observability: ['websocket', 'protection'],
+  'shared-state': ['protection'],
+};
+
+/** The room of a gateway/ file (`root` for the assembling files), or undefined outside gateway/. */
+function roomOf(file: string): string | undefined {
+  const [top, room, rest] = file.split('/');
+  if (top !== 'gateway' || room === undefined) return undefined;
+  return rest === undefined ? 'root' : room;
+}
+
+/** `why` when a gateway/ file may not import another gateway/ file, else null. */
+function gatewayRoomRule(from: string, to: string): string | null {
+  const fromRoom = roomOf(from);
+  const toRoom = roomOf(to);
+  if (fromRoom === undefined || toRoom === undefined || fromRoom === toRoom || fromRoom === 'root')
+    return null;
+  if (toRoom === 'root') return `gateway/${fromRoom}/ may not import the gateway root`;
+  const allowed = GATEWAY_ROOMS[fromRoom];
+  if (allowed === undefined) return `gateway/${fromRoom}/ is not a known room (add it to GATEWAY_ROOMS)`;
+  return allowed.includes(toRoom) ? null : `gateway/${fromRoom}/ may not import gateway/${toRoom}/`;
+}
 
 function layerOf(file: string): string {
   const top = file.split('/')[0] ?? '';
@@ -47,8 +80,12 @@ function violations(): string[] {
     for (const { target, line } of importsOf(readFileSync(join(SRC, file), 'utf8'))) {
       const imported = relative(SRC, join(SRC, dirname(file), target));
       const to = layerOf(imported);
-      if (from === to) continue;
       const where = `${file}:${line} imports ${imported}`;
+      if (from === to) {
+        const roomRule = gatewayRoomRule(file, imported);
+        if (roomRule) found.push(`${where} (${roomRule})`);
+        continue;
+      }
       if (from === 'local-service') {
         if (to !== 'contract') found.push(`${where} (local-service imports only contract/)`);
       } else if (to === 'local-service') {
@@ -63,7 +100,7 @@ function violations(): string[] {
 }
 
 describe('source layers', () => {
-  it('import one way: entry -> gateway -> schema -> upstream -> contract; local-service -> contract', () => {
+  it('import one way: entry -> gateway -> schema -> upstream -> contract; local-service -> contract; gateway rooms one way', () => {
     expect(violations()).toEqual([]);
   });
 
@@ -75,5 +112,13 @@ describe('source layers', () => {
     expect(DEPTH[layerOf('gateway/yoga.ts')]).toBeLessThan(DEPTH[layerOf('upstream/http.ts')] ?? 0);
     expect(layerOf('errors.ts')).toBe('errors');
     expect(layerOf('config.ts')).toBe('entry');
+    expect(gatewayRoomRule('gateway/protection/limits.ts', 'gateway/websocket/live-fan-out.ts')).toMatch(
+      /may not/,
+    );
+    expect(gatewayRoomRule('gateway/http/transport-guard.ts', 'gateway/context.ts')).toMatch(/gateway root/);
+    expect(gatewayRoomRule('gateway/yoga.ts', 'gateway/http/credentials.ts')).toBeNull();
+    expect(
+      gatewayRoomRule('gateway/websocket/live-fan-out.ts', 'gateway/protection/suggestions.ts'),
+    ).toBeNull();
   });
 });

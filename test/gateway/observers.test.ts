@@ -11,11 +11,14 @@ import { type ExecutionResult, GraphQLError } from 'graphql';
 import { GraphQLError as JitGraphQLError } from 'graphql-jit/dist/error';
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { errorCode, errorCodes } from '../../src/gateway/error-code.ts';
-import { createLogger, operationLogObserver } from '../../src/gateway/logging.ts';
-import { GatewayMetrics } from '../../src/gateway/metrics.ts';
-import { type OperationObserver, useOperationObservers } from '../../src/gateway/operation-observer.ts';
-import { startTracing, tracingObserver } from '../../src/gateway/tracing.ts';
+import { errorCode, errorCodes } from '../../src/gateway/observability/error-code.ts';
+import { createLogger, operationLogObserver } from '../../src/gateway/observability/logging.ts';
+import { GatewayMetrics } from '../../src/gateway/observability/metrics.ts';
+import {
+  type OperationObserver,
+  useOperationObservers,
+} from '../../src/gateway/observability/operation-observer.ts';
+import { startTracing, tracingObserver } from '../../src/gateway/observability/tracing.ts';
 
 /** An error as graphql-jit builds it: a GraphQLError whose `extensions` is undefined. */
 function jitError(message: string): GraphQLError {

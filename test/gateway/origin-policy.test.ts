@@ -1,6 +1,6 @@
 /** OriginPolicy's comparisons (ports, IPv6, case, `null`), which the transport tests cannot all reach. */
 import { describe, expect, it } from 'vitest';
-import { defaultAllowedHosts, OriginPolicy } from '../../src/gateway/origin-check.ts';
+import { defaultAllowedHosts, OriginPolicy } from '../../src/gateway/protection/origin-check.ts';
 
 const code = (refusal: { code: string } | null) => refusal?.code ?? 'allowed';
 

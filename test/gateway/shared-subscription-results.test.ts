@@ -13,7 +13,7 @@ import {
   parse,
 } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { subscribeSharingResults } from '../../src/gateway/shared-subscription-results.ts';
+import { subscribeSharingResults } from '../../src/gateway/websocket/shared-subscription-results.ts';
 
 interface Harness {
   schema: GraphQLSchema;

@@ -7,8 +7,8 @@
 import fc from 'fast-check';
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/gateway/logging.ts';
-import { MAX_VARIABLE_ERRORS, variableErrors } from '../../src/gateway/variable-errors.ts';
+import { createLogger } from '../../src/gateway/observability/logging.ts';
+import { MAX_VARIABLE_ERRORS, variableErrors } from '../../src/gateway/protection/variable-errors.ts';
 import { createGateway } from '../../src/gateway/yoga.ts';
 import { schema } from '../../src/schema/index.ts';
 import { sendJson, startMisbehavingUpstream } from '../helpers/misbehaving-upstream.ts';

@@ -1,12 +1,12 @@
 /**
- * The spread keep-alive (src/gateway/ws-keep-alive.ts) on stand-in sockets and fake timers: one slice
+ * The spread keep-alive (src/gateway/websocket/ws-keep-alive.ts) on stand-in sockets and fake timers: one slice
  * of the sockets per tick, each socket once per period, terminated when its previous ping went
  * unanswered, forgotten once closed.
  */
 import { EventEmitter } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { WebSocket } from 'ws';
-import { keepSocketsAlive } from '../../src/gateway/ws-keep-alive.ts';
+import { keepSocketsAlive } from '../../src/gateway/websocket/ws-keep-alive.ts';
 
 /** What the keep-alive uses of a ws WebSocket: state, ping, terminate and its events. */
 class StandInSocket extends EventEmitter {

@@ -4,7 +4,7 @@
  * and the persisted-operations allow-list over HTTP and graphql-ws.
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { PersistedOperations, sha256 } from '../../src/gateway/limits.ts';
+import { PersistedOperations, sha256 } from '../../src/gateway/protection/limits.ts';
 import { Collector } from '../helpers/collector.ts';
 import { serviceAndGatewayForTest, type TestGatewayOptions } from '../helpers/gateway.ts';
 import { wsClient } from '../helpers/graphql-ws.ts';

@@ -7,7 +7,7 @@
  */
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { startTracing } from '../../src/gateway/tracing.ts';
+import { startTracing } from '../../src/gateway/observability/tracing.ts';
 import { Collector } from '../helpers/collector.ts';
 import { gatewayForTest } from '../helpers/gateway.ts';
 import { wsClient } from '../helpers/graphql-ws.ts';

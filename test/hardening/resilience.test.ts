@@ -4,7 +4,7 @@
  * (127.0.0.1, port 0) or the real local service.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { budgetWindow, RateLimiter } from '../../src/gateway/rate-limit.ts';
+import { budgetWindow, RateLimiter } from '../../src/gateway/protection/rate-limit.ts';
 import { CircuitBreaker, ConcurrencyGate, GateRefusal } from '../../src/upstream/circuit-breaker.ts';
 import { gatewayForTest } from '../helpers/gateway.ts';
 import { codes, metric, post } from '../helpers/http.ts';

@@ -57,7 +57,7 @@ describe('RunningGateway.close()', () => {
   it('bounds the drain: after the grace period what is left is cut and close() resolves', async () => {
     const upstream = await misbehavingUpstreamForTest(() => {}); // never answers
     const { startGateway } = await import('../../src/gateway/server.ts');
-    const { createLogger } = await import('../../src/gateway/logging.ts');
+    const { createLogger } = await import('../../src/gateway/observability/logging.ts');
     const running = await startGateway({
       upstreamUrl: upstream.url,
       port: 0,

@@ -12,7 +12,7 @@ import { Writable } from 'node:stream';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { type ExecutionResult, print } from 'graphql';
 import { onTestFinished } from 'vitest';
-import { createLogger } from '../../src/gateway/logging.ts';
+import { createLogger } from '../../src/gateway/observability/logging.ts';
 import { type RunningGateway, type StartGatewayOptions, startGateway } from '../../src/gateway/server.ts';
 import type { LocalServiceOptions } from '../../src/local-service/index.ts';
 import type { UpstreamCallInfo } from '../../src/upstream/http.ts';

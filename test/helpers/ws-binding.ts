@@ -1,5 +1,5 @@
 /**
- * The graphql-ws binding on its own (src/gateway/graphql-ws-binding.ts), for tests with a small schema
+ * The graphql-ws binding on its own (src/gateway/websocket/graphql-ws-binding.ts), for tests with a small schema
  * of their own: a ws server on port 0 served by the binding, a client that keeps every text frame as
  * sent (to compare frames byte for byte), and a poll until a condition holds. Everything is closed
  * when the test finishes.
@@ -9,7 +9,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { onTestFinished, vi } from 'vitest';
 import { type ClientOptions, WebSocket, WebSocketServer } from 'ws';
-import { serveGraphqlWs } from '../../src/gateway/graphql-ws-binding.ts';
+import { serveGraphqlWs } from '../../src/gateway/websocket/graphql-ws-binding.ts';
 import { closeOnce } from './loopback.ts';
 
 /** A ws server with the binding on port 0; `dispose` disposes the binding earlier (once). */

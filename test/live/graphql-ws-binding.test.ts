@@ -1,5 +1,5 @@
 /**
- * The graphql-ws binding (src/gateway/graphql-ws-binding.ts) on a real ws server with a small schema:
+ * The graphql-ws binding (src/gateway/websocket/graphql-ws-binding.ts) on a real ws server with a small schema:
  * the frames it writes are exactly graphql-ws's own (payload spliced from the shared serialization,
  * errors included), frames of one turn arrive complete and in order, a message only servers send
  * closes the socket with 4400 (ws-guard.ts), and the shared keep-alive
@@ -17,7 +17,7 @@ import {
 } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { subscribeSharingResults } from '../../src/gateway/shared-subscription-results.ts';
+import { subscribeSharingResults } from '../../src/gateway/websocket/shared-subscription-results.ts';
 import { bindingForTest, initialisedSocket, until } from '../helpers/ws-binding.ts';
 
 /** Events every subscriber receives, the same objects for all (as the bridge hands them out). */

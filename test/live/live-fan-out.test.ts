@@ -1,5 +1,5 @@
 /**
- * Live groups (src/gateway/live-fan-out.ts) behind the graphql-ws binding, on a real ws server with a
+ * Live groups (src/gateway/websocket/live-fan-out.ts) behind the graphql-ws binding, on a real ws server with a
  * small schema whose subscription follows a hub shaped like the bridge's shared stream (each source
  * names the stream it follows as `liveStream`): one source and one execution per event for every
  * subscriber of an operation, graphql-ws's frames, adoption of the operation (the client's
@@ -24,8 +24,8 @@ import {
   markSocketOperation,
   resultsAsYogaMasksThem,
   type StoppableOperation,
-} from '../../src/gateway/live-fan-out.ts';
-import { subscribeSharingResults } from '../../src/gateway/shared-subscription-results.ts';
+} from '../../src/gateway/websocket/live-fan-out.ts';
+import { subscribeSharingResults } from '../../src/gateway/websocket/shared-subscription-results.ts';
 import { bindingForTest, initialisedSocket, until } from '../helpers/ws-binding.ts';
 
 interface HubEvent {

@@ -5,7 +5,10 @@
  * A program, not a helper: only cluster-budget.test.ts spawns it, so it lives beside that test.
  */
 import cluster from 'node:cluster';
-import { createRateLimiterForProcess, startRateLimitPrimary } from '../../src/gateway/shared-rate-limit.ts';
+import {
+  createRateLimiterForProcess,
+  startRateLimitPrimary,
+} from '../../src/gateway/shared-state/shared-rate-limit.ts';
 
 const clustered = process.env.BUDGET_MODE === 'cluster';
 

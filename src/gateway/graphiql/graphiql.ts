@@ -1,4 +1,8 @@
 /**
+ * gateway/graphiql/: GraphiQL served from the gateway itself (no CDN): the page (this file), the
+ * assets taken from render-graphiql (graphiql-assets.ts) and static answers with compression and
+ * ETags (static-response.ts). It imports no other room.
+ *
  * Serves GraphiQL, replacing Yoga's own `graphiql` option (which sends render-graphiql's 9 MB page,
  * uncompressed and uncacheable, on every visit):
  * - `GET|HEAD <endpoint>` accepting HTML: a ~1.5 KB page, `Cache-Control: no-cache` with an ETag

@@ -18,8 +18,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ExecutionArgs, type ExecutionResult, GraphQLError, getOperationAST } from 'graphql';
 import { createGraphQLError, maskError, processRegularResult, type YogaServerInstance } from 'graphql-yoga';
 import type pino from 'pino';
-import { ERROR_CATALOGUE } from '../errors.ts';
-import { OperationSignal } from './operation-signal.ts';
+import { ERROR_CATALOGUE } from '../../errors.ts';
+import { OperationSignal } from '../protection/operation-signal.ts';
 
 /** The two media types of a regular (non-streamed) GraphQL answer. */
 type JsonMediaType = 'application/json' | 'application/graphql-response+json';

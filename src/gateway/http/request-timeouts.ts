@@ -11,7 +11,7 @@
 
 import { type Server, type ServerOptions, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type RefusalCode, refusalBody, refusalStatus } from '../errors.ts';
+import { type RefusalCode, refusalBody, refusalStatus } from '../../errors.ts';
 
 /** Default of `HEADERS_TIMEOUT_MS`: ample for any real client, short for a slowloris. */
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;

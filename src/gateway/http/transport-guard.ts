@@ -1,4 +1,9 @@
 /**
+ * gateway/http/: serving GraphQL over node:http. This room holds the checks every connection passes
+ * before Yoga or graphql-ws (this file), how a caller presents a credential (credentials.ts), the
+ * fast path for JSON POSTs (http-fast-path.ts), slow-client deadlines (request-timeouts.ts) and the
+ * SSE stall cut (sse-stall.ts). It may import protection/ only.
+ *
  * The checks server.ts runs on connections before Yoga or graphql-ws see them: Host and Origin
  * (origin-check.ts), the per-credential cap on sockets and SSE streams (stream-quota.ts), the SSE
  * stall cut (sse-stall.ts) and the request deadlines (request-timeouts.ts). One object built from the
@@ -8,10 +13,16 @@
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http';
 import type pino from 'pino';
 import type { WebSocket } from 'ws';
-import { type RefusalCode, refusalBody, refusalStatus } from '../errors.ts';
-import type { UpstreamCredentials } from '../upstream/http.ts';
-import { credentialsFromHeaders } from './context.ts';
-import { defaultAllowedHosts, OriginPolicy, type OriginRefusal } from './origin-check.ts';
+import { type RefusalCode, refusalBody, refusalStatus } from '../../errors.ts';
+import type { UpstreamCredentials } from '../../upstream/http.ts';
+import { defaultAllowedHosts, OriginPolicy, type OriginRefusal } from '../protection/origin-check.ts';
+import {
+  DEFAULT_MAX_STREAMS_PER_CREDENTIAL,
+  StreamQuota,
+  TOO_MANY_STREAMS,
+  TOO_MANY_STREAMS_CLOSE_CODE,
+} from '../protection/stream-quota.ts';
+import { credentialsFromHeaders } from './credentials.ts';
 import {
   answerClientErrors,
   DEFAULT_HEADERS_TIMEOUT_MS,
@@ -20,12 +31,6 @@ import {
   requestTimeoutServerOptions,
 } from './request-timeouts.ts';
 import { DEFAULT_SSE_STALL_TIMEOUT_MS, SseStallGuard } from './sse-stall.ts';
-import {
-  DEFAULT_MAX_STREAMS_PER_CREDENTIAL,
-  StreamQuota,
-  TOO_MANY_STREAMS,
-  TOO_MANY_STREAMS_CLOSE_CODE,
-} from './stream-quota.ts';
 
 /** Transport limits of a listening gateway; every field has a documented default. */
 export interface TransportLimits {

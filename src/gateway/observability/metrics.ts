@@ -10,7 +10,7 @@
  */
 import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { UpstreamAttemptOutcome, UpstreamCallInfo } from '../upstream/http.ts';
+import type { UpstreamAttemptOutcome, UpstreamCallInfo } from '../../upstream/http.ts';
 import { errorCode } from './error-code.ts';
 import type { OperationObserver } from './operation-observer.ts';
 

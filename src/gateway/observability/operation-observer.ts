@@ -1,4 +1,9 @@
 /**
+ * gateway/observability/: what an operator sees. This room holds the one observer of operations
+ * (this file) and what it feeds: the operation log (logging.ts), Prometheus metrics (metrics.ts),
+ * OpenTelemetry traces (tracing.ts), plus the defensive error-code reader (error-code.ts) and the
+ * rate-limited upstream failure log (upstream-failure-log.ts). It may import websocket/ and protection/.
+ *
  * The one operation observer: a single set of envelop hooks per operation that tells every observer
  * (the operation log, metrics, traces) when the operation starts, when its first answer is known and
  * when it ends, with the errors the client got. The operation's name and type are read once per parsed
@@ -12,7 +17,7 @@
  */
 import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { LiveMember } from './live-fan-out.ts';
+import { LiveMember } from '../websocket/live-fan-out.ts';
 
 /** Receives what an observer threw; `observer` names it (e.g. `metrics`). */
 export type ObserverFault = (error: unknown, observer: string) => void;

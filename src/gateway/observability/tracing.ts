@@ -11,7 +11,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type * as OtelApi from '@opentelemetry/api';
 import type { Span, Tracer } from '@opentelemetry/api';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
-import type { UpstreamAttemptOutcome, UpstreamCallInfo } from '../upstream/http.ts';
+import type { UpstreamAttemptOutcome, UpstreamCallInfo } from '../../upstream/http.ts';
 import { errorCodes } from './error-code.ts';
 import { routeOf } from './metrics.ts';
 import type { OperationObserver } from './operation-observer.ts';

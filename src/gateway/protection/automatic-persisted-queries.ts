@@ -21,7 +21,7 @@
 import { createHash } from 'node:crypto';
 import { type DocumentNode, GraphQLError, Kind, visit } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { codedError, ERROR_CATALOGUE, type ErrorCode } from '../errors.ts';
+import { codedError, ERROR_CATALOGUE, type ErrorCode } from '../../errors.ts';
 
 /** Where registered documents live. Implementations may be asynchronous (a shared cache). */
 export interface PersistedQueryStore {

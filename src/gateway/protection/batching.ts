@@ -7,7 +7,7 @@
  */
 
 import type { Plugin } from 'graphql-yoga';
-import { codedError } from '../errors.ts';
+import { codedError } from '../../errors.ts';
 
 /** Wraps Yoga's request parser: an array body is refused before Yoga's own batching check sees it. */
 export function useBatchingRefused(): Plugin {

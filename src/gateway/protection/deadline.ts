@@ -5,8 +5,8 @@
  * Subscriptions have no deadline: they are meant to stay open.
  */
 import type { Plugin } from 'graphql-yoga';
-import type { GatewayContext } from '../schema/context.ts';
-import { UpstreamError } from '../upstream/http.ts';
+import type { GatewayContext } from '../../schema/context.ts';
+import { UpstreamError } from '../../upstream/http.ts';
 import { OperationSignal } from './operation-signal.ts';
 
 /** Default deadline of a query or mutation. `OPERATION_TIMEOUT_MS`. */

@@ -1,4 +1,11 @@
 /**
+ * gateway/protection/: what protects the gateway and its upstream from callers. This room holds the
+ * request limits (this file), the per-operation budget (operation-cost.ts), the Origin and Host
+ * checks (origin-check.ts), the rate limit (rate-limit.ts), the stream quota (stream-quota.ts),
+ * suggestion stripping (suggestions.ts), variable errors (variable-errors.ts), the deadline
+ * (deadline.ts, operation-signal.ts), the batching refusal (batching.ts) and automatic persisted
+ * queries (automatic-persisted-queries.ts). It imports no other room; hardening.ts assembles it.
+ *
  * Request limits in front of the schema: graphql-armor's query limits (depth, aliases, tokens,
  * directives, cost) with coded errors, a request body size limit, CSRF prevention for the content
  * types a browser may send cross-site without a preflight, CORS, switching introspection and field
@@ -11,7 +18,7 @@ import { EnvelopArmor } from '@escape.tech/graphql-armor';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { type GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationContext } from 'graphql';
 import type { Plugin, YogaServerOptions } from 'graphql-yoga';
-import { codedError, type RefusalCode, refusalBody, refusalStatus } from '../errors.ts';
+import { codedError, type RefusalCode, refusalBody, refusalStatus } from '../../errors.ts';
 
 /** graphql-armor limits of one operation. */
 export interface QueryLimits {

@@ -34,10 +34,10 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { badUserInput, codedError } from '../errors.ts';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../schema/connection.ts';
-import type { GatewayContext } from '../schema/context.ts';
-import { DEFAULT_PAGING } from '../upstream/page-walker.ts';
+import { badUserInput, codedError } from '../../errors.ts';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../schema/connection.ts';
+import type { GatewayContext } from '../../schema/context.ts';
+import { DEFAULT_PAGING } from '../../upstream/page-walker.ts';
 import { QUERY_LIMIT_CODE } from './limits.ts';
 
 /** Limits of one operation. */

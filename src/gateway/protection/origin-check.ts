@@ -14,7 +14,7 @@
  * the gateway's names. It is on by default when a default key is configured (then the gateway acts for
  * whoever reaches it), with loopback names and the listen host allowed.
  */
-import { type ErrorCode, refusalStatus } from '../errors.ts';
+import { type ErrorCode, refusalStatus } from '../../errors.ts';
 
 /** A refusal: HTTP status (the catalogue's), stable code and message, answered before any operation runs. */
 export interface OriginRefusal {

@@ -13,10 +13,10 @@ import { randomBytes } from 'node:crypto';
 import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { codedError } from '../errors.ts';
-import type { GatewayContext } from '../schema/context.ts';
-import { credentialKey } from '../upstream/credential-key.ts';
-import type { UpstreamCredentials } from '../upstream/http.ts';
+import { codedError } from '../../errors.ts';
+import type { GatewayContext } from '../../schema/context.ts';
+import { credentialKey } from '../../upstream/credential-key.ts';
+import type { UpstreamCredentials } from '../../upstream/http.ts';
 
 /** The part of a rate-limiter-flexible limiter used here (memory, cluster, Redis, insured). */
 export interface BudgetBackend {

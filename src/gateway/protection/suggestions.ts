@@ -8,7 +8,7 @@
  */
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { withMessage } from '../errors.ts';
+import { withMessage } from '../../errors.ts';
 
 /**
  * graphql-js's `didYouMean` wording: ` Did you mean "a", "b", or "c"?`, ` Did you mean the enum value

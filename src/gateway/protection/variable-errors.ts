@@ -28,7 +28,7 @@ import {
   typeFromAST,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { codedError, type ErrorCode } from '../errors.ts';
+import { codedError, type ErrorCode } from '../../errors.ts';
 import { withoutSuggestions } from './suggestions.ts';
 
 /** The code of every variable coercion error. */

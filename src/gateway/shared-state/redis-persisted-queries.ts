@@ -11,7 +11,11 @@
  * Redis failing, slow or absent never fails a request: `get` answers null (the client sends the
  * document, as after an LRU eviction), `set` is skipped.
  */
-import { type LruQueryStore, type PersistedQueryStore, sha256Hex } from './automatic-persisted-queries.ts';
+import {
+  type LruQueryStore,
+  type PersistedQueryStore,
+  sha256Hex,
+} from '../protection/automatic-persisted-queries.ts';
 import type { RedisConnection } from './redis-connection.ts';
 
 /** Prefix of APQ keys in Redis; the rest of the key is the document's sha256 (not a credential). */

@@ -16,7 +16,7 @@ import {
   RateLimiterRedis,
   RateLimiterRes,
 } from 'rate-limiter-flexible';
-import { type BudgetBackend, budgetWindow, RateLimiter } from './rate-limit.ts';
+import { type BudgetBackend, budgetWindow, RateLimiter } from '../protection/rate-limit.ts';
 import type { RedisConnection } from './redis-connection.ts';
 
 /** Prefix of the budget keys in Redis (and the primary's limiter name in cluster mode). */

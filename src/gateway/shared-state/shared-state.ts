@@ -1,4 +1,9 @@
 /**
+ * gateway/shared-state/: what replicas share through Redis. This room holds the assembly (this
+ * file), the connection (redis-connection.ts), the credential-hash salt (redis-key-salt.ts), the
+ * shared rate limit (shared-rate-limit.ts) and shared persisted queries (redis-persisted-queries.ts).
+ * It may import protection/ only.
+ *
  * What a gateway process shares with its replicas, built from the settings: the Redis connection (or
  * none), the salt of the credential hashes, the rate limiter and the APQ store over them, and the
  * health the operator sees (`/ready`'s `x-shared-state` header, the `gateway_redis_up` gauge).
@@ -7,8 +12,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { LruQueryStore, type PersistedQueryStore } from './automatic-persisted-queries.ts';
-import type { RateLimiter } from './rate-limit.ts';
+import { LruQueryStore, type PersistedQueryStore } from '../protection/automatic-persisted-queries.ts';
+import type { RateLimiter } from '../protection/rate-limit.ts';
 import { RedisConnection } from './redis-connection.ts';
 import { loadKeySalt } from './redis-key-salt.ts';
 import { TieredQueryStore } from './redis-persisted-queries.ts';

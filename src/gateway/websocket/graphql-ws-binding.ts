@@ -1,4 +1,9 @@
 /**
+ * gateway/websocket/: subscriptions over graphql-ws. This room holds the binding (this file), the
+ * live fan-out groups (live-fan-out.ts) and shared executions (shared-subscription-results.ts), frame
+ * writing (ws-frames.ts), the client-message check (ws-guard.ts) and the spread keep-alive
+ * (ws-keep-alive.ts). It may import protection/ only.
+ *
  * graphql-ws's server bound to a `ws` WebSocketServer: what `useServer` from 'graphql-ws/use/ws' does
  * (same close codes, keep-alive pings, internal-error handling, dispose), tuned for fan-out, where
  * thousands of sockets receive the same result of one shared execution:

@@ -26,9 +26,9 @@
 import { type ExecutionArgs, type ExecutionResult, GraphQLError } from 'graphql';
 import { maskError } from 'graphql-yoga';
 import type { WebSocket } from 'ws';
-import { streamEndedByShutdown } from '../errors.ts';
-import { BridgeError } from '../upstream/bridge/bridge-error.ts';
-import { resultWithoutSuggestions } from './suggestions.ts';
+import { streamEndedByShutdown } from '../../errors.ts';
+import { BridgeError } from '../../upstream/bridge/bridge-error.ts';
+import { resultWithoutSuggestions } from '../protection/suggestions.ts';
 import { corkForThisTurn, serializePayload, WS_SEND_HIGH_WATER } from './ws-frames.ts';
 
 const NO_ERRORS: readonly unknown[] = Object.freeze([]);

@@ -46,7 +46,7 @@ export function warnIfUncorkable(socket: WebSocket): void {
   const tcp = netSocketOf(socket);
   if (typeof tcp?.cork === 'function' && typeof tcp.uncork === 'function') return;
   process.emitWarning(
-    'ws no longer exposes its TCP socket as `_socket`: graphql-ws frames are written one syscall each (no corking). Update netSocketOf() in src/gateway/ws-frames.ts for this ws version.',
+    'ws no longer exposes its TCP socket as `_socket`: graphql-ws frames are written one syscall each (no corking). Update netSocketOf() in src/gateway/websocket/ws-frames.ts for this ws version.',
     'CorkingUnavailableWarning',
   );
 }

@@ -30,7 +30,7 @@ export class Subscriber implements AsyncIterableIterator<ConversationEvent | Bri
   /**
    * The upstream socket this subscriber follows from its attach on, with no catch-up of its own (null
    * for a catch-up): subscribers with the same one receive the same events from then on, which the
-   * gateway's live groups rely on (src/gateway/live-fan-out.ts).
+   * gateway's live groups rely on (src/gateway/websocket/live-fan-out.ts).
    */
   liveStream: object | null = null;
   /** Set while the first connection replays history to a live-only subscriber. */
