@@ -8,7 +8,13 @@
  * `process.env.NODE_ENV` is "production" inside the bundles, which switches graphql-js off its
  * development-only `instanceOf` checks (measurable on every field; see CHANGELOG.md). Native and
  * optional modules stay external and load from node_modules.
+ *
+ * Each file is written under a temporary name and renamed into place: several `npm start` at once from
+ * one checkout may all find the bundle stale and build it, and one that imports dist/index.js while
+ * another is writing it would read half a file (`SyntaxError`). A rename replaces the file whole.
  */
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build as esbuild } from 'esbuild';
 
@@ -20,9 +26,18 @@ export const ENTRIES = {
   'local-service': 'src/local-service/main.ts',
 };
 
+/** Writes `contents` to `path` so that no reader ever sees the file half-written. */
+function writeWhole(path, contents) {
+  mkdirSync(dirname(path), { recursive: true });
+  const temporary = `${path}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp`;
+  writeFileSync(temporary, contents);
+  renameSync(temporary, path);
+}
+
 /** Builds dist/<name>.js for each of `names` (default: all of {@link ENTRIES}); resolves when written. */
 export async function build(names = Object.keys(ENTRIES)) {
-  await esbuild({
+  const { outputFiles } = await esbuild({
+    write: false,
     absWorkingDir: root,
     entryPoints: Object.fromEntries(names.map((name) => [name, ENTRIES[name]])),
     outdir: 'dist',
@@ -39,6 +54,11 @@ export async function build(names = Object.keys(ENTRIES)) {
     },
     logLevel: 'warning',
   });
+  // Source maps first, so a bundle is never in place before the map it links to.
+  const mapsFirst = [...outputFiles].sort(
+    (a, b) => Number(a.path.endsWith('.js')) - Number(b.path.endsWith('.js')),
+  );
+  for (const file of mapsFirst) writeWhole(file.path, file.contents);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
