@@ -364,7 +364,7 @@ export const SETTINGS: readonly Setting[] = [
     env: 'ALLOWED_HOSTS',
     defaultText: 'see meaning',
     description:
-      'host names accepted in `Host` on `/graphql`, or `*`; default: loopback + `HOST` with a default key, else any',
+      'host names accepted in `Host` on `/graphql`, or `*`; default: loopback + `HOST` when `HOST` is loopback or a default key is set, else any',
   },
   {
     flag: 'headers-timeout-ms',

@@ -43,8 +43,17 @@ describe('OriginPolicy.checkHost', () => {
     expect(code(policy.checkHost('user@gw.example.com'))).toBe('HOST_REJECTED');
   });
 
-  it('defaults: off without a default key; loopback plus the listen host with one (not a wildcard address)', () => {
-    expect(defaultAllowedHosts(false, '127.0.0.1')).toBeNull();
+  it('defaults: loopback plus the listen host when listening on loopback or with a default key; else off', () => {
+    // Listening on loopback: on with or without a key (the quick start's embedded service needs none).
+    expect(defaultAllowedHosts(false, '127.0.0.1')).toEqual(['localhost', '127.0.0.1', '::1']);
+    expect(defaultAllowedHosts(false, 'localhost')).toEqual(['localhost', '127.0.0.1', '::1']);
+    expect(defaultAllowedHosts(false, '[::1]')).toEqual(['localhost', '127.0.0.1', '::1']);
+    expect(defaultAllowedHosts(false, '127.0.0.2')).toEqual(['localhost', '127.0.0.1', '::1', '127.0.0.2']);
+    // Not loopback and no key: every caller brings its own key, so no page can act with the gateway's.
+    expect(defaultAllowedHosts(false, '0.0.0.0')).toBeNull();
+    expect(defaultAllowedHosts(false, '::')).toBeNull();
+    expect(defaultAllowedHosts(false, '10.1.2.3')).toBeNull();
+    expect(defaultAllowedHosts(false, '127.example.com')).toBeNull();
     expect(defaultAllowedHosts(true, '0.0.0.0')).toEqual(['localhost', '127.0.0.1', '::1']);
     expect(defaultAllowedHosts(true, 'gw.internal')).toEqual([
       'localhost',

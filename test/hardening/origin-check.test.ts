@@ -1,8 +1,8 @@
 /**
  * Cross-site WebSocket hijacking and DNS rebinding, over real sockets: a page on a foreign origin
  * cannot upgrade to graphql-ws or open an SSE stream (403 ORIGIN_REJECTED before any operation), while
- * non-browser clients (no Origin), the gateway's own pages (GraphiQL) and CORS_ORIGINS can; with a
- * default key, a foreign Host is refused (HOST_REJECTED). Also: empty or whitespace keys are "no
+ * non-browser clients (no Origin), the gateway's own pages (GraphiQL) and CORS_ORIGINS can; on a
+ * loopback listen address or with a default key, a foreign Host is refused (HOST_REJECTED). Also: empty or whitespace keys are "no
  * credential" on HTTP and graphql-ws alike.
  */
 import { describe, expect, it } from 'vitest';
@@ -160,10 +160,29 @@ describe('Host check (ALLOWED_HOSTS, DNS rebinding)', () => {
     expect((await postWithHost(gateway.url, '{ __typename }', 'evil.example')).status).toBe(403);
   });
 
-  it('is off without a default key, and ALLOWED_HOSTS sets the names explicitly', async () => {
+  it('is on without a default key too when listening on loopback, and ALLOWED_HOSTS sets the names explicitly', async () => {
+    // The quick start: a local upstream that needs no key, so a rebinding page needs none either.
     const service = await localServiceForTest();
-    const open = await gatewayForTest({ upstreamUrl: service.url });
-    expect((await postWithHost(open.url, '{ __typename }', 'anything.example')).status).toBe(200);
+    const keyless = await gatewayForTest({ upstreamUrl: service.url });
+    const port = new URL(keyless.url).port;
+    const rebound = { host: `evil.example:${port}`, origin: `http://evil.example:${port}` };
+    const answer = await postWithHost(keyless.url, LIST, rebound.host);
+    expect({ status: answer.status, code: code(answer.text) }).toEqual({
+      status: 403,
+      code: 'HOST_REJECTED',
+    });
+    const upgrade = await tryUpgrade(keyless.url, rebound);
+    expect({ status: upgrade.status, code: code(upgrade.body) }).toEqual({
+      status: 403,
+      code: 'HOST_REJECTED',
+    });
+    expect(keyless.calls).toHaveLength(0);
+    expect((await postWithHost(keyless.url, LIST, `localhost:${port}`)).status).toBe(200);
+    const anyHost = await gatewayForTest({
+      upstreamUrl: service.url,
+      transportLimits: { allowedHosts: ['*'] },
+    });
+    expect((await postWithHost(anyHost.url, '{ __typename }', 'anything.example')).status).toBe(200);
 
     const { gateway } = await setup({ transportLimits: { allowedHosts: ['gateway.example.com'] } });
     expect((await postWithHost(gateway.url, '{ __typename }', 'gateway.example.com')).status).toBe(200);

@@ -37,7 +37,7 @@ export interface TransportLimits {
   /**
    * `ALLOWED_HOSTS`: host names accepted in `Host` on /graphql; `['*']` accepts any; null or absent
    * means the default (what the config yields when the setting is not given).
-   * @default loopback names + the listen host when a default key is configured, else any
+   * @default loopback names + the listen host when listening on loopback or a default key is configured, else any
    */
   allowedHosts?: readonly string[] | null;
   /** `HEADERS_TIMEOUT_MS`. @default DEFAULT_HEADERS_TIMEOUT_MS (10 s) */

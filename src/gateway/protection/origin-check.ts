@@ -11,8 +11,10 @@
  *
  * DNS rebinding defeats an origin check (the attacker's name points at the gateway, so the page is
  * "same-origin"); `ALLOWED_HOSTS` closes that by refusing `/graphql` requests whose `Host` is not one of
- * the gateway's names. It is on by default when a default key is configured (then the gateway acts for
- * whoever reaches it), with loopback names and the listen host allowed.
+ * the gateway's names. It is on by default whenever the gateway listens on a loopback address (the
+ * quick start: the embedded service needs no key, so whoever reaches the gateway drives it) or a default
+ * key is configured (then the gateway acts for whoever reaches it), with loopback names and the listen
+ * host allowed.
  */
 import { type ErrorCode, refusalStatus } from '../../errors.ts';
 
@@ -43,15 +45,24 @@ export interface OriginPolicyOptions {
 }
 
 /**
- * The default of `ALLOWED_HOSTS`: off (null) without a default key; with one, loopback names plus
- * the listen host (unless it is a wildcard address, which names no host).
+ * The default of `ALLOWED_HOSTS`: loopback names plus the listen host (unless it is a wildcard address,
+ * which names no host) when the gateway listens on a loopback address or a default key is configured;
+ * otherwise off (null). Listening on loopback is on even without a key: a page that rebinds its name to
+ * 127.0.0.1 would otherwise be same-origin with a gateway whose upstream needs no key (`npm start`).
  */
 export function defaultAllowedHosts(defaultKeyConfigured: boolean, listenHost: string): string[] | null {
-  if (!defaultKeyConfigured) return null;
-  const hosts = [...LOOPBACK_HOSTS];
   const listen = normalizeHostname(listenHost);
+  if (!defaultKeyConfigured && !isLoopbackAddress(listen)) return null;
+  const hosts = [...LOOPBACK_HOSTS];
   if (listen !== '0.0.0.0' && listen !== '::' && !hosts.includes(listen)) hosts.push(listen);
   return hosts;
+}
+
+/** True for `localhost`, 127.0.0.0/8 and ::1 (also IPv4-mapped), in the form {@link normalizeHostname} gives. */
+function isLoopbackAddress(hostname: string): boolean {
+  if (hostname === 'localhost' || hostname === '::1') return true;
+  const ipv4 = hostname.replace(/^::ffff:/, '');
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ipv4);
 }
 
 /** Lower case, IPv6 brackets and a trailing dot removed: the form hosts are compared in. */
