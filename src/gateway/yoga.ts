@@ -182,7 +182,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
     // graphql-jit compiles each query/mutation once (cached per document) into straight-line code: the
     // list benchmark spent ~20% of the gateway's CPU in the generic executor; with it CPU per request
-    // dropped by about a third (README, Performance). Subscriptions stay on graphql-js: under jit their
+    // dropped by about a third (CHANGELOG.md, performance round 1). Subscriptions stay on graphql-js: under jit their
     // abstract event types did not resolve (test/live/subscriptions.test.ts fails).
     // Order: request checks and limits first, graphql-jit before the observers and the hardening
     // wrappers of execute (jit replaces the execute function, the others wrap whatever is there), the

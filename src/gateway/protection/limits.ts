@@ -84,7 +84,7 @@ export function useQueryLimits(
     },
   ];
   // Messages name the limit and its value ("Query depth limit of 10 exceeded, found 12."): the values
-  // are documented in the README anyway, and a client needs them to fix its operation.
+  // are documented anyway (docs/operations.md, Query limits), and a client needs them to fix its operation.
   const armor = new EnvelopArmor({
     maxDepth: { n: limits.maxDepth, onReject, exposeLimits: true },
     maxAliases: { n: limits.maxAliases, onReject, exposeLimits: true },
