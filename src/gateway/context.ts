@@ -6,8 +6,10 @@
 import DataLoader from 'dataloader';
 import type { ConversationLoader, GatewayContext } from '../schema/context.ts';
 import type { EventBridge } from '../upstream/bridge/event-bridge.ts';
-import { type CallScope, type Conversation, getConversation } from '../upstream/conversations.ts';
-import type { UpstreamClient, UpstreamCredentials } from '../upstream/http.ts';
+import type { Conversation } from '../upstream/conversation.ts';
+import { type CallScope, getConversation } from '../upstream/conversations.ts';
+import type { UpstreamCredentials } from '../upstream/credentials.ts';
+import type { UpstreamClient } from '../upstream/http.ts';
 import { DEFAULT_PAGING, type PagingSettings } from '../upstream/page-walker.ts';
 
 /** Settings the context needs from the gateway. */

@@ -4,7 +4,8 @@
  */
 
 import type { EventBridge } from '../upstream/bridge/event-bridge.ts';
-import type { CallScope, Conversation } from '../upstream/conversations.ts';
+import type { Conversation } from '../upstream/conversation.ts';
+import type { CallScope } from '../upstream/conversations.ts';
 import type { PagingSettings } from '../upstream/page-walker.ts';
 
 /** Conversations by id, batched and cached for one operation (a DataLoader underneath). */

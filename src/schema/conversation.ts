@@ -1,9 +1,9 @@
 import type { GitProviderValue } from '../contract/records.ts';
 import { badUserInput } from '../errors.ts';
+import type { Conversation } from '../upstream/conversation.ts';
 import { CONVERSATION_ID_PATTERN } from '../upstream/conversation-record.ts';
 import {
   addGitProviderToken,
-  type Conversation,
   type ConversationFilter,
   type CreatedConversation,
   type CreateConversationInput as CreateInput,

@@ -8,7 +8,7 @@
 
 import type { GitProviderValue } from '../contract/records.ts';
 import { BridgeError } from '../upstream/bridge/bridge-error.ts';
-import type { Conversation } from '../upstream/conversations.ts';
+import type { Conversation } from '../upstream/conversation.ts';
 import { UpstreamValidationError } from '../upstream/conversations.ts';
 import {
   ConversationNotFoundError,

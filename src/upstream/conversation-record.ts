@@ -15,7 +15,7 @@
  *   `UPSTREAM_TIMEZONE`, see timestamps.ts), null when missing or unreadable;
  * - every other field: the string as sent, or null when it is not a string.
  */
-import type { Conversation } from './conversations.ts';
+import type { Conversation } from './conversation.ts';
 import { upstreamTimestampToUtc } from './timestamps.ts';
 
 /** What a raw conversation id must look like to be addressable (also what `conversation(id:)` accepts). */

@@ -14,44 +14,17 @@ import type {
   ValidationIssueRecord,
 } from '../contract/records.ts';
 import { ERROR_CATALOGUE, type ErrorCode } from '../errors.ts';
+import type { Conversation } from './conversation.ts';
 import { readConversationRecord } from './conversation-record.ts';
-import {
-  failedWithStatus,
-  type UpstreamClient,
-  type UpstreamCredentials,
-  UpstreamRejection,
-  unexpectedAnswer,
-} from './http.ts';
+import type { UpstreamCredentials } from './credentials.ts';
+import { failedWithStatus, UpstreamRejection, unexpectedAnswer } from './failures.ts';
+import type { UpstreamClient } from './http.ts';
 import {
   CLIENT_REJECTION_STATUSES,
   readableRejection,
   scrubSecrets,
   secretsOf,
 } from './rejection-message.ts';
-
-/**
- * A conversation as the schema sees it. Enum-like fields hold the raw wire string. Read from the wire
- * by conversation-record.ts, which documents the fallback of every field.
- */
-export interface Conversation {
-  conversationId: string;
-  /** Never empty: the upstream's default title when the record has none. */
-  title: string;
-  /** Null when the upstream sent no status string. */
-  status: string | null;
-  runtimeStatus: string | null;
-  selectedRepository: string | null;
-  selectedBranch: string | null;
-  gitProvider: string | null;
-  trigger: string | null;
-  numConnections: number;
-  url: string | null;
-  sessionApiKey: string | null;
-  /** UTC with `Z`; null when the upstream sent none or an unreadable one. */
-  createdAt: string | null;
-  lastUpdatedAt: string | null;
-  prNumbers: number[];
-}
 
 /** One page of search results as the upstream cut it (possibly short or empty under filters). */
 export interface ConversationPage {

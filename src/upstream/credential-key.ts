@@ -3,7 +3,7 @@
  * its kind and secret, never the secret itself (those maps outlive operations, and Redis is shared).
  */
 import { hash } from 'node:crypto';
-import type { UpstreamCredentials } from './http.ts';
+import type { UpstreamCredentials } from './credentials.ts';
 
 /** Hex sha256 of `salt`, the credential's kind and its secret; callers without one share one key. */
 export function credentialKey(credentials: UpstreamCredentials, salt: string): string {

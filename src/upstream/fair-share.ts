@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { credentialKey } from './credential-key.ts';
-import type { UpstreamCredentials } from './http.ts';
+import type { UpstreamCredentials } from './credentials.ts';
 
 /** Why a call was not run: its signal aborted while waiting, or its credential's queue is full. */
 export type FairShareRefusal = 'aborted' | 'queue-full';

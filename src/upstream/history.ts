@@ -23,7 +23,7 @@ import {
   type ValidationIssue,
 } from './conversations.ts';
 import { type ConversationEvent, mapUpstreamEvent } from './events.ts';
-import { failedWithStatus, UpstreamError, UpstreamRejection, unexpectedAnswer } from './http.ts';
+import { failedWithStatus, UpstreamError, UpstreamRejection, unexpectedAnswer } from './failures.ts';
 
 /** The upstream's largest `limit` of the events route (more is 400 `Invalid limit`). */
 export const UPSTREAM_MAX_EVENTS_LIMIT = 100;

@@ -9,7 +9,8 @@
  * that continues where we stopped.
  */
 import { badUserInput } from '../errors.ts';
-import type { Conversation, ConversationFilter, ConversationPage } from './conversations.ts';
+import type { Conversation } from './conversation.ts';
+import type { ConversationFilter, ConversationPage } from './conversations.ts';
 
 /** Upstream page size used when filters are active: large pages mean fewer calls for sparse matches. */
 const FILTERED_UPSTREAM_PAGE_SIZE = 100;

@@ -8,7 +8,7 @@
  * `api_key`s and `env` values, git tokens) and anything shaped like a well-known token is replaced by
  * `[redacted]` first.
  */
-import type { UpstreamCredentials } from './http.ts';
+import type { UpstreamCredentials } from './credentials.ts';
 
 /**
  * 4xx statuses a write hands back to be read here. Not 401/403/429: those have codes of their own

@@ -8,7 +8,7 @@
  * `/socket.io`).
  */
 import { type CallScope, getConversation } from './conversations.ts';
-import type { UpstreamCredentials } from './http.ts';
+import type { UpstreamCredentials } from './credentials.ts';
 
 /** Everything needed to open one Socket.IO connection. Holds a secret: never log it. */
 export interface SocketTarget {

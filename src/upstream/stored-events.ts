@@ -10,8 +10,8 @@
 
 import type { ConversationEventsPageRecord } from '../contract/history-records.ts';
 import type { CallScope } from './conversations.ts';
+import { UpstreamError, UpstreamRejection } from './failures.ts';
 import { isConversationNotFound } from './history.ts';
-import { UpstreamError, UpstreamRejection } from './http.ts';
 
 /** The largest page the route serves (`limit` 0..100). */
 const STORED_EVENTS_PAGE_SIZE = 100;
@@ -33,7 +33,7 @@ export type StoredEventsRead =
  * and, on a server without the route, for the path itself (`{"detail":"Not Found"}`); the body tells
  * them apart. Paging stops when the route says there is no more, or when a page does not advance (a
  * misbehaving upstream must not keep the reader looping).
- * @throws UpstreamError for transport failures and other error statuses (mapped in http.ts), and
+ * @throws UpstreamError for transport failures and other error statuses (mapped in failures.ts), and
  *   UPSTREAM_ERROR for an answer that is not an events page
  */
 export async function readStoredEventsAfter(

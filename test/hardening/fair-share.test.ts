@@ -4,8 +4,8 @@
  * the bounded queue. The end-to-end behaviour is in test/gateway/operation-budget.test.ts.
  */
 import { describe, expect, it } from 'vitest';
+import type { UpstreamCredentials } from '../../src/upstream/credentials.ts';
 import { FairShare, type FairShareRefusal } from '../../src/upstream/fair-share.ts';
-import type { UpstreamCredentials } from '../../src/upstream/http.ts';
 
 const alice: UpstreamCredentials = { kind: 'session-api-key', key: 'alice' };
 // A different object with the same key: the share follows the key, not the object.

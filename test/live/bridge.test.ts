@@ -3,8 +3,8 @@
  */
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { BridgeError } from '../../src/upstream/bridge/bridge-error.ts';
+import type { UpstreamCredentials } from '../../src/upstream/credentials.ts';
 import type { ConversationEvent } from '../../src/upstream/events.ts';
-import type { UpstreamCredentials } from '../../src/upstream/http.ts';
 import {
   directSocketTarget,
   recordSocketTargetResolver,

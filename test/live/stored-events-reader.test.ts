@@ -5,7 +5,8 @@
  * answers are covered by catch-up.test.ts.
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { UpstreamClient, type UpstreamCredentials } from '../../src/upstream/http.ts';
+import type { UpstreamCredentials } from '../../src/upstream/credentials.ts';
+import { UpstreamClient } from '../../src/upstream/http.ts';
 import { readStoredEventsAfter } from '../../src/upstream/stored-events.ts';
 import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
 

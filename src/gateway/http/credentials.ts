@@ -5,7 +5,7 @@
  * the per-operation context all read credentials here, so the rules cannot drift between them.
  */
 import { unauthenticated } from '../../errors.ts';
-import type { UpstreamCredentials } from '../../upstream/http.ts';
+import type { UpstreamCredentials } from '../../upstream/credentials.ts';
 
 /** Names accepted in graphql-ws `connectionParams` for the key (header spelling first). */
 const CONNECTION_PARAM_KEYS = ['X-Session-API-Key', 'x-session-api-key', 'sessionApiKey'] as const;

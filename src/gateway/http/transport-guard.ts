@@ -14,7 +14,7 @@ import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'nod
 import type pino from 'pino';
 import type { WebSocket } from 'ws';
 import { type RefusalCode, refusalBody, refusalStatus } from '../../errors.ts';
-import type { UpstreamCredentials } from '../../upstream/http.ts';
+import type { UpstreamCredentials } from '../../upstream/credentials.ts';
 import { defaultAllowedHosts, OriginPolicy, type OriginRefusal } from '../protection/origin-check.ts';
 import {
   DEFAULT_MAX_STREAMS_PER_CREDENTIAL,

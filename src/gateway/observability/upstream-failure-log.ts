@@ -6,7 +6,7 @@
  * line when the window ends.
  */
 import type pino from 'pino';
-import type { UpstreamErrorCode } from '../../upstream/http.ts';
+import type { UpstreamErrorCode } from '../../upstream/failures.ts';
 
 /** What the upstream client reports per failed call. */
 interface UpstreamFailure {

@@ -6,7 +6,7 @@
  */
 import type { Plugin } from 'graphql-yoga';
 import type { GatewayContext } from '../../schema/context.ts';
-import { UpstreamError } from '../../upstream/http.ts';
+import { UpstreamError } from '../../upstream/failures.ts';
 import { OperationSignal } from './operation-signal.ts';
 
 /** Default deadline of a query or mutation. `OPERATION_TIMEOUT_MS`. */

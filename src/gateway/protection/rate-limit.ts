@@ -16,7 +16,7 @@ import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { codedError } from '../../errors.ts';
 import type { GatewayContext } from '../../schema/context.ts';
 import { credentialKey } from '../../upstream/credential-key.ts';
-import type { UpstreamCredentials } from '../../upstream/http.ts';
+import type { UpstreamCredentials } from '../../upstream/credentials.ts';
 
 /** The part of a rate-limiter-flexible limiter used here (memory, cluster, Redis, insured). */
 export interface BudgetBackend {

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type { RefusalCode } from '../../errors.ts';
 import { credentialKey } from '../../upstream/credential-key.ts';
-import type { UpstreamCredentials } from '../../upstream/http.ts';
+import type { UpstreamCredentials } from '../../upstream/credentials.ts';
 
 /** Default of `MAX_STREAMS_PER_CREDENTIAL`: far above one user's tabs and apps, far below a flood. */
 export const DEFAULT_MAX_STREAMS_PER_CREDENTIAL = 100;

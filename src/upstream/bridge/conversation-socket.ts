@@ -33,9 +33,10 @@
 import { GraphQLError } from 'graphql';
 import { io, type Socket } from 'socket.io-client';
 import { SOCKET_EVENT, type UserActionRecord } from '../../contract/records.ts';
+import type { UpstreamCredentials } from '../credentials.ts';
 import { orderBatch, StreamOrder } from '../event-order.ts';
 import { type ConversationEvent, mapUpstreamEvent } from '../events.ts';
-import { type UpstreamCredentials, UpstreamError } from '../http.ts';
+import { UpstreamError } from '../failures.ts';
 import { ConversationNotFound, type SocketTarget } from '../socket-target.ts';
 import type { StoredEventsRead } from '../stored-events.ts';
 import { type PendingAction, signatureOfEcho, signatureOfSent } from './action-echo.ts';

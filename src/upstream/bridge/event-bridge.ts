@@ -6,8 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { UserActionRecord } from '../../contract/records.ts';
+import type { UpstreamCredentials } from '../credentials.ts';
 import type { ConversationEvent } from '../events.ts';
-import type { UpstreamCredentials } from '../http.ts';
 import type { SocketTargetResolver } from '../socket-target.ts';
 import type { StoredEventsRead } from '../stored-events.ts';
 import { BridgeError } from './bridge-error.ts';

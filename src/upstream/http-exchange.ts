@@ -1,0 +1,104 @@
+/**
+ * One attempt on the wire: the request's headers (accept, the caller's credential, JSON content type)
+ * and body, the attempt's deadline, reading the whole answer and turning it into parsed JSON, a
+ * rejection the caller interprets itself, or a coded error (failures.ts). Admission, retries and
+ * instrumentation happen around it, in http.ts.
+ */
+import type { Dispatcher } from 'undici';
+import { AttemptDeadline } from './attempt-deadline.ts';
+import { type UpstreamCredentials, writeCredentialHeaders } from './credentials.ts';
+import {
+  attemptTimeout,
+  mapStatus,
+  mapTransportError,
+  UpstreamRejection,
+  unreadableAnswer,
+} from './failures.ts';
+
+/** One upstream call. */
+export interface UpstreamRequest {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** Path with query already encoded. */
+  path: string;
+  credentials: UpstreamCredentials;
+  body?: unknown;
+  signal?: AbortSignal | undefined;
+  /** Status codes handed back as {@link UpstreamRejection} instead of being mapped here. */
+  passThroughStatuses?: readonly number[];
+}
+
+/** Where and how long one attempt may take. */
+export interface ExchangeTarget {
+  dispatcher: Dispatcher;
+  origin: string;
+  /** The whole attempt's budget in ms: connect, headers and body together. */
+  timeoutMs: number;
+}
+
+/**
+ * Sends `req` once and returns the parsed JSON body of a 2xx answer; `answered` learns the status as
+ * soon as the headers arrive (the breaker and instrumentation need it even when the body then fails).
+ * @throws UpstreamError for transport failures, unmapped statuses and unparseable bodies
+ * @throws UpstreamRejection for statuses listed in `passThroughStatuses`
+ */
+export async function exchange<T>(
+  target: ExchangeTarget,
+  req: UpstreamRequest,
+  answered: (status: number) => void,
+): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  writeCredentialHeaders(headers, req.credentials);
+  let body: string | undefined;
+  if (req.body !== undefined) {
+    body = JSON.stringify(req.body);
+    headers['content-type'] = 'application/json';
+  }
+  // One deadline for connect, headers and the whole body (undici's own timeouts bound idle gaps).
+  const deadline = new AttemptDeadline(req.signal, target.timeoutMs, attemptTimeout);
+  let response: Dispatcher.ResponseData;
+  let text: string;
+  try {
+    try {
+      response = await target.dispatcher.request({
+        origin: target.origin,
+        method: req.method,
+        path: req.path,
+        headers,
+        body,
+        signal: deadline.signal,
+      });
+    } catch (error) {
+      throw mapTransportError(error, deadline.signal);
+    }
+    answered(response.statusCode);
+    try {
+      text = await response.body.text();
+    } catch (error) {
+      throw mapTransportError(error, deadline.signal);
+    }
+  } finally {
+    deadline.dispose();
+  }
+  const status = response.statusCode;
+  if (status >= 200 && status < 300) return parseJson<T>(text, status);
+  if (req.passThroughStatuses?.includes(status)) {
+    throw new UpstreamRejection(status, safeParse(text));
+  }
+  throw mapStatus(status, response.headers['retry-after']);
+}
+
+function parseJson<T>(text: string, status: number): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw unreadableAnswer(status);
+  }
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
