@@ -5,11 +5,8 @@
  */
 import { io } from 'socket.io-client';
 import { BridgeError } from '../../src/upstream/bridge/bridge-error.ts';
-import {
-  EventBridge,
-  type EventBridgeOptions,
-  type SubscribeRequest,
-} from '../../src/upstream/bridge/event-bridge.ts';
+import type { EventBridgeOptions } from '../../src/upstream/bridge/bridge-options.ts';
+import { EventBridge, type SubscribeRequest } from '../../src/upstream/bridge/event-bridge.ts';
 import type { ConversationEvent } from '../../src/upstream/events.ts';
 import { UpstreamClient } from '../../src/upstream/http.ts';
 import { recordSocketTargetResolver } from '../../src/upstream/socket-target.ts';

@@ -1,6 +1,7 @@
 /**
  * One conversation's shared upstream socket (one per conversation and credential): connect, reconnect
- * with backoff, catch-ups, and the fan-out of its events to subscribers and waiting actions.
+ * with backoff, the id order of what it releases, and the hand-over of each event to its subscribers
+ * (subscriber-set.ts) and waiting actions (action-echo.ts). A subscriber's own catch-up: catch-up.ts.
  *
  * Each upstream event is mapped once (src/upstream/events.ts) and the same frozen object is queued for
  * every subscriber, so the per-subscriber cost is one array slot or one promise resolution.
@@ -13,10 +14,8 @@
  *   the highest released id are dropped. So the shared stream is in strictly increasing id order.
  * - The replay is not the history: it leaves out every agent-state change but the last. History comes
  *   from the stored events route (stored-events.ts), read with the subscriber's own credentials:
- *   - a subscriber with `afterEventId` attaches to the shared stream first (live events are queued for
- *     it), waits until the stream is connected, then reads every stored event after its id; the read
- *     began after the stream was live, so the two overlap and, merged by id, leave no gap and no
- *     duplicate (an event that arrives both ways is one event);
+ *   - a subscriber with `afterEventId` reads the stored events after its id once the shared stream is
+ *     live, and merges the two by id (catch-up.ts says why that leaves no gap and no duplicate);
  *   - after a drop, the reconnect holds its replay and the live events that follow while it reads the
  *     stored events after the highest id released, then releases the union in id order, so the shared
  *     stream itself has no gap either.
@@ -31,77 +30,78 @@
  *   with CONVERSATION_UNREACHABLE instead of waiting forever.
  */
 import { GraphQLError } from 'graphql';
-import { io, type Socket } from 'socket.io-client';
+import type { Socket } from 'socket.io-client';
 import { SOCKET_EVENT, type UserActionRecord } from '../../contract/records.ts';
 import type { UpstreamCredentials } from '../credentials.ts';
-import { orderBatch, StreamOrder } from '../event-order.ts';
+import { StreamOrder } from '../event-order.ts';
 import { type ConversationEvent, mapUpstreamEvent } from '../events.ts';
 import { UpstreamError } from '../failures.ts';
 import { ConversationNotFound, type SocketTarget } from '../socket-target.ts';
 import type { StoredEventsRead } from '../stored-events.ts';
-import { type PendingAction, signatureOfEcho, signatureOfSent } from './action-echo.ts';
+import { EchoWaiters } from './action-echo.ts';
 import { BridgeError } from './bridge-error.ts';
-import type { EventBridge, Resolved, StoredEventsReader } from './event-bridge.ts';
+import type { ResolvedBridgeOptions, StoredEventsReader } from './bridge-options.ts';
+import { type CatchUpSource, catchUpFromReplay, catchUpFromStore } from './catch-up.ts';
 import { EventHistory } from './event-history.ts';
+import { IdleClose } from './idle-close.ts';
+import { ReconnectSchedule } from './reconnect-schedule.ts';
+import { isRefusal, openSocket, refusalToError } from './socket-handshake.ts';
 import { Subscriber } from './subscriber-queue.ts';
+import { SubscriberSet } from './subscriber-set.ts';
 
-/** A connect refusal (server said no) as opposed to a transport failure (could not talk at all). */
-function isRefusal(error: Error & { type?: string; data?: unknown }): boolean {
-  return (
-    error.type !== 'TransportError' && error.message !== 'timeout' && error.message !== 'websocket error'
-  );
-}
-
-function refusalToError(message: string): BridgeError {
-  if (message === 'invalid_session_api_key') {
-    return new BridgeError('UNAUTHENTICATED');
-  }
-  if (message === 'Settings not found') {
-    return new BridgeError('UPSTREAM_ERROR', 'The conversation service has no settings for this user.', {
-      msgId: 'CONFIGURATION$SETTINGS_NOT_FOUND',
-    });
-  }
-  // Other refusal texts may embed upstream internals: keep them out of the message.
-  return new BridgeError(
-    'CONVERSATION_UNREACHABLE',
-    'The conversation service refused to open the conversation.',
-  );
+/** What a shared socket needs from the bridge that holds it (event-bridge.ts). */
+interface SocketOwner {
+  /** The bridge's counters (BridgeStats), kept in step by every socket. */
+  readonly counters: {
+    timers: number;
+    connectionsOpened: number;
+    subscribers: number;
+    pendingActions: number;
+    lateEventsDropped: number;
+  };
+  /** The stored events reader, or null once the upstream turned out to have no events route. */
+  readonly storedEventsReader: StoredEventsReader | null;
+  /** The upstream answered 404 `Not Found` or 405 for the events route: replay from now on. */
+  eventsRouteMissing(): void;
+  /** Called by a socket once it is fully closed. */
+  forget(key: string, entry: UpstreamConversation): void;
 }
 
 /**
  * One shared upstream socket, its subscribers and the actions waiting for their echo.
  */
 export class UpstreamConversation {
-  readonly #bridge: EventBridge;
+  readonly #bridge: SocketOwner;
   readonly #key: string;
   readonly #conversationId: string;
   readonly #credentials: UpstreamCredentials;
-  readonly #options: Resolved;
+  readonly #options: ResolvedBridgeOptions;
 
-  readonly #subscribers = new Set<Subscriber>();
+  readonly #subscribers: SubscriberSet;
   #leases = 0;
   #socket: Socket | null = null;
   #state: 'connecting' | 'open' | 'waiting' | 'closed' = 'connecting';
   /** True once the first connection has been acknowledged: later pre-ack events are missed live ones. */
   #everConnected = false;
-  #failedAttempts = 0;
-  #idleTimer: NodeJS.Timeout | null = null;
-  #retryTimer: NodeJS.Timeout | null = null;
+  readonly #reconnect: ReconnectSchedule;
+  readonly #idle: IdleClose;
   #resolveAbort: AbortController | null = null;
   #readyWaiters: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
-  #pending: PendingAction[] = [];
+  readonly #echoes: EchoWaiters;
 
   /** Holds each connect replay until its acknowledgement and releases stored events in id order. */
   readonly #order: StreamOrder<ConversationEvent>;
   /** Recent events for late afterEventId subscribers, kept only while the upstream has no events route. */
   readonly #history: EventHistory;
+  /** What this socket's subscribers' catch-ups read (catch-up.ts). */
+  readonly #catchUp: CatchUpSource;
 
   constructor(
-    bridge: EventBridge,
+    bridge: SocketOwner,
     key: string,
     conversationId: string,
     credentials: UpstreamCredentials,
-    options: Resolved,
+    options: ResolvedBridgeOptions,
   ) {
     this.#bridge = bridge;
     this.#key = key;
@@ -110,14 +110,33 @@ export class UpstreamConversation {
     this.#options = options;
     this.#order = new StreamOrder(() => bridge.counters.lateEventsDropped++);
     this.#history = new EventHistory(options.historySize, () => bridge.storedEventsReader === null);
+    this.#subscribers = new SubscriberSet(bridge.counters);
+    this.#echoes = new EchoWaiters(bridge.counters);
+    this.#reconnect = new ReconnectSchedule(options.reconnect, bridge.counters);
+    this.#idle = new IdleClose(
+      options.idleCloseMs,
+      bridge.counters,
+      () => this.#state !== 'closed' && this.#subscribers.size === 0 && this.#leases === 0,
+      () => this.#end(null),
+    );
+    this.#catchUp = {
+      conversationId,
+      credentials,
+      options,
+      history: this.#history,
+      ready: () => this.#ready(),
+      connectionOpened: () => {
+        bridge.counters.connectionsOpened++;
+      },
+      eventsRouteMissing: () => bridge.eventsRouteMissing(),
+    };
     void this.#connect();
   }
 
   attach(afterEventId: number | null): Subscriber {
-    this.#cancelIdle();
+    this.#idle.cancel();
     const subscriber = new Subscriber(this, this.#options.maxBufferedEvents);
     this.#subscribers.add(subscriber);
-    this.#bridge.counters.subscribers++;
     if (afterEventId === null) {
       // Live only: while the first connection is still replaying history, skip that replay.
       subscriber.skipUntilAck = !this.#everConnected;
@@ -127,69 +146,28 @@ export class UpstreamConversation {
     subscriber.lastId = afterEventId;
     subscriber.startCatchUp(this.#order.lastId);
     const reader = this.#bridge.storedEventsReader;
-    if (reader) void this.#catchUpFromStore(subscriber, afterEventId, reader);
-    else void this.#catchUpFromReplay(subscriber, afterEventId);
+    if (reader) void catchUpFromStore(this.#catchUp, subscriber, afterEventId, reader);
+    else void catchUpFromReplay(this.#catchUp, subscriber, afterEventId);
     return subscriber;
-  }
-
-  /**
-   * The catch-up without the events route: the history when it still holds every id after
-   * `afterEventId`, otherwise a replay socket. Either way only as complete as the upstream's replays were.
-   */
-  async #catchUpFromReplay(subscriber: Subscriber, afterEventId: number): Promise<void> {
-    const kept = this.#history.after(afterEventId);
-    if (kept) subscriber.finishCatchUp(kept);
-    else await this.#replayOlder(subscriber, afterEventId);
   }
 
   detach(subscriber: Subscriber): void {
     if (!this.#subscribers.delete(subscriber)) return;
-    this.#bridge.counters.subscribers--;
-    this.#maybeIdle();
+    this.#idle.arm();
   }
 
   async send(action: UserActionRecord, signal?: AbortSignal): Promise<ConversationEvent> {
-    this.#cancelIdle();
+    this.#idle.cancel();
     this.#leases++;
-    let timer: NodeJS.Timeout | null = null;
-    let pending: PendingAction | null = null;
     try {
-      const echo = new Promise<ConversationEvent>((resolve, reject) => {
-        pending = { signature: signatureOfSent(action), resolve, reject };
-        timer = setTimeout(
-          () =>
-            reject(
-              new BridgeError(
-                'UPSTREAM_TIMEOUT',
-                'The conversation service did not accept the action in time.',
-              ),
-            ),
-          this.#options.echoTimeoutMs,
-        );
-        this.#bridge.counters.timers++;
-        const cancelled = () => reject(new BridgeError('REQUEST_CANCELLED'));
-        if (signal?.aborted) cancelled();
-        else signal?.addEventListener('abort', cancelled, { once: true });
+      return await this.#echoes.send(action, signal, {
+        timeoutMs: this.#options.echoTimeoutMs,
+        ready: () => this.#ready(),
+        emit: (sent) => this.#socket?.emit(SOCKET_EVENT.userAction, sent),
       });
-      // Waiting for the connection counts against the same deadline as waiting for the echo.
-      await Promise.race([this.#ready(), echo]);
-      if (!pending) throw new Error('unreachable: pending action not set');
-      this.#pending.push(pending);
-      this.#bridge.counters.pendingActions++;
-      this.#socket?.emit(SOCKET_EVENT.userAction, action);
-      return await echo;
     } finally {
-      if (timer) {
-        clearTimeout(timer);
-        this.#bridge.counters.timers--;
-      }
-      const index = pending ? this.#pending.indexOf(pending) : -1;
-      if (index >= 0) {
-        this.#pending.splice(index, 1);
-        this.#bridge.counters.pendingActions--;
-      }
       this.#leases--;
-      this.#maybeIdle();
+      this.#idle.arm();
     }
   }
 
@@ -309,8 +287,8 @@ export class UpstreamConversation {
     for (const event of this.#order.endBatch()) this.#release(event);
     this.#state = 'open';
     this.#everConnected = true;
-    this.#failedAttempts = 0;
-    for (const subscriber of this.#subscribers) subscriber.skipUntilAck = false;
+    this.#reconnect.succeeded();
+    this.#subscribers.connected();
     const waiters = this.#readyWaiters;
     this.#readyWaiters = [];
     for (const waiter of waiters) waiter.resolve();
@@ -354,65 +332,11 @@ export class UpstreamConversation {
     this.#opened();
   }
 
-  /**
-   * The catch-up of one subscriber: once the shared stream is live (its events are queued for the
-   * subscriber meanwhile), reads the stored events after `afterEventId` with this entry's credentials
-   * (the subscriber's own) and merges the two by id. Falls back to a replay socket when the upstream
-   * has no events route.
-   */
-  async #catchUpFromStore(
-    subscriber: Subscriber,
-    afterEventId: number,
-    reader: StoredEventsReader,
-  ): Promise<void> {
-    try {
-      await this.#ready();
-    } catch {
-      return; // the entry ended, and with it the subscriber
-    }
-    if (subscriber.isDone()) return;
-    const abort = subscriber.abortOnEnd();
-    let read: StoredEventsRead;
-    try {
-      read = await reader(this.#conversationId, this.#credentials, afterEventId, abort.signal);
-    } catch (error) {
-      subscriber.fail(storedEventsError(error));
-      return;
-    }
-    if (read.kind === 'route-missing') {
-      this.#bridge.eventsRouteMissing();
-      await this.#catchUpFromReplay(subscriber, afterEventId);
-      return;
-    }
-    if (read.kind === 'conversation-not-found') {
-      subscriber.fail(new BridgeError('CONVERSATION_NOT_FOUND'));
-      return;
-    }
-    const history: ConversationEvent[] = [];
-    for (const payload of read.events) {
-      const event = mapUpstreamEvent(payload, this.#options.timeZone);
-      if (event) history.push(event);
-    }
-    subscriber.finishCatchUp(orderBatch(history, afterEventId));
-  }
-
   #retryLater(): void {
     this.#state = 'waiting';
-    this.#failedAttempts++;
-    const { initialDelayMs, maxDelayMs, maxAttempts } = this.#options.reconnect;
-    if (this.#failedAttempts > maxAttempts) {
+    if (!this.#reconnect.retry(() => void this.#connect())) {
       this.#end(new BridgeError('CONVERSATION_UNREACHABLE', 'The conversation service cannot be reached.'));
-      return;
     }
-    const base = Math.min(maxDelayMs, initialDelayMs * 2 ** (this.#failedAttempts - 1));
-    // Jitter spreads the reconnects of many conversations after an upstream restart.
-    const delay = base / 2 + Math.random() * (base / 2);
-    this.#bridge.counters.timers++;
-    this.#retryTimer = setTimeout(() => {
-      this.#retryTimer = null;
-      this.#bridge.counters.timers--;
-      void this.#connect();
-    }, delay);
   }
 
   #onUpstreamEvent(payload: unknown): void {
@@ -426,18 +350,9 @@ export class UpstreamConversation {
   #release(event: ConversationEvent): void {
     if (event.eventId !== null) {
       this.#history.record(event);
-      const signature = signatureOfEcho(event);
-      if (signature !== null) {
-        const index = this.#pending.findIndex((pending) => pending.signature === signature);
-        const pending = index >= 0 ? this.#pending[index] : undefined;
-        if (pending) {
-          this.#pending.splice(index, 1);
-          this.#bridge.counters.pendingActions--;
-          pending.resolve(event);
-        }
-      }
+      this.#echoes.settle(event);
     }
-    for (const subscriber of this.#subscribers) subscriber.offer(event);
+    this.#subscribers.offer(event);
     if (isSessionClose(event)) void this.#endAfterSessionClose();
   }
 
@@ -461,65 +376,6 @@ export class UpstreamConversation {
   }
 
   /**
-   * A subscriber asked for ids older than the history holds: replay them through a short-lived second
-   * socket (`latest_event_id` = its afterEventId, closed at the acknowledgement, when the replay is
-   * complete), ordered like any replay, then merged with what the shared stream queued meanwhile.
-   */
-  async #replayOlder(subscriber: Subscriber, afterEventId: number): Promise<void> {
-    const replayed: ConversationEvent[] = [];
-    try {
-      const target = await this.#options.resolveTarget(
-        this.#conversationId,
-        this.#credentials,
-        AbortSignal.timeout(this.#options.connectTimeoutMs),
-      );
-      this.#bridge.counters.connectionsOpened++;
-      await new Promise<void>((resolve, reject) => {
-        const socket = openSocket(target, this.#conversationId, afterEventId, this.#options.connectTimeoutMs);
-        socket.on(SOCKET_EVENT.serverEvent, (payload: unknown) => {
-          const event = mapUpstreamEvent(payload, this.#options.timeZone);
-          if (event) replayed.push(event);
-        });
-        socket.on('connect', () => {
-          socket.removeAllListeners();
-          socket.disconnect();
-          resolve();
-        });
-        socket.on('connect_error', (error: Error) => {
-          socket.removeAllListeners();
-          socket.disconnect();
-          reject(isRefusal(error) ? refusalToError(error.message) : error);
-        });
-      });
-    } catch (error) {
-      subscriber.fail(
-        error instanceof BridgeError
-          ? error
-          : new BridgeError('CONVERSATION_UNREACHABLE', 'The conversation history cannot be replayed.'),
-      );
-      return;
-    }
-    subscriber.finishCatchUp(orderBatch(replayed, afterEventId));
-  }
-
-  #maybeIdle(): void {
-    if (this.#state === 'closed' || this.#subscribers.size > 0 || this.#leases > 0 || this.#idleTimer) return;
-    this.#bridge.counters.timers++;
-    this.#idleTimer = setTimeout(() => {
-      this.#idleTimer = null;
-      this.#bridge.counters.timers--;
-      if (this.#subscribers.size === 0 && this.#leases === 0) this.#end(null);
-    }, this.#options.idleCloseMs);
-  }
-
-  #cancelIdle(): void {
-    if (!this.#idleTimer) return;
-    clearTimeout(this.#idleTimer);
-    this.#idleTimer = null;
-    this.#bridge.counters.timers--;
-  }
-
-  /**
    * Closes the socket and every timer; subscribers end with `error` (or complete when null); actions
    * waiting for an echo or a connection fail with `error` or `actionError`.
    */
@@ -527,12 +383,8 @@ export class UpstreamConversation {
     if (this.#isClosed()) return;
     this.#state = 'closed';
     this.#bridge.forget(this.#key, this);
-    this.#cancelIdle();
-    if (this.#retryTimer) {
-      clearTimeout(this.#retryTimer);
-      this.#retryTimer = null;
-      this.#bridge.counters.timers--;
-    }
+    this.#idle.cancel();
+    this.#reconnect.cancel();
     this.#resolveAbort?.abort();
     if (this.#socket) {
       this.#socket.removeAllListeners();
@@ -543,55 +395,12 @@ export class UpstreamConversation {
       actionError ?? error ?? new BridgeError('CONVERSATION_UNREACHABLE', 'The conversation socket closed.');
     for (const waiter of this.#readyWaiters) waiter.reject(failure);
     this.#readyWaiters = [];
-    for (const pending of this.#pending) pending.reject(failure);
-    this.#bridge.counters.pendingActions -= this.#pending.length;
-    this.#pending = [];
-    // A deleted or stopped conversation is a clean end: what was already queued is still delivered.
-    const clean = error?.code === 'CONVERSATION_DELETED' || error?.code === 'CONVERSATION_STOPPED';
-    for (const subscriber of [...this.#subscribers]) {
-      if (error && clean) subscriber.endAfterQueued(error);
-      else if (error) subscriber.fail(error);
-      else subscriber.complete();
-    }
+    this.#echoes.rejectAll(failure);
+    this.#subscribers.end(error);
   }
-}
-
-/** A failed read of the stored events as the code the subscriber's stream ends with. */
-function storedEventsError(error: unknown): BridgeError {
-  const code = error instanceof UpstreamError ? error.code : null;
-  if (code === 'UNAUTHENTICATED' || code === 'FORBIDDEN') {
-    return new BridgeError('UNAUTHENTICATED');
-  }
-  if (code === 'UPSTREAM_TIMEOUT') {
-    return new BridgeError('UPSTREAM_TIMEOUT', "The conversation's stored events did not arrive in time.");
-  }
-  return new BridgeError('CONVERSATION_UNREACHABLE', "The conversation's stored events cannot be read.");
 }
 
 /** The id-less agent_state_changed `stopped` the upstream sends when a conversation's session closes. */
 function isSessionClose(event: ConversationEvent): boolean {
   return event.eventId === null && event.kind === 'AGENT_STATE_CHANGED' && event.stateRaw === 'stopped';
-}
-
-/** Opens one conversation socket the way the upstream web client does (websocket only, no auth payload). */
-function openSocket(
-  target: SocketTarget,
-  conversationId: string,
-  latestEventId: number,
-  timeoutMs: number,
-): Socket {
-  return io(target.origin, {
-    path: target.path,
-    transports: ['websocket'],
-    // Reconnection is the bridge's job: it must change latest_event_id and count attempts itself.
-    reconnection: false,
-    forceNew: true,
-    timeout: timeoutMs,
-    query: {
-      conversation_id: conversationId,
-      latest_event_id: String(latestEventId),
-      session_api_key: target.sessionApiKey,
-    },
-    extraHeaders: target.headers,
-  });
 }

@@ -1,59 +1,22 @@
 /**
  * The Socket.IO bridge to the conversation event stream: the registry of upstream sockets, one per
  * (conversation, credential), shared by every subscriber and every mutation with that credential and
- * closed `idleCloseMs` after the last one leaves; its public API for the schema. How one socket orders,
- * catches up and reconnects: conversation-socket.ts.
+ * closed `idleCloseMs` after the last one leaves; its public API for the schema. How one socket orders
+ * and reconnects: conversation-socket.ts; how a subscriber catches up: catch-up.ts; the options:
+ * bridge-options.ts.
  */
 import { createHash } from 'node:crypto';
 import type { UserActionRecord } from '../../contract/records.ts';
 import type { UpstreamCredentials } from '../credentials.ts';
 import type { ConversationEvent } from '../events.ts';
-import type { SocketTargetResolver } from '../socket-target.ts';
-import type { StoredEventsRead } from '../stored-events.ts';
 import { BridgeError } from './bridge-error.ts';
+import {
+  type EventBridgeOptions,
+  type ResolvedBridgeOptions,
+  resolveBridgeOptions,
+  type StoredEventsReader,
+} from './bridge-options.ts';
 import { UpstreamConversation } from './conversation-socket.ts';
-
-/** Reads a conversation's stored events after an id with these credentials (stored-events.ts). */
-export type StoredEventsReader = (
-  conversationId: string,
-  credentials: UpstreamCredentials,
-  afterEventId: number,
-  signal: AbortSignal,
-) => Promise<StoredEventsRead>;
-
-/** Options of {@link EventBridge}. */
-export interface EventBridgeOptions {
-  /** Where each conversation's socket is and with which key (see socket-target.ts). */
-  resolveTarget: SocketTargetResolver;
-  /**
-   * Reads stored events from the upstream's events route: the history of catch-ups and of reconnects.
-   * Without it the bridge relies on the socket replay (which leaves agent-state changes out).
-   */
-  readStoredEvents?: StoredEventsReader | null;
-  /** Called once, the first time the upstream turns out to have no events route (for the log). */
-  onEventsRouteMissing?: () => void;
-  /** IANA zone the upstream's zone-less timestamps are read in. @default 'UTC' */
-  timeZone?: string;
-  /** How long an upstream socket outlives its last subscriber, in ms. @default 1000 */
-  idleCloseMs?: number;
-  /** Events queued for one subscriber before it is cut off with SUBSCRIBER_TOO_SLOW. @default 1000 */
-  maxBufferedEvents?: number;
-  /** Recent events kept per upstream socket for late `afterEventId` subscribers. @default 1000 */
-  historySize?: number;
-  /** Socket.IO handshake timeout per attempt, in ms. @default 5000 */
-  connectTimeoutMs?: number;
-  /** How long a sent action waits for the upstream's echo, in ms. @default 10000 */
-  echoTimeoutMs?: number;
-  /** Backoff of (re)connect attempts after a transport failure. */
-  reconnect?: {
-    /** @default 100 */
-    initialDelayMs?: number;
-    /** @default 2000 */
-    maxDelayMs?: number;
-    /** Consecutive failed attempts before subscribers end with CONVERSATION_UNREACHABLE. @default 8 */
-    maxAttempts?: number;
-  };
-}
 
 /** What a subscription asks for. */
 export interface SubscribeRequest {
@@ -89,16 +52,11 @@ export interface BridgeStats {
   lateEventsDropped: number;
 }
 
-export type Resolved = Required<Omit<EventBridgeOptions, 'reconnect' | 'readStoredEvents'>> & {
-  readStoredEvents: StoredEventsReader | null;
-  reconnect: Required<NonNullable<EventBridgeOptions['reconnect']>>;
-};
-
 /**
  * The bridge. Create one per gateway; `close()` on shutdown ends every stream and socket.
  */
 export class EventBridge {
-  readonly #options: Resolved;
+  readonly #options: ResolvedBridgeOptions;
   readonly #entries = new Map<string, UpstreamConversation>();
   #closed = false;
   /** Set once for good: an upstream without the route does not grow one while the gateway runs. */
@@ -113,22 +71,7 @@ export class EventBridge {
   };
 
   constructor(options: EventBridgeOptions) {
-    this.#options = {
-      resolveTarget: options.resolveTarget,
-      readStoredEvents: options.readStoredEvents ?? null,
-      onEventsRouteMissing: options.onEventsRouteMissing ?? (() => {}),
-      timeZone: options.timeZone ?? 'UTC',
-      idleCloseMs: options.idleCloseMs ?? 1000,
-      maxBufferedEvents: options.maxBufferedEvents ?? 1000,
-      historySize: options.historySize ?? 1000,
-      connectTimeoutMs: options.connectTimeoutMs ?? 5000,
-      echoTimeoutMs: options.echoTimeoutMs ?? 10_000,
-      reconnect: {
-        initialDelayMs: options.reconnect?.initialDelayMs ?? 100,
-        maxDelayMs: options.reconnect?.maxDelayMs ?? 2000,
-        maxAttempts: options.reconnect?.maxAttempts ?? 8,
-      },
-    };
+    this.#options = resolveBridgeOptions(options);
   }
 
   /**
