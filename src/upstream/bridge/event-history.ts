@@ -1,6 +1,6 @@
 /**
  * The recent events of one shared upstream socket, for catch-ups against an upstream without the
- * stored events route (conversation-socket.ts falls back to it once per upstream).
+ * stored events route (catch-up.ts falls back to it once per upstream; conversation-socket.ts records).
  *
  * With the route, catch-ups read the store and this history would only hold memory: up to
  * `capacity` mapped events per watched conversation, for as long as its socket lives. So it records
