@@ -5,12 +5,12 @@
 import { announceWorker, gatewayWorkerId, isGatewayWorker, startPrimary } from './cluster.ts';
 import { type Config, ConfigError, type HardeningConfig, HelpRequested, loadConfig } from './config.ts';
 import type { HardeningOptions } from './gateway/hardening.ts';
-import { PersistedOperations } from './gateway/protection/limits.ts';
 import { createLogger } from './gateway/observability/logging.ts';
+import { startTracing, type Tracing } from './gateway/observability/tracing.ts';
+import { PersistedOperations } from './gateway/protection/limits.ts';
 import { startGateway } from './gateway/server.ts';
 import { startRateLimitPrimary } from './gateway/shared-state/shared-rate-limit.ts';
 import { createSharedState, type SharedState } from './gateway/shared-state/shared-state.ts';
-import { startTracing, type Tracing } from './gateway/observability/tracing.ts';
 import { renderHelp } from './settings-text.ts';
 
 /** Config -> gateway hardening options (loads the allow-list file; starts tracing only when enabled). */
