@@ -25,11 +25,15 @@ export interface ApiRequest {
   bodyProblem?: ApiResponse;
 }
 
-/** A JSON answer. */
+/** An answer: JSON `body` unless `text` (a non-JSON body with its content type) or `stream` is given. */
 export interface ApiResponse {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** Sent as is instead of `body` (the V1 app server's HTML fallback, its text/plain 500). */
+  text?: { contentType: string; content: string };
+  /** Written chunk by chunk as JSON (the V1 stream-start) instead of `body`. */
+  stream?: AsyncIterable<string>;
 }
 
 /** What the routes need. */
@@ -52,7 +56,7 @@ export interface Route {
    * `deferred` reads it too but hands a missing or malformed body to the handler as `bodyProblem`.
    */
   body: 'required' | 'deferred' | 'ignored';
-  handle(request: ApiRequest): ApiResponse;
+  handle(request: ApiRequest): ApiResponse | Promise<ApiResponse>;
 }
 
 /** FastAPI's 422 answer: every problem found, as `{"detail": [...]}`. */

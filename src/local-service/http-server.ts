@@ -23,6 +23,13 @@ export interface HttpServerDeps {
   /** Bodies above this are answered 413 and never parsed. */
   maxBodyBytes: number;
   logger: pino.Logger;
+  /**
+   * The V1 app server's way: a request no route takes whole (unknown path, or known path with another
+   * method) goes to the web UI's mount (`unmatched`: 200 text/html for a GET, 405 otherwise), and the
+   * key is checked per route, after routing, as a dependency of the V1 routers is. Absent: the V0
+   * way, 404 `{"detail":"Not Found"}` / 405, and the key checked on every /api path first.
+   */
+  unmatched?: (method: string) => ApiResponse;
 }
 
 /** Default body limit: replay_json can be large, but nothing legitimate comes near this. @default 5 MiB */
@@ -63,11 +70,23 @@ function readBody(req: http.IncomingMessage, max: number): Promise<BodyResult> {
   });
 }
 
+async function sendStream(
+  res: http.ServerResponse,
+  response: ApiResponse & { stream: AsyncIterable<string> },
+) {
+  res.writeHead(response.status, { 'content-type': 'application/json', ...response.headers });
+  for await (const chunk of response.stream) {
+    if (res.destroyed) return;
+    res.write(chunk);
+  }
+  res.end();
+}
+
 function send(res: http.ServerResponse, response: ApiResponse): void {
   if (res.headersSent || res.destroyed) return;
-  const payload = JSON.stringify(response.body);
+  const payload = response.text?.content ?? JSON.stringify(response.body);
   res.writeHead(response.status, {
-    'content-type': 'application/json',
+    'content-type': response.text?.contentType ?? 'application/json',
     'content-length': Buffer.byteLength(payload),
     ...response.headers,
   });
@@ -129,6 +148,9 @@ export function createHttpServer(deps: HttpServerDeps): http.Server {
       if (decision.action === 'delay') await rateLimiter.wait(decision.ms);
     }
 
+    const found = match(routes, method, path);
+    if (deps.unmatched && found.kind !== 'route') return send(res, deps.unmatched(method));
+
     // Like the real server's middleware, the key check covers every /api path before routing, so an
     // unauthenticated caller learns nothing about which routes exist.
     let tenant: TenantId | null = null;
@@ -145,7 +167,6 @@ export function createHttpServer(deps: HttpServerDeps): http.Server {
       if (tenant === null) return send(res, { status: 401, body: { detail: 'Unauthorized' } });
     }
 
-    const found = match(routes, method, path);
     if (found.kind === 'not_found') return send(res, { status: 404, body: { detail: 'Not Found' } });
     if (found.kind === 'wrong_method') {
       return send(res, {
@@ -174,7 +195,7 @@ export function createHttpServer(deps: HttpServerDeps): http.Server {
       if (bodyProblem && found.route.body === 'required') return send(res, bodyProblem);
     }
 
-    const response = found.route.handle({
+    const response = await found.route.handle({
       tenant: tenant ?? '',
       viaBearer,
       query,
@@ -182,6 +203,7 @@ export function createHttpServer(deps: HttpServerDeps): http.Server {
       params: found.params,
       ...(bodyProblem ? { bodyProblem } : {}),
     });
+    if (response.stream) return sendStream(res, { ...response, stream: response.stream });
     send(res, response);
   }
 

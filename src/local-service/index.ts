@@ -1,6 +1,8 @@
 /**
  * The bundled local conversation service, in-process: store + agent runtime + REST + Socket.IO on
- * one port. The gateway's `npm start` embeds it by default; tests start it on port 0.
+ * one port (the V0 face), or the V1 face (`api: 'v1'`): the app server's routes on that port and one
+ * agent server per running sandbox on loopback ports of their own, over the same store and tenants.
+ * The gateway's `npm start` embeds it by default; tests start it on port 0.
  */
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
@@ -12,6 +14,7 @@ import { createRoutes } from './routes.ts';
 import { createAgentRuntime, DEFAULT_AGENT_TIMINGS } from './runtime.ts';
 import { attachConversationSocket } from './socket.ts';
 import { openConversationStore } from './store.ts';
+import { createV1Face, type V1Options } from './v1/app-server.ts';
 
 /** Options of {@link startLocalService}. */
 export interface LocalServiceOptions {
@@ -35,13 +38,18 @@ export interface LocalServiceOptions {
   maxBodyBytes?: number;
   /** @default pino at level info */
   logger?: pino.Logger;
+  /** Which OpenHands API the service speaks: 0.53's (`v0`) or the app server + agent servers (`v1`). @default 'v0' */
+  api?: 'v0' | 'v1';
+  /** V1 only: start-task step delay (@default 150 ms), sandbox cap, socket auth wait. */
+  v1?: Partial<Omit<V1Options, 'replyMs'>>;
 }
 
 /** A running local service. */
 export interface LocalService {
-  /** `http://HOST:PORT` without a trailing slash. */
+  /** `http://HOST:PORT` without a trailing slash (V1: the app server's). */
   url: string;
   port: number;
+  api: 'v0' | 'v1';
   /** Closes socket, runtime, HTTP server (cutting keep-alive connections) and store, in that order. Idempotent. */
   close(): Promise<void>;
 }
@@ -57,20 +65,28 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const runtime = createAgentRuntime({
     store,
     timings: { ...DEFAULT_AGENT_TIMINGS, ...options.agentTimings },
+    // Unused by the V1 face, which runs its own agent (v1/agent.ts) over the same script.
     nestedRuntime,
     logger,
     ...(options.maxRunningAgents !== undefined ? { maxRunningAgents: options.maxRunningAgents } : {}),
   });
   const resolveTenant = createTenantResolver(options.sessionApiKeys ?? []);
   const rateLimiter = options.rateLimit ? createRateLimiter() : null;
+  const api = options.api ?? 'v0';
+  const timings = { ...DEFAULT_AGENT_TIMINGS, ...options.agentTimings };
+  const v1 =
+    api === 'v1'
+      ? createV1Face(store, { startStepMs: 150, ...options.v1, replyMs: timings.replyMs }, logger)
+      : null;
   let url = '';
   const server = createHttpServer({
-    routes: createRoutes({ store, runtime, nestedRuntime, serviceUrl: () => url }),
+    routes: v1 ? v1.routes : createRoutes({ store, runtime, nestedRuntime, serviceUrl: () => url }),
     resolveTenant,
     runtime,
     rateLimiter,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     logger,
+    ...(v1 ? { unmatched: v1.unmatched } : {}),
   });
 
   try {
@@ -82,21 +98,25 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       });
     });
   } catch (error) {
+    await v1?.close();
     await runtime.close();
     store.close();
     throw error;
   }
   const port = (server.address() as AddressInfo).port;
   url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  const socket = attachConversationSocket(server, { store, runtime, resolveTenant, logger });
+  // The V1 face has no Socket.IO: its live events are on the agent servers' WebSockets.
+  const socket = v1 ? null : attachConversationSocket(server, { store, runtime, resolveTenant, logger });
 
   let closing: Promise<void> | undefined;
   return {
     url,
     port,
+    api,
     close() {
       closing ??= (async () => {
-        await socket.close();
+        await socket?.close();
+        await v1?.close();
         await runtime.close();
         rateLimiter?.close();
         await new Promise<void>((resolve) => {

@@ -5,7 +5,7 @@
  * A failing listener is logged and never stops the others.
  */
 import type pino from 'pino';
-import type { LiveEvent, LiveEventListener, TenantId } from './contracts.ts';
+import type { LiveEvent, TenantId } from './contracts.ts';
 
 /** The tenant and conversation id together: ids are globally unique, but the tenant keeps maps honest. */
 export function conversationKey(tenant: TenantId, conversationId: string): string {
@@ -56,9 +56,12 @@ class Listeners<T> {
   }
 }
 
-/** Pub/sub of each conversation's live events, removals and socket count. */
-export class LiveHub {
-  readonly #events: Listeners<LiveEvent>;
+/**
+ * Pub/sub of each conversation's live events, removals and socket count. The event type is V0's by
+ * default; the V1 face's agent publishes SDK events through the same hub.
+ */
+export class LiveHub<E = LiveEvent> {
+  readonly #events: Listeners<E>;
   readonly #removals: Listeners<void>;
   readonly #connections = new Map<string, number>();
 
@@ -68,12 +71,12 @@ export class LiveHub {
   }
 
   /** Sends `event` to the conversation's current listeners. */
-  publish(tenant: TenantId, conversationId: string, event: LiveEvent): void {
+  publish(tenant: TenantId, conversationId: string, event: E): void {
     this.#events.emit(conversationKey(tenant, conversationId), event);
   }
 
   /** Subscribes to the conversation's events from now on; returns the unsubscribe function. */
-  onEvent(tenant: TenantId, conversationId: string, listener: LiveEventListener): () => void {
+  onEvent(tenant: TenantId, conversationId: string, listener: (event: E) => void): () => void {
     return this.#events.add(conversationKey(tenant, conversationId), listener);
   }
 

@@ -16,6 +16,7 @@ import type {
   StoredEvent,
   TenantId,
 } from './contracts.ts';
+import { V1_TABLES_SQL } from './v1/schema-sql.ts';
 
 /** File name of the database inside the data directory. */
 export const STORE_FILE_NAME = 'conversations.sqlite';
@@ -57,6 +58,7 @@ const MIGRATIONS: readonly string[] = [
      host TEXT,
      PRIMARY KEY (tenant, provider)
    ) WITHOUT ROWID;`,
+  V1_TABLES_SQL,
 ];
 
 interface ConversationRow {
@@ -126,7 +128,7 @@ function conversationToRow(c: StoredConversation): ConversationRow {
  */
 const NEVER_COLLECTED: object[] = [];
 
-function retained<T extends object>(wrapper: T): T {
+export function retained<T extends object>(wrapper: T): T {
   NEVER_COLLECTED.push(wrapper);
   return wrapper;
 }
@@ -157,6 +159,8 @@ function migrate(db: Database.Database): void {
 export interface LocalConversationStore extends ConversationStore {
   /** Whether any tenant holds this conversation id. */
   conversationIdExists(conversationId: string): boolean;
+  /** The open database, for the V1 face's own tables (v1/store.ts); same file, same durability. */
+  readonly database: Database.Database;
 }
 
 /**
@@ -269,6 +273,7 @@ export function openConversationStore(dataDir: string): LocalConversationStore {
   );
 
   return {
+    database: db,
     insertConversation(conversation) {
       insertConversationStmt.run(conversationToRow(conversation));
     },

@@ -18,6 +18,9 @@ import { killAfterTest } from './processes.ts';
 /** Agent delays small enough for tests yet keeping the STARTING -> RUNNING order observable. */
 const FAST_AGENT_TIMINGS = { startupMs: 20, replyMs: 20, replayStepMs: 5 } as const;
 
+/** V1 start-task steps small enough for tests yet keeping every status observable in order. */
+const FAST_V1 = { startStepMs: 5 } as const;
+
 /** A local service started for one test. */
 export interface TestLocalService {
   url: string;
@@ -54,6 +57,7 @@ export async function startTestLocalService(
     logger: pino({ level: 'silent' }),
     ...options,
     agentTimings: { ...FAST_AGENT_TIMINGS, ...options.agentTimings },
+    v1: { ...FAST_V1, ...options.v1 },
     dataDir,
   });
   let closed = false;

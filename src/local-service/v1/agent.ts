@@ -1,0 +1,170 @@
+/**
+ * The scripted agent behind every V1 conversation, as an agent server runs it: a user message is
+ * appended (and, with `run`, answered), `run` works through the unanswered messages, `pause` stops
+ * after the current step. Every event goes to the store first (so whatever a route acknowledged is
+ * durable), then to the conversation's live listeners (the sockets). Execution status changes are
+ * stored both as the conversation's field and as `ConversationStateUpdateEvent`s, as the SDK persists
+ * incremental state updates.
+ *
+ * Timing comes from the shared step scheduler (one FIFO per conversation), the answers from answer.ts
+ * (the shared script, in SDK events), the fan-out from the shared live hub.
+ */
+import type pino from 'pino';
+import type { ContentRecord, ExecutionStatusValue, SdkEventRecord } from '../../contract/v1/events.ts';
+import type { TenantId } from '../contracts.ts';
+import { conversationKey, LiveHub } from '../live-hub.ts';
+import { StepScheduler } from '../scheduler.ts';
+import { v1Answer } from './answer.ts';
+import { messageEvent, sdkEvent, stateUpdate, systemPromptEvent, utcTimestamp } from './event-factory.ts';
+import type { V1Conversation } from './records.ts';
+import type { V1Store } from './store.ts';
+
+/** What {@link createV1Agent} needs. */
+export interface V1AgentDeps {
+  store: V1Store;
+  /** From a run's start to the agent's answer to each message. */
+  replyMs: number;
+  logger: pino.Logger;
+}
+
+/** The outcome of `run`: the real server answers 409 to a conversation already running. */
+type RunOutcome = 'started' | 'already_running' | 'not_found';
+
+/** Creates the agent; `close()` drops every pending step. */
+export function createV1Agent(deps: V1AgentDeps) {
+  const { store, logger } = deps;
+  const hub = new LiveHub<SdkEventRecord>(logger);
+  const scheduler = new StepScheduler(logger);
+  /** Unanswered user messages per conversation, oldest first (in memory: a restart leaves them unanswered). */
+  const pending = new Map<string, string[]>();
+  let closed = false;
+
+  function append(tenant: TenantId, conversationId: string, event: SdkEventRecord): SdkEventRecord {
+    store.appendEvent(conversationId, event);
+    hub.publish(tenant, conversationId, event);
+    return event;
+  }
+
+  function setStatus(tenant: TenantId, conversationId: string, status: ExecutionStatusValue): void {
+    const current = store.getConversation(tenant, conversationId);
+    if (!current || current.executionStatus === status) return;
+    store.updateConversation(tenant, conversationId, {
+      executionStatus: status,
+      updatedAt: utcTimestamp(),
+    });
+    append(tenant, conversationId, stateUpdate('execution_status', status));
+  }
+
+  function textOf(content: ContentRecord[]): string {
+    return content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+  }
+
+  /** Answers the oldest unanswered message after replyMs, then the next, then ends `finished`. */
+  function scheduleNext(tenant: TenantId, conversationId: string): void {
+    const key = conversationKey(tenant, conversationId);
+    scheduler.enqueue(tenant, conversationId, deps.replyMs, () => {
+      const queue = pending.get(key) ?? [];
+      const message = queue.shift();
+      if (queue.length === 0) pending.delete(key);
+      if (message !== undefined) {
+        const answer = v1Answer(message);
+        if (answer.title !== null) {
+          store.updateConversation(tenant, conversationId, {
+            title: answer.title,
+            updatedAt: utcTimestamp(),
+          });
+        }
+        for (const event of answer.events) append(tenant, conversationId, event);
+      }
+      if (pending.has(key)) scheduleNext(tenant, conversationId);
+      else setStatus(tenant, conversationId, 'finished');
+    });
+  }
+
+  function run(tenant: TenantId, conversationId: string): RunOutcome {
+    const conversation = store.getConversation(tenant, conversationId);
+    if (!conversation) return 'not_found';
+    if (conversation.executionStatus === 'running') return 'already_running';
+    if (closed) return 'started';
+    setStatus(tenant, conversationId, 'running');
+    scheduleNext(tenant, conversationId);
+    return 'started';
+  }
+
+  return {
+    /**
+     * A new conversation's first events: the system prompt, then the initial message, which always
+     * runs the agent (the agent server starts conversations with `run=True`).
+     */
+    begin(conversation: V1Conversation, initialMessage: ContentRecord[] | null): void {
+      const { tenant, id } = conversation;
+      append(tenant, id, systemPromptEvent());
+      if (initialMessage !== null && initialMessage.length > 0) this.send(tenant, id, initialMessage, true);
+    },
+
+    /** Appends a user message; runs the agent when `run` (unless it runs already: it will get to it). */
+    send(
+      tenant: TenantId,
+      conversationId: string,
+      content: ContentRecord[],
+      runNow: boolean,
+    ): SdkEventRecord {
+      const event = append(tenant, conversationId, messageEvent('user', content));
+      const key = conversationKey(tenant, conversationId);
+      pending.set(key, [...(pending.get(key) ?? []), textOf(content)]);
+      const status = store.getConversation(tenant, conversationId)?.executionStatus;
+      if (status === 'running') {
+        // The loop in progress answers it after the messages before it.
+      } else if (runNow) {
+        run(tenant, conversationId);
+      }
+      return event;
+    },
+
+    run,
+
+    /** PauseEvent; the run stops before its next step. Unanswered messages wait for the next run. */
+    pause(tenant: TenantId, conversationId: string): boolean {
+      if (!store.getConversation(tenant, conversationId)) return false;
+      append(tenant, conversationId, sdkEventPause());
+      scheduler.cancel(tenant, conversationId);
+      setStatus(tenant, conversationId, 'paused');
+      return true;
+    },
+
+    /** The sandbox stops (paused or deleted): pending steps are dropped, a run in progress is paused. */
+    halt(tenant: TenantId, conversationId: string): void {
+      scheduler.cancel(tenant, conversationId);
+      if (store.getConversation(tenant, conversationId)?.executionStatus === 'running') {
+        setStatus(tenant, conversationId, 'paused');
+      }
+      hub.removed(tenant, conversationId);
+    },
+
+    /** Forgets the conversation's live side; its sockets are closed by their onRemoved listeners. */
+    forget(tenant: TenantId, conversationId: string): void {
+      scheduler.cancel(tenant, conversationId);
+      pending.delete(conversationKey(tenant, conversationId));
+      hub.removed(tenant, conversationId);
+    },
+
+    onEvent: (tenant: TenantId, conversationId: string, listener: (event: SdkEventRecord) => void) =>
+      hub.onEvent(tenant, conversationId, listener),
+    onRemoved: (tenant: TenantId, conversationId: string, listener: () => void) =>
+      hub.onRemoved(tenant, conversationId, listener),
+
+    close(): void {
+      closed = true;
+      scheduler.close();
+      hub.clear();
+      pending.clear();
+    },
+  };
+}
+
+function sdkEventPause(): SdkEventRecord {
+  return sdkEvent({ source: 'user', kind: 'PauseEvent' });
+}
+
+/** The V1 agent of one local service. */
+export type V1Agent = ReturnType<typeof createV1Agent>;
