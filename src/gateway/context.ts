@@ -1,24 +1,22 @@
 /**
  * The per-operation context, built the same way for HTTP and graphql-ws: who is calling (credentials),
- * how to reach the upstream on their behalf, and loaders that live exactly as long as the operation,
- * so nothing cached for one caller can ever be served to another.
+ * the upstream port bound to them (src/upstream/port/upstream.ts; which API answers is the composition
+ * root's choice, yoga.ts), and loaders that live exactly as long as the operation, so nothing cached
+ * for one caller can ever be served to another.
  */
 import DataLoader from 'dataloader';
 import type { ConversationLoader, GatewayContext } from '../schema/context.ts';
-import type { EventBridge } from '../upstream/bridge/event-bridge.ts';
-import type { Conversation } from '../upstream/conversation.ts';
-import { type CallScope, getConversation } from '../upstream/conversations.ts';
 import type { UpstreamCredentials } from '../upstream/credentials.ts';
-import type { UpstreamClient } from '../upstream/http.ts';
 import { DEFAULT_PAGING, type PagingSettings } from '../upstream/page-walker.ts';
+import type { Conversation } from '../upstream/port/conversation.ts';
+import type { Upstream, UpstreamSession } from '../upstream/port/upstream.ts';
 
 /** Settings the context needs from the gateway. */
 export interface ContextSettings {
-  client: UpstreamClient;
+  /** The gateway's upstream port, bound to each operation's caller. */
+  upstream: Upstream;
   /** Key used only when the caller sends none (single-user setups). Secret. */
   defaultSessionApiKey?: string | null | undefined;
-  /** The gateway's event bridge (src/upstream/bridge/); shared, keyed per conversation and credential. */
-  eventBridge: EventBridge;
   /** @default DEFAULT_PAGING */
   paging?: PagingSettings | undefined;
 }
@@ -30,14 +28,14 @@ export interface ContextSettings {
  * bookkeeping and their closures were about a kilobyte of heap per context.
  */
 class ConversationReads implements ConversationLoader {
-  readonly #upstream: CallScope;
+  readonly #upstream: UpstreamSession;
   #loader: DataLoader<string, Conversation | null> | undefined;
   /** List reads still running; the loader waits for them. */
   #pendingLists: Set<Promise<readonly Conversation[]>> | undefined;
   /** Conversations the operation's lists returned, by id. */
   #listed: Map<string, Conversation> | undefined;
 
-  constructor(upstream: CallScope) {
+  constructor(upstream: UpstreamSession) {
     this.#upstream = upstream;
   }
 
@@ -73,12 +71,12 @@ class ConversationReads implements ConversationLoader {
   #dataLoader(): DataLoader<string, Conversation | null> {
     this.#loader ??= new DataLoader<string, Conversation | null>(async (ids) => {
       if (this.#pendingLists?.size) await Promise.allSettled(this.#pendingLists);
-      // The upstream has no batch read: one GET per distinct id not already listed, in parallel.
-      return Promise.all(
-        ids.map(
-          (id) => this.#listed?.get(id) ?? getConversation(this.#upstream, id).catch((error: Error) => error),
-        ),
-      );
+      // Only the ids no list of this operation returned are asked for, in one port call.
+      const listed = this.#listed;
+      const missing = listed ? ids.filter((id) => !listed.has(id)) : ids;
+      const read = missing.length > 0 ? await this.#upstream.getConversations(missing) : [];
+      let next = 0;
+      return ids.map((id) => listed?.get(id) ?? (read[next++] as Conversation | null | Error));
     });
     return this.#loader;
   }
@@ -90,11 +88,10 @@ export function createContext(
   credentials: UpstreamCredentials,
   signal: AbortSignal | undefined,
 ): GatewayContext {
-  const upstream: CallScope = { client: settings.client, credentials, signal };
+  const upstream = settings.upstream.forCaller(credentials, signal);
   const conversationLoader = new ConversationReads(upstream);
   return {
     upstream,
-    eventBridge: settings.eventBridge,
     paging: settings.paging ?? DEFAULT_PAGING,
     conversationLoader,
     trackList: (list) => conversationLoader.track(list),

@@ -1,6 +1,10 @@
 /**
  * Builds the gateway (Yoga + upstream client + logger) without listening. server.ts puts it on a port;
  * tests can also call `yoga.fetch` in-process.
+ *
+ * The composition root: the one file that picks the upstream adapter (V0, src/upstream/v0/) behind the
+ * port the schema talks to (src/upstream/port/). test/gateway/layers.test.ts lets no other file of the
+ * gateway or the schema import an adapter.
  */
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { AsyncDisposableStack } from '@whatwg-node/disposablestack';
@@ -9,12 +13,11 @@ import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type pino from 'pino';
 import type { GatewayContext } from '../schema/context.ts';
 import { schema } from '../schema/index.ts';
-import type { EventBridgeOptions } from '../upstream/bridge/bridge-options.ts';
-import { EventBridge } from '../upstream/bridge/event-bridge.ts';
 import { UpstreamClient, type UpstreamClientOptions } from '../upstream/http.ts';
 import type { PagingSettings } from '../upstream/page-walker.ts';
-import { recordSocketTargetResolver } from '../upstream/socket-target.ts';
-import { readStoredEventsAfter } from '../upstream/stored-events.ts';
+import type { EventBridgeOptions } from '../upstream/v0/bridge/bridge-options.ts';
+import type { EventBridge } from '../upstream/v0/bridge/event-bridge.ts';
+import { createV0Upstream } from '../upstream/v0/upstream.ts';
 import { type ContextSettings, createContext } from './context.ts';
 import { useStaticGraphiQL } from './graphiql/graphiql.ts';
 import { createHardening, type Hardening, type HardeningOptions } from './hardening.ts';
@@ -48,7 +51,7 @@ export interface GatewayOptions {
   /** IANA zone the upstream writes its zone-less timestamps in (events, odd records). @default 'UTC' */
   upstreamTimeZone?: string;
   /** Tuning of the live-event bridge (buffers, idle close, reconnect backoff); see EventBridgeOptions. */
-  live?: Omit<EventBridgeOptions, 'resolveTarget' | 'timeZone'>;
+  live?: Omit<EventBridgeOptions, 'resolveTarget' | 'readStoredEvents' | 'timeZone'>;
   /** Limits, CSRF/CORS, persisted operations, rate limit, deadline, metrics, tracing (hardening.ts). */
   hardening?: HardeningOptions;
 }
@@ -118,24 +121,25 @@ export function createGateway(options: GatewayOptions): Gateway {
     ...options.upstream,
   });
   teardown.defer(() => upstream.close());
-  const eventBridge = new EventBridge({
-    ...options.live,
-    resolveTarget: recordSocketTargetResolver({ client: upstream }, options.upstreamUrl),
-    timeZone: options.upstreamTimeZone ?? 'UTC',
-    readStoredEvents: (conversationId, credentials, afterEventId, signal) =>
-      readStoredEventsAfter({ client: upstream, credentials, signal }, conversationId, afterEventId),
-    onEventsRouteMissing: () =>
-      logger.warn(
-        { upstream: upstream.origin },
-        'the conversation service has no stored events route: subscriptions catch up from its socket replay, which leaves agent-state changes out',
-      ),
+  // The V0 adapter is the only one so far; its live bridge shares the client's pool and time zone.
+  const adapter = createV0Upstream(upstream, {
+    baseUrl: options.upstreamUrl,
+    live: {
+      ...options.live,
+      timeZone: options.upstreamTimeZone ?? 'UTC',
+      onEventsRouteMissing: () =>
+        logger.warn(
+          { upstream: upstream.origin },
+          'the conversation service has no stored events route: subscriptions catch up from its socket replay, which leaves agent-state changes out',
+        ),
+    },
   });
+  const eventBridge = adapter.eventBridge;
   // Live streams complete and their upstream sockets close before the pool does.
-  teardown.defer(() => eventBridge.close());
+  teardown.defer(() => adapter.close());
   const settings: ContextSettings = {
-    client: upstream,
+    upstream: adapter,
     defaultSessionApiKey: options.defaultSessionApiKey,
-    eventBridge,
     paging: options.paging,
   };
 

@@ -1,19 +1,15 @@
 /**
- * Talking back to a conversation: `sendMessage` and `changeAgentState`. Both deliver an `oh_user_action`
- * (built in src/upstream/user-actions.ts) over the conversation socket and answer the upstream's echo;
- * `sendMessage` goes over the REST events route when no socket is open and no echo is asked for.
+ * Talking back to a conversation: `sendMessage` and `changeAgentState`. Both go through the upstream
+ * port bound to the caller (`context.upstream`), which delivers them over the conversation's live
+ * connection and answers the upstream's echo; `sendMessage` takes a plain request when no live
+ * connection is open and no echo is asked for.
  */
-import {
-  REQUESTABLE_AGENT_STATES,
-  type RequestableAgentStateValue,
-  type UserActionRecord,
-} from '../contract/records.ts';
-import { BridgeError } from '../upstream/bridge/bridge-error.ts';
-import type { ConversationEvent, ConversationEventKind } from '../upstream/events.ts';
-import { ConversationNotFoundError, postUserAction } from '../upstream/history.ts';
-import { agentStateAction, messageAction } from '../upstream/user-actions.ts';
+import { REQUESTABLE_AGENT_STATES, type RequestableAgentStateValue } from '../contract/records.ts';
+import { BridgeError } from '../upstream/port/bridge-error.ts';
+import { ConversationNotFoundError } from '../upstream/port/errors.ts';
+import type { ConversationEvent, ConversationEventKind } from '../upstream/port/events.ts';
+import type { SentMessage } from '../upstream/port/upstream.ts';
 import { builder } from './builder.ts';
-import type { GatewayContext } from './context.ts';
 import { ConversationUnavailableError } from './errors.ts';
 import {
   AgentStateChangeRequestedEventType,
@@ -38,17 +34,13 @@ const RequestableAgentStateEnum = builder.enumType('RequestableAgentState', {
   >,
 });
 
-/** Sends through the bridge; unavailability becomes the error type, other bridge errors stay coded errors. */
-async function deliver(
-  context: GatewayContext,
-  conversationId: string,
-  action: UserActionRecord,
-): Promise<ConversationEvent> {
+/**
+ * Runs one delivery through the port; an unavailable conversation becomes the error type (the same
+ * member whether the live connection or a plain request carried it), other errors stay coded errors.
+ */
+async function delivering<T>(deliver: () => Promise<T>): Promise<T> {
   try {
-    return await context.eventBridge.send(
-      { conversationId, credentials: context.upstream.credentials, action },
-      context.upstream.signal,
-    );
+    return await deliver();
   } catch (error) {
     if (error instanceof BridgeError && error.code === 'CONVERSATION_NOT_FOUND') {
       throw new ConversationUnavailableError('NOT_FOUND');
@@ -56,19 +48,6 @@ async function deliver(
     if (error instanceof BridgeError && error.code === 'CONVERSATION_UNREACHABLE') {
       throw new ConversationUnavailableError('UNREACHABLE', error.message);
     }
-    throw error;
-  }
-}
-
-/** Sends over the REST events route; not found becomes the same error member as on the socket path. */
-async function postMessage(
-  context: GatewayContext,
-  conversationId: string,
-  action: UserActionRecord,
-): Promise<void> {
-  try {
-    await postUserAction(context.upstream, conversationId, action);
-  } catch (error) {
     if (error instanceof ConversationNotFoundError) {
       throw new ConversationUnavailableError('NOT_FOUND');
     }
@@ -106,25 +85,23 @@ const MessageDeliveryEnum = builder.enumType('MessageDelivery', {
   },
 });
 
-const SendMessagePayload = builder
-  .objectRef<{ event: EventOf<'USER_MESSAGE'> | null; delivery: 'SOCKET' | 'REST' }>('SendMessagePayload')
-  .implement({
-    description: 'The upstream accepted the message.',
-    fields: (t) => ({
-      event: t.field({
-        type: UserMessageEventType,
-        description:
-          'The accepted message as the upstream stored it (with its new `eventId`). Selecting it makes the message go over the socket (the REST route answers no event).',
-        // Never null when selected: the REST path is taken only when this field is not selected.
-        resolve: (payload) => payload.event as EventOf<'USER_MESSAGE'>,
-      }),
-      delivery: t.field({
-        type: MessageDeliveryEnum,
-        description: 'Which upstream route carried the message.',
-        resolve: (payload) => payload.delivery,
-      }),
+const SendMessagePayload = builder.objectRef<SentMessage>('SendMessagePayload').implement({
+  description: 'The upstream accepted the message.',
+  fields: (t) => ({
+    event: t.field({
+      type: UserMessageEventType,
+      description:
+        'The accepted message as the upstream stored it (with its new `eventId`). Selecting it makes the message go over the socket (the REST route answers no event).',
+      // Never null when selected: the REST path is taken only when this field is not selected.
+      resolve: (payload) => payload.event as EventOf<'USER_MESSAGE'>,
     }),
-  });
+    delivery: t.field({
+      type: MessageDeliveryEnum,
+      description: 'Which upstream route carried the message.',
+      resolve: (payload) => payload.delivery,
+    }),
+  }),
+});
 
 builder.mutationField('sendMessage', (t) =>
   t.field({
@@ -148,16 +125,13 @@ builder.mutationField('sendMessage', (t) =>
       if (imageUrls.some((url) => !/^(https?:\/\/|data:image\/)/i.test(url))) {
         throw badInput('input.imageUrls: only http(s) and data:image URLs are accepted.');
       }
-      const action = messageAction(input.content, imageUrls);
-      if (
-        !selectsField(info, 'event') &&
-        !context.eventBridge.isConnected(conversationId, context.upstream.credentials)
-      ) {
-        await postMessage(context, conversationId, action);
-        return { event: null, delivery: 'REST' as const };
-      }
-      const event = await deliver(context, conversationId, action);
-      return { event: event as EventOf<'USER_MESSAGE'>, delivery: 'SOCKET' as const };
+      return delivering(() =>
+        context.upstream.sendMessage(
+          conversationId,
+          { content: input.content, imageUrls },
+          { echo: selectsField(info, 'event') },
+        ),
+      );
     },
   }),
 );
@@ -203,7 +177,7 @@ builder.mutationField('changeAgentState', (t) =>
     },
     resolve: async (_root, { input }, context) => {
       const conversationId = conversationIdArg(String(input.conversationId), 'input.conversationId');
-      const event = await deliver(context, conversationId, agentStateAction(input.state));
+      const event = await delivering(() => context.upstream.changeAgentState(conversationId, input.state));
       return { event: event as EventOf<'AGENT_STATE_CHANGE_REQUESTED'> };
     },
   }),

@@ -3,8 +3,8 @@
  * (src/upstream/page-walker.ts) runs.
  */
 import { badUserInput } from '../errors.ts';
-import type { ConversationFilter } from '../upstream/conversations.ts';
 import { type CursorPosition, decodeCursor, filterKey } from '../upstream/page-walker.ts';
+import type { ConversationFilter } from '../upstream/port/conversation.ts';
 
 /** Default page size of a connection field. */
 export const DEFAULT_PAGE_SIZE = 20;

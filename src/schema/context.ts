@@ -3,10 +3,9 @@
  * way: src/gateway/context.ts builds it per operation (HTTP and graphql-ws alike).
  */
 
-import type { EventBridge } from '../upstream/bridge/event-bridge.ts';
-import type { Conversation } from '../upstream/conversation.ts';
-import type { CallScope } from '../upstream/conversations.ts';
 import type { PagingSettings } from '../upstream/page-walker.ts';
+import type { Conversation } from '../upstream/port/conversation.ts';
+import type { UpstreamSession } from '../upstream/port/upstream.ts';
 
 /** Conversations by id, batched and cached for one operation (a DataLoader underneath). */
 export interface ConversationLoader {
@@ -18,12 +17,13 @@ export interface ConversationLoader {
 
 /** What every resolver receives. */
 export interface GatewayContext {
-  /** Caller scope for upstream calls (client, credentials, abort signal). */
-  upstream: CallScope;
+  /**
+   * The upstream port bound to this caller (credentials, abort signal): every upstream call goes
+   * through it, whichever API answers (src/upstream/port/upstream.ts).
+   */
+  upstream: UpstreamSession;
   /** Conversations by id for this operation; lists prime it, unknown ids load as null. */
   conversationLoader: ConversationLoader;
-  /** The shared Socket.IO bridge (live events, sent actions); one per gateway, not per operation. */
-  eventBridge: EventBridge;
   /** Bounds of connection fields. */
   paging: PagingSettings;
   /**

@@ -1,17 +1,13 @@
 import type { GitProviderValue } from '../contract/records.ts';
 import { badUserInput } from '../errors.ts';
-import type { Conversation } from '../upstream/conversation.ts';
-import { CONVERSATION_ID_PATTERN } from '../upstream/conversation-record.ts';
+import { collectConnection } from '../upstream/page-walker.ts';
 import {
-  addGitProviderToken,
+  CONVERSATION_ID_PATTERN,
+  type Conversation,
   type ConversationFilter,
   type CreatedConversation,
   type CreateConversationInput as CreateInput,
-  createConversation,
-  searchConversations,
-  unsetProviderTokens,
-} from '../upstream/conversations.ts';
-import { collectConnection } from '../upstream/page-walker.ts';
+} from '../upstream/port/conversation.ts';
 import { builder } from './builder.ts';
 import { readPagingArgs } from './connection.ts';
 import {
@@ -151,7 +147,7 @@ builder.queryField('conversations', (t) =>
           first,
           start,
           filter,
-          fetchPage: (page) => searchConversations(context.upstream, page, filter),
+          fetchPage: (page) => context.upstream.searchConversations(page, filter),
           settings: context.paging,
         });
         // Lets `conversation`/`node`/`nodes` in the same operation reuse what this list returns.
@@ -327,7 +323,7 @@ builder.mutationField('createConversation', (t) =>
         description: 'The payload, or an error the client can act on.',
       },
     },
-    resolve: (_root, args, context) => createConversation(context.upstream, checkCreateInput(args.input)),
+    resolve: (_root, args, context) => context.upstream.createConversation(checkCreateInput(args.input)),
   }),
 );
 
@@ -364,7 +360,7 @@ builder.mutationField('unsetProviderTokens', (t) =>
     type: UnsetProviderTokensPayload,
     description:
       "Clears the caller's git provider tokens (the web client's log out). Returns the payload directly: the upstream has no failure a client could act on.",
-    resolve: (_root, _args, context) => unsetProviderTokens(context.upstream),
+    resolve: (_root, _args, context) => context.upstream.unsetProviderTokens(),
   }),
 );
 
@@ -403,7 +399,7 @@ builder.mutationField('addGitProviderToken', (t) =>
       },
     },
     resolve: (_root, args, context) =>
-      addGitProviderToken(context.upstream, {
+      context.upstream.addGitProviderToken({
         provider: requireKnownInput(args.input.provider, 'input.provider') as GitProviderValue,
         token: args.input.token,
         host: args.input.host ?? null,

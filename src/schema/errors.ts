@@ -1,7 +1,7 @@
 /**
  * The Error interface and the error types a client branches on (channel 1 of the house style).
- * DomainError itself lives in src/upstream/conversations.ts because upstream calls throw its subclasses
- * (the arrow points schema -> upstream); ConversationUnavailableError is the schema's own. Everything
+ * DomainError itself lives with the port (src/upstream/port/errors.ts) because upstream calls throw its
+ * subclasses (the arrow points schema -> upstream); ConversationUnavailableError is the schema's own. Everything
  * else is either a coded GraphQLError (channels 2 and 3) or a bug that Yoga masks.
  */
 import {
@@ -9,7 +9,7 @@ import {
   UpstreamDomainError,
   UpstreamValidationError,
   type ValidationIssue,
-} from '../upstream/conversations.ts';
+} from '../upstream/port/errors.ts';
 import { builder } from './builder.ts';
 
 /** `... on Error { message }` works for every error type. */

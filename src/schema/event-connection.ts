@@ -15,8 +15,8 @@
  */
 import type { GraphQLError } from 'graphql';
 import { badUserInput } from '../errors.ts';
-import type { ConversationEvent } from '../upstream/events.ts';
-import { type EventsPage, type EventsQuery, UPSTREAM_MAX_EVENTS_LIMIT } from '../upstream/history.ts';
+import type { ConversationEvent } from '../upstream/port/events.ts';
+import { type EventsPage, type EventsQuery, UPSTREAM_MAX_EVENTS_LIMIT } from '../upstream/port/history.ts';
 
 /** Page size when neither `first` nor `last` is given. */
 export const DEFAULT_EVENTS_PAGE_SIZE = 20;

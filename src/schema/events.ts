@@ -1,13 +1,14 @@
 /**
  * Live conversations: the `ConversationEvent` interface and its types and `Subscription.conversationEvents`.
- * Resolvers only read the mapped events of src/upstream/events.ts; the socket is src/upstream/bridge/.
+ * Resolvers only read the port's mapped events (src/upstream/port/events.ts); live streams come from the
+ * port's `subscribe`, whichever API carries them.
  * The mutations that talk back (`sendMessage`, `changeAgentState`) are in agent-actions.ts.
  */
 import type { GraphQLError } from 'graphql';
 import { AGENT_STATES } from '../contract/records.ts';
 import { badUserInput } from '../errors.ts';
-import { BridgeError } from '../upstream/bridge/bridge-error.ts';
-import type { ConversationEvent, ConversationEventKind } from '../upstream/events.ts';
+import { BridgeError } from '../upstream/port/bridge-error.ts';
+import type { ConversationEvent, ConversationEventKind } from '../upstream/port/events.ts';
 import { builder } from './builder.ts';
 import type { GatewayContext } from './context.ts';
 import { KNOWN_RUNTIME_STATUSES, knownOrUnknown, RuntimeStatusEnum, UNKNOWN_VALUE } from './enums.ts';
@@ -316,11 +317,7 @@ builder.subscriptionField('conversationEvents', (t) =>
       if (afterEventId !== null && afterEventId < -1) throw badInput('afterEventId must be -1 or more.');
       // The bridge's terminal error arrives as one last item, which `resolve` throws: graphql-ws and SSE
       // then deliver a normal result with `errors[].extensions.code` and complete.
-      return context.eventBridge.subscribeEndingWithError({
-        conversationId,
-        credentials: context.upstream.credentials,
-        afterEventId,
-      });
+      return context.upstream.subscribe(conversationId, afterEventId);
     },
     resolve: (item: ConversationEvent | BridgeError) => {
       if (item instanceof BridgeError) throw item;

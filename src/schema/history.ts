@@ -1,24 +1,19 @@
 /**
  * A conversation's history and lifecycle: `Conversation.events` (a Relay connection over the stored
  * events, both directions) and the mutations `deleteConversation`, `renameConversation`,
- * `startConversation`, `stopConversation`. Resolvers validate, call src/upstream/history.ts with the
- * caller's scope, and answer the affected Conversation node (or its id for delete) so client caches
- * update.
+ * `startConversation`, `stopConversation`. Resolvers validate, call the upstream port bound to the
+ * caller (`context.upstream`), and answer the affected Conversation node (or its id for delete) so
+ * client caches update.
  */
 
 import type { GitProviderValue } from '../contract/records.ts';
-import { BridgeError } from '../upstream/bridge/bridge-error.ts';
-import type { Conversation } from '../upstream/conversation.ts';
-import { UpstreamValidationError } from '../upstream/conversations.ts';
+import { BridgeError } from '../upstream/port/bridge-error.ts';
+import type { Conversation } from '../upstream/port/conversation.ts';
 import {
   ConversationNotFoundError,
-  deleteConversation,
-  fetchEventsPage,
   PermissionDeniedError,
-  renameConversation,
-  startConversation,
-  stopConversation,
-} from '../upstream/history.ts';
+  UpstreamValidationError,
+} from '../upstream/port/errors.ts';
 import { builder } from './builder.ts';
 import type { GatewayContext } from './context.ts';
 import { ConversationRef } from './conversation.ts';
@@ -45,13 +40,7 @@ builder.objectField(ConversationRef, 'events', (t) =>
       resolve: (conversation, args, context) =>
         collectEvents(
           readEventsPaging(args),
-          (query) =>
-            fetchEventsPage(
-              context.upstream,
-              conversation.conversationId,
-              query,
-              context.eventBridge.timeZone,
-            ),
+          (query) => context.upstream.readEvents(conversation.conversationId, query),
           context.paging.maxUpstreamCalls,
         ),
     },
@@ -145,9 +134,9 @@ builder.mutationField('deleteConversation', (t) =>
     },
     resolve: async (_root, { input }, context) => {
       const conversationId = conversationIdArg(String(input.conversationId), 'input.conversationId');
-      await deleteConversation(context.upstream, conversationId);
+      await context.upstream.deleteConversation(conversationId);
       context.conversationLoader.clear(conversationId);
-      context.eventBridge.endConversation(conversationId, new BridgeError('CONVERSATION_DELETED'));
+      context.upstream.endLiveEvents(conversationId, new BridgeError('CONVERSATION_DELETED'));
       return { conversationId };
     },
   }),
@@ -184,7 +173,7 @@ builder.mutationField('renameConversation', (t) =>
     },
     resolve: async (_root, { input }, context) => {
       const conversationId = conversationIdArg(String(input.conversationId), 'input.conversationId');
-      await renameConversation(context.upstream, conversationId, input.title);
+      await context.upstream.renameConversation(conversationId, input.title);
       return { conversation: await reload(context, conversationId) };
     },
   }),
@@ -225,7 +214,7 @@ builder.mutationField('startConversation', (t) =>
         input.providers?.map(
           (provider, index) => requireKnownInput(provider, `input.providers[${index}]`) as GitProviderValue,
         ) ?? null;
-      await startConversation(context.upstream, conversationId, providers);
+      await context.upstream.startConversation(conversationId, providers);
       return { conversation: await reload(context, conversationId) };
     },
   }),
@@ -268,9 +257,9 @@ builder.mutationField('stopConversation', (t) =>
     resolve: async (_root, { input }, context) => {
       const conversationId = conversationIdArg(String(input.conversationId), 'input.conversationId');
       // The upstream answers "not running" for an unknown id too; the reload tells the two apart.
-      const stopped = await stopConversation(context.upstream, conversationId);
+      const stopped = await context.upstream.stopConversation(conversationId);
       const conversation = await reload(context, conversationId);
-      context.eventBridge.endConversation(conversationId, new BridgeError('CONVERSATION_STOPPED'));
+      context.upstream.endLiveEvents(conversationId, new BridgeError('CONVERSATION_STOPPED'));
       return { conversation, wasRunning: stopped.wasRunning };
     },
   }),

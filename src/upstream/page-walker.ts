@@ -9,8 +9,12 @@
  * that continues where we stopped.
  */
 import { badUserInput } from '../errors.ts';
-import type { Conversation } from './conversation.ts';
-import type { ConversationFilter, ConversationPage } from './conversations.ts';
+import type {
+  Conversation,
+  ConversationFilter,
+  ConversationPage,
+  ConversationPageRequest,
+} from './port/conversation.ts';
 
 /** Upstream page size used when filters are active: large pages mean fewer calls for sparse matches. */
 const FILTERED_UPSTREAM_PAGE_SIZE = 100;
@@ -96,7 +100,7 @@ export function decodeCursor(cursor: string): CursorPosition {
 }
 
 /** Fetches one upstream page; the connection walker calls it. */
-export type PageFetcher = (page: { token: string | null; limit: number }) => Promise<ConversationPage>;
+export type PageFetcher = (page: ConversationPageRequest) => Promise<ConversationPage>;
 
 /** Collects up to `first` conversations starting after `start`, within the upstream-call bound. */
 export async function collectConnection(options: {

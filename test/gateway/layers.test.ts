@@ -1,8 +1,9 @@
 /**
  * The source layers import one way (docs/architecture.md): index -> gateway -> schema -> upstream ->
  * contract, and local-service -> contract only; inside gateway/, the root assembles the rooms and the
- * rooms import each other one way (GATEWAY_ROOMS). An import against the arrows fails here with the
- * file, the line and the rule it breaks, so the layering stays true as the code grows.
+ * rooms import each other one way (GATEWAY_ROOMS); inside upstream/, the schema and the gateway talk to
+ * the port and only the composition root picks an adapter (upstreamRule). An import against the arrows
+ * fails here with the file, the line and the rule it breaks, so the layering stays true as the code grows.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -53,6 +54,43 @@ function gatewayRoomRule(from: string, to: string): string | null {
   return allowed.includes(toRoom) ? null : `gateway/${fromRoom}/ may not import gateway/${toRoom}/`;
 }
 
+/** The one file outside upstream/ that may import an adapter: it picks which one answers. */
+const COMPOSITION_ROOT = 'gateway/yoga.ts';
+
+/**
+ * The part of upstream/ a file is in: an adapter (`v0`, `v1`, ...: one folder per API), the `port`
+ * (the interface the schema talks to and its domain types), or `shared` (everything else: the HTTP
+ * client, breaker, fair share, timestamps, paging, ordering, the subscriber machinery). Undefined
+ * outside upstream/.
+ */
+function upstreamPartOf(file: string): string | undefined {
+  const [top, part, rest] = file.split('/');
+  if (top !== 'upstream' || part === undefined) return undefined;
+  if (rest !== undefined && /^v\d+$/.test(part)) return part;
+  return rest !== undefined && part === 'port' ? 'port' : 'shared';
+}
+
+/**
+ * `why` when `from` may not import the upstream file `to`, else null. An adapter may import the shared
+ * parts, the port, contract/ and its own files; the shared parts and the port never import an adapter
+ * (they are what every adapter builds on); outside upstream/ only the composition root imports one.
+ */
+function upstreamRule(from: string, to: string): string | null {
+  const toPart = upstreamPartOf(to);
+  if (toPart === undefined || toPart === 'port' || toPart === 'shared') return null;
+  const fromPart = upstreamPartOf(from);
+  if (fromPart === toPart) return null;
+  if (fromPart === undefined) {
+    return from === COMPOSITION_ROOT
+      ? null
+      : `only ${COMPOSITION_ROOT} may import an upstream adapter (upstream/${toPart}/): talk to the port, upstream/port/`;
+  }
+  if (fromPart === 'port' || fromPart === 'shared') {
+    return `the upstream ${fromPart === 'port' ? 'port' : 'shared parts'} may not import an adapter (upstream/${toPart}/)`;
+  }
+  return `upstream/${fromPart}/ may not import another adapter (upstream/${toPart}/)`;
+}
+
 function layerOf(file: string): string {
   const top = file.split('/')[0] ?? '';
   if (top === 'errors.ts') return 'errors';
@@ -81,6 +119,8 @@ function violations(): string[] {
       const imported = relative(SRC, join(SRC, dirname(file), target));
       const to = layerOf(imported);
       const where = `${file}:${line} imports ${imported}`;
+      const adapterRule = upstreamRule(file, imported);
+      if (adapterRule) found.push(`${where} (${adapterRule})`);
       if (from === to) {
         const roomRule = gatewayRoomRule(file, imported);
         if (roomRule) found.push(`${where} (${roomRule})`);
@@ -100,7 +140,7 @@ function violations(): string[] {
 }
 
 describe('source layers', () => {
-  it('import one way: entry -> gateway -> schema -> upstream -> contract; local-service -> contract; gateway rooms one way', () => {
+  it('import one way: entry -> gateway -> schema -> upstream -> contract; local-service -> contract; gateway rooms one way; only the composition root picks an upstream adapter', () => {
     expect(violations()).toEqual([]);
   });
 
@@ -120,5 +160,32 @@ describe('source layers', () => {
     expect(
       gatewayRoomRule('gateway/websocket/live-fan-out.ts', 'gateway/protection/suggestions.ts'),
     ).toBeNull();
+  });
+
+  it('finds an adapter imported past the port (the upstream check itself can fail)', () => {
+    expect(upstreamPartOf('upstream/v0/bridge/event-bridge.ts')).toBe('v0');
+    expect(upstreamPartOf('upstream/port/upstream.ts')).toBe('port');
+    expect(upstreamPartOf('upstream/http.ts')).toBe('shared');
+    expect(upstreamPartOf('upstream/bridge/subscriber-queue.ts')).toBe('shared');
+    expect(upstreamPartOf('schema/history.ts')).toBeUndefined();
+    // The schema and the gateway talk to the port; only the composition root picks an adapter.
+    expect(upstreamRule('schema/history.ts', 'upstream/v0/history.ts')).toMatch(
+      /only gateway\/yoga\.ts may import an upstream adapter \(upstream\/v0\/\)/,
+    );
+    expect(upstreamRule('gateway/context.ts', 'upstream/v0/upstream.ts')).toMatch(/only gateway\/yoga\.ts/);
+    expect(upstreamRule('gateway/yoga.ts', 'upstream/v0/upstream.ts')).toBeNull();
+    expect(upstreamRule('schema/history.ts', 'upstream/port/errors.ts')).toBeNull();
+    // The shared parts and the port are what adapters build on: they never import one.
+    expect(upstreamRule('upstream/bridge/subscriber-set.ts', 'upstream/v0/events.ts')).toMatch(
+      /shared parts may not import an adapter/,
+    );
+    expect(upstreamRule('upstream/port/upstream.ts', 'upstream/v0/upstream.ts')).toMatch(
+      /port may not import an adapter/,
+    );
+    expect(upstreamRule('upstream/v1/events.ts', 'upstream/v0/events.ts')).toMatch(/another adapter/);
+    // An adapter may import its own files, the shared parts and the port.
+    expect(upstreamRule('upstream/v0/history.ts', 'upstream/v0/events.ts')).toBeNull();
+    expect(upstreamRule('upstream/v0/history.ts', 'upstream/failures.ts')).toBeNull();
+    expect(upstreamRule('upstream/v0/upstream.ts', 'upstream/port/upstream.ts')).toBeNull();
   });
 });

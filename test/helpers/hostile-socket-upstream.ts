@@ -3,7 +3,7 @@
  * not do on demand: replays in any order, replays that repeat what was already sent, a different replay
  * on each reconnect, live bursts cut off by a drop, late lower ids sent live. A real `socket.io` Server
  * on 127.0.0.1 port 0, plus the one REST route the gateway calls before each (re)connect to find the
- * socket (`GET /api/conversations/{id}`, see src/upstream/socket-target.ts), and the stored events route
+ * socket (`GET /api/conversations/{id}`, see src/upstream/v0/socket-target.ts), and the stored events route
  * (`GET /api/conversations/{id}/events`) answered as the script says: missing as on an older server
  * (404 `Not Found`, the default, or 405), `Conversation <id> not found`, or a stored list paged as the
  * real server pages it.

@@ -4,13 +4,13 @@
  * independent source of truth for "what the upstream stored".
  */
 import { io } from 'socket.io-client';
-import { BridgeError } from '../../src/upstream/bridge/bridge-error.ts';
-import type { EventBridgeOptions } from '../../src/upstream/bridge/bridge-options.ts';
-import { EventBridge, type SubscribeRequest } from '../../src/upstream/bridge/event-bridge.ts';
-import type { ConversationEvent } from '../../src/upstream/events.ts';
 import { UpstreamClient } from '../../src/upstream/http.ts';
-import { recordSocketTargetResolver } from '../../src/upstream/socket-target.ts';
-import { readStoredEventsAfter } from '../../src/upstream/stored-events.ts';
+import { BridgeError } from '../../src/upstream/port/bridge-error.ts';
+import type { ConversationEvent } from '../../src/upstream/port/events.ts';
+import type { EventBridgeOptions } from '../../src/upstream/v0/bridge/bridge-options.ts';
+import { EventBridge, type SubscribeRequest } from '../../src/upstream/v0/bridge/event-bridge.ts';
+import { recordSocketTargetResolver } from '../../src/upstream/v0/socket-target.ts';
+import { readStoredEventsAfter } from '../../src/upstream/v0/stored-events.ts';
 import { FAST_LIVE_TIMINGS } from './gateway.ts';
 
 /** A bridge against a local service, with fast timings, plus its REST client. Close both after the test. */

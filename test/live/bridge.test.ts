@@ -2,14 +2,14 @@
  * The Socket.IO bridge against the real local conversation service (real REST + Socket.IO on port 0).
  */
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { BridgeError } from '../../src/upstream/bridge/bridge-error.ts';
 import type { UpstreamCredentials } from '../../src/upstream/credentials.ts';
-import type { ConversationEvent } from '../../src/upstream/events.ts';
+import { BridgeError } from '../../src/upstream/port/bridge-error.ts';
+import type { ConversationEvent } from '../../src/upstream/port/events.ts';
 import {
   directSocketTarget,
   recordSocketTargetResolver,
   type SocketTarget,
-} from '../../src/upstream/socket-target.ts';
+} from '../../src/upstream/v0/socket-target.ts';
 import { Collector } from '../helpers/collector.ts';
 import { userMessage } from '../helpers/fixtures.ts';
 import { bridgeEvents, createTestBridge, socketReplay } from '../helpers/live.ts';

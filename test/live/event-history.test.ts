@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { EventHistory } from '../../src/upstream/bridge/event-history.ts';
-import type { ConversationEvent } from '../../src/upstream/events.ts';
+import type { ConversationEvent } from '../../src/upstream/port/events.ts';
 
 const event = (eventId: number) => ({ eventId }) as ConversationEvent;
 const ids = (events: ConversationEvent[] | null) => events?.map((each) => each.eventId) ?? null;

@@ -2,8 +2,8 @@
  * Wire -> domain mapping of `oh_event` payloads and the reading of zone-less upstream timestamps.
  */
 import { describe, expect, it } from 'vitest';
-import { mapUpstreamEvent } from '../../src/upstream/events.ts';
 import { isKnownTimeZone, upstreamTimestampToUtc } from '../../src/upstream/timestamps.ts';
+import { mapUpstreamEvent } from '../../src/upstream/v0/events.ts';
 
 describe('upstream timestamps', () => {
   it('reads zone-less values in the configured zone, keeping microseconds', () => {

@@ -1,5 +1,5 @@
 /**
- * The stored events reader (src/upstream/stored-events.ts) against answers the local service never
+ * The stored events reader (src/upstream/v0/stored-events.ts) against answers the local service never
  * gives: the two kinds of 404, 405, a page that never advances, ids going backwards, an answer that is
  * not a page, a refused key. Real HTTP through the gateway's UpstreamClient; the local service's own
  * answers are covered by catch-up.test.ts.
@@ -7,7 +7,7 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { UpstreamCredentials } from '../../src/upstream/credentials.ts';
 import { UpstreamClient } from '../../src/upstream/http.ts';
-import { readStoredEventsAfter } from '../../src/upstream/stored-events.ts';
+import { readStoredEventsAfter } from '../../src/upstream/v0/stored-events.ts';
 import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
 
 const ID = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';

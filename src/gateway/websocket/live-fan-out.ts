@@ -27,7 +27,7 @@ import { type ExecutionArgs, type ExecutionResult, GraphQLError } from 'graphql'
 import { maskError } from 'graphql-yoga';
 import type { WebSocket } from 'ws';
 import { streamEndedByShutdown } from '../../errors.ts';
-import { BridgeError } from '../../upstream/bridge/bridge-error.ts';
+import { BridgeError } from '../../upstream/port/bridge-error.ts';
 import { resultWithoutSuggestions } from '../protection/suggestions.ts';
 import { corkForThisTurn, serializePayload, WS_SEND_HIGH_WATER } from './ws-frames.ts';
 

@@ -3,15 +3,22 @@
  * (`maxAttempts` failed attempts in a row) where it gives up, so its subscribers end with
  * CONVERSATION_UNREACHABLE instead of waiting forever. The timer is counted in the bridge's `timers`.
  */
-import type { ResolvedBridgeOptions } from './bridge-options.ts';
+
+/** The backoff of (re)connect attempts, every value given (the bridge's options fill in defaults). */
+export interface ReconnectSettings {
+  initialDelayMs: number;
+  maxDelayMs: number;
+  /** Consecutive failed attempts before giving up. */
+  maxAttempts: number;
+}
 
 export class ReconnectSchedule {
-  readonly #settings: ResolvedBridgeOptions['reconnect'];
+  readonly #settings: ReconnectSettings;
   readonly #counters: { timers: number };
   #failedAttempts = 0;
   #timer: NodeJS.Timeout | null = null;
 
-  constructor(settings: ResolvedBridgeOptions['reconnect'], counters: { timers: number }) {
+  constructor(settings: ReconnectSettings, counters: { timers: number }) {
     this.#settings = settings;
     this.#counters = counters;
   }

@@ -1,7 +1,10 @@
-/** The subscriber side of the bridge: one bounded queue per subscription, with catch-up merging. */
+/**
+ * The subscriber side of a live bridge: one bounded queue per subscription, with catch-up merging.
+ * Shared by every adapter's bridge: it knows mapped events and their ids, not sockets or routes.
+ */
 import { mergeCatchUp } from '../event-order.ts';
-import type { ConversationEvent } from '../events.ts';
-import { BridgeError } from './bridge-error.ts';
+import { BridgeError } from '../port/bridge-error.ts';
+import type { ConversationEvent } from '../port/events.ts';
 
 /** What a subscriber needs from the socket it is attached to. */
 export interface SubscriberOwner {
@@ -159,7 +162,7 @@ export class Subscriber implements AsyncIterableIterator<ConversationEvent | Bri
       waiting.resolve({ value: next, done: false });
     } else if (this.#done) {
       this.#waiting = null;
-      // The terminal error is the last item, not a rejection: the resolver throws it (event-bridge.ts).
+      // The terminal error is the last item, not a rejection: the resolver throws it (src/schema/events.ts).
       waiting.resolve(this.#error ? { value: this.#error, done: false } : { value: undefined, done: true });
       this.#error = null;
     }

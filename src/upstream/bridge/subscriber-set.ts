@@ -3,8 +3,9 @@
  * `subscribers` counter), handing each released event to every one of them, and how they end when the
  * socket ends.
  */
-import type { ConversationEvent } from '../events.ts';
-import type { BridgeError } from './bridge-error.ts';
+
+import type { BridgeError } from '../port/bridge-error.ts';
+import type { ConversationEvent } from '../port/events.ts';
 import type { Subscriber } from './subscriber-queue.ts';
 
 export class SubscriberSet {

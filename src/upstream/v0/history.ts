@@ -1,5 +1,5 @@
 /**
- * Typed REST calls of a conversation's history and lifecycle: read a page of stored events, add a
+ * V0's typed REST calls of a conversation's history and lifecycle: read a page of stored events, add a
  * user action, delete, rename, start and stop. Wire bodies (src/contract/history-records.ts) stop here;
  * callers get camelCase values, mapped events (the same mapper as the socket's) and outcome classes
  * they can branch on. Every call goes through the shared UpstreamClient, so errors, timeouts, the
@@ -14,69 +14,20 @@ import type {
   StartConversationResponseRecord,
   StopConversationResponseRecord,
   UpdateConversationRequestRecord,
-} from '../contract/history-records.ts';
-import type { GitProviderValue, ValidationIssueRecord } from '../contract/records.ts';
+} from '../../contract/history-records.ts';
+import type { GitProviderValue, ValidationIssueRecord } from '../../contract/records.ts';
+import { failedWithStatus, UpstreamError, UpstreamRejection, unexpectedAnswer } from '../failures.ts';
+import type { StartedConversation, StoppedConversation } from '../port/conversation.ts';
 import {
-  type CallScope,
-  DomainError,
+  ConversationNotFoundError,
+  PermissionDeniedError,
   UpstreamValidationError,
   type ValidationIssue,
-} from './conversations.ts';
-import { type ConversationEvent, mapUpstreamEvent } from './events.ts';
-import { failedWithStatus, UpstreamError, UpstreamRejection, unexpectedAnswer } from './failures.ts';
-
-/** The upstream's largest `limit` of the events route (more is 400 `Invalid limit`). */
-export const UPSTREAM_MAX_EVENTS_LIMIT = 100;
-
-/** The conversation does not exist for this caller (unknown, deleted, or another tenant's). */
-export class ConversationNotFoundError extends DomainError {
-  constructor(readonly conversationId: string) {
-    super('CONVERSATION_NOT_FOUND');
-    this.name = 'ConversationNotFoundError';
-  }
-}
-
-/** The conversation exists but belongs to someone else, and the upstream says so (rename's 403). */
-export class PermissionDeniedError extends DomainError {
-  constructor(
-    readonly conversationId: string,
-    readonly msgId: string,
-  ) {
-    super('PERMISSION_DENIED');
-    this.name = 'PermissionDeniedError';
-  }
-}
-
-/** One bounded read of stored events (inclusive ids, as the upstream takes them). */
-export interface EventsQuery {
-  /** First id read forward / lowest id read backward. @default 0 */
-  startId?: number;
-  /** Last id read forward / first id read backward; null = the newest. */
-  endId?: number | null;
-  /** Newest first. */
-  reverse: boolean;
-  /** 0..100; 0 only asks `hasMore` (whether any event lies within the bounds). */
-  limit: number;
-}
-
-/** One page as the upstream cut it, events mapped; `rawIds` keeps each raw event's id (null when it had none). */
-export interface EventsPage {
-  events: ConversationEvent[];
-  /** Id of every raw event in upstream order, also of ones that did not map (for walking on). */
-  rawIds: Array<number | null>;
-  hasMore: boolean;
-}
-
-/** The answer of start: the status the upstream reports right after starting. */
-export interface StartedConversation {
-  conversationStatus: string;
-}
-
-/** The answer of stop: whether it was running, and its status before stopping. */
-export interface StoppedConversation {
-  wasRunning: boolean;
-  statusBefore: string;
-}
+} from '../port/errors.ts';
+import type { ConversationEvent } from '../port/events.ts';
+import type { EventsPage, EventsQuery } from '../port/history.ts';
+import type { CallScope } from './conversations.ts';
+import { mapUpstreamEvent } from './events.ts';
 
 const path = (conversationId: string, suffix = '') =>
   `/api/conversations/${encodeURIComponent(conversationId)}${suffix}`;

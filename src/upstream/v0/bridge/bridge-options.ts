@@ -3,7 +3,8 @@
  * file because the bridge (event-bridge.ts) and each shared socket (conversation-socket.ts) read the
  * same resolved settings, and the bridge builds the sockets.
  */
-import type { UpstreamCredentials } from '../credentials.ts';
+import type { ReconnectSettings } from '../../bridge/reconnect-schedule.ts';
+import type { UpstreamCredentials } from '../../credentials.ts';
 import type { SocketTargetResolver } from '../socket-target.ts';
 import type { StoredEventsRead } from '../stored-events.ts';
 
@@ -52,7 +53,7 @@ export interface EventBridgeOptions {
 /** The options with every default filled in. */
 export type ResolvedBridgeOptions = Required<Omit<EventBridgeOptions, 'reconnect' | 'readStoredEvents'>> & {
   readStoredEvents: StoredEventsReader | null;
-  reconnect: Required<NonNullable<EventBridgeOptions['reconnect']>>;
+  reconnect: ReconnectSettings;
 };
 
 /** Fills in the defaults of every option not given. */

@@ -4,8 +4,8 @@
  * failure (could not talk at all) is left to the caller to retry.
  */
 import { io, type Socket } from 'socket.io-client';
+import { BridgeError } from '../../port/bridge-error.ts';
 import type { SocketTarget } from '../socket-target.ts';
-import { BridgeError } from './bridge-error.ts';
 
 /** A connect refusal (server said no) as opposed to a transport failure (could not talk at all). */
 export function isRefusal(error: Error & { type?: string; data?: unknown }): boolean {

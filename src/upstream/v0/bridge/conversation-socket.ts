@@ -3,7 +3,7 @@
  * with backoff, the id order of what it releases, and the hand-over of each event to its subscribers
  * (subscriber-set.ts) and waiting actions (action-echo.ts). A subscriber's own catch-up: catch-up.ts.
  *
- * Each upstream event is mapped once (src/upstream/events.ts) and the same frozen object is queued for
+ * Each upstream event is mapped once (src/upstream/v0/events.ts) and the same frozen object is queued for
  * every subscriber, so the per-subscriber cost is one array slot or one promise resolution.
  *
  * Ordering and exactly-once (the rules live in event-order.ts):
@@ -31,23 +31,24 @@
  */
 import { GraphQLError } from 'graphql';
 import type { Socket } from 'socket.io-client';
-import { SOCKET_EVENT, type UserActionRecord } from '../../contract/records.ts';
-import type { UpstreamCredentials } from '../credentials.ts';
-import { StreamOrder } from '../event-order.ts';
-import { type ConversationEvent, mapUpstreamEvent } from '../events.ts';
-import { UpstreamError } from '../failures.ts';
+import { SOCKET_EVENT, type UserActionRecord } from '../../../contract/records.ts';
+import { EventHistory } from '../../bridge/event-history.ts';
+import { IdleClose } from '../../bridge/idle-close.ts';
+import { ReconnectSchedule } from '../../bridge/reconnect-schedule.ts';
+import { Subscriber } from '../../bridge/subscriber-queue.ts';
+import { SubscriberSet } from '../../bridge/subscriber-set.ts';
+import type { UpstreamCredentials } from '../../credentials.ts';
+import { StreamOrder } from '../../event-order.ts';
+import { UpstreamError } from '../../failures.ts';
+import { BridgeError } from '../../port/bridge-error.ts';
+import type { ConversationEvent } from '../../port/events.ts';
+import { mapUpstreamEvent } from '../events.ts';
 import { ConversationNotFound, type SocketTarget } from '../socket-target.ts';
 import type { StoredEventsRead } from '../stored-events.ts';
 import { EchoWaiters } from './action-echo.ts';
-import { BridgeError } from './bridge-error.ts';
 import type { ResolvedBridgeOptions, StoredEventsReader } from './bridge-options.ts';
 import { type CatchUpSource, catchUpFromReplay, catchUpFromStore } from './catch-up.ts';
-import { EventHistory } from './event-history.ts';
-import { IdleClose } from './idle-close.ts';
-import { ReconnectSchedule } from './reconnect-schedule.ts';
 import { isRefusal, openSocket, refusalToError } from './socket-handshake.ts';
-import { Subscriber } from './subscriber-queue.ts';
-import { SubscriberSet } from './subscriber-set.ts';
 
 /** What a shared socket needs from the bridge that holds it (event-bridge.ts). */
 interface SocketOwner {

@@ -6,10 +6,10 @@
  * bridge-options.ts.
  */
 import { createHash } from 'node:crypto';
-import type { UserActionRecord } from '../../contract/records.ts';
-import type { UpstreamCredentials } from '../credentials.ts';
-import type { ConversationEvent } from '../events.ts';
-import { BridgeError } from './bridge-error.ts';
+import type { UserActionRecord } from '../../../contract/records.ts';
+import type { UpstreamCredentials } from '../../credentials.ts';
+import { BridgeError } from '../../port/bridge-error.ts';
+import type { ConversationEvent } from '../../port/events.ts';
 import {
   type EventBridgeOptions,
   type ResolvedBridgeOptions,

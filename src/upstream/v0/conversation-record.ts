@@ -1,5 +1,5 @@
 /**
- * Reads one upstream conversation record, whatever shape it arrives in.
+ * Reads one V0 conversation record, whatever shape it arrives in, into the port's Conversation.
  *
  * The contract says "any of the optional fields may be null", and a newer release, a proxy or another
  * implementation may send null, leave a field out or send the wrong type. One odd record must never
@@ -15,11 +15,8 @@
  *   `UPSTREAM_TIMEZONE`, see timestamps.ts), null when missing or unreadable;
  * - every other field: the string as sent, or null when it is not a string.
  */
-import type { Conversation } from './conversation.ts';
-import { upstreamTimestampToUtc } from './timestamps.ts';
-
-/** What a raw conversation id must look like to be addressable (also what `conversation(id:)` accepts). */
-export const CONVERSATION_ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+import { CONVERSATION_ID_PATTERN, type Conversation } from '../port/conversation.ts';
+import { upstreamTimestampToUtc } from '../timestamps.ts';
 
 /** The outcome of reading one record: the conversation, or why it was dropped (no values, no secrets). */
 export type ConversationReading =

@@ -2,9 +2,9 @@
  * Matching a sent user action to the upstream's echo of it (the accepted event with its id): the
  * signatures compared, the record of an action waiting for its echo and the list of those waiting.
  */
-import type { UserActionRecord } from '../../contract/records.ts';
-import type { ConversationEvent } from '../events.ts';
-import { BridgeError } from './bridge-error.ts';
+import type { UserActionRecord } from '../../../contract/records.ts';
+import { BridgeError } from '../../port/bridge-error.ts';
+import type { ConversationEvent } from '../../port/events.ts';
 
 /** Signature used to match an echo to the action that caused it. */
 function actionSignature(action: string, detail: string): string {

@@ -1,4 +1,8 @@
-/** The coded failure of a live stream or a sent action; its codes are the catalogue's (src/errors.ts). */
+/**
+ * The coded failure of a live stream or a sent action, whichever API carries it; its codes are the
+ * catalogue's (src/errors.ts). The shared subscriber machinery (src/upstream/bridge/) ends streams
+ * with it and the schema throws it as is.
+ */
 import { GraphQLError } from 'graphql';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../errors.ts';
 

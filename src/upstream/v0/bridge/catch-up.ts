@@ -10,17 +10,18 @@
  *   upstream, to the replay: the last `historySize` events (event-history.ts), or a short-lived second
  *   socket for older ids. Either way only as complete as the upstream's replays were.
  */
-import { SOCKET_EVENT } from '../../contract/records.ts';
-import type { UpstreamCredentials } from '../credentials.ts';
-import { orderBatch } from '../event-order.ts';
-import { type ConversationEvent, mapUpstreamEvent } from '../events.ts';
-import { UpstreamError } from '../failures.ts';
+import { SOCKET_EVENT } from '../../../contract/records.ts';
+import type { EventHistory } from '../../bridge/event-history.ts';
+import type { Subscriber } from '../../bridge/subscriber-queue.ts';
+import type { UpstreamCredentials } from '../../credentials.ts';
+import { orderBatch } from '../../event-order.ts';
+import { UpstreamError } from '../../failures.ts';
+import { BridgeError } from '../../port/bridge-error.ts';
+import type { ConversationEvent } from '../../port/events.ts';
+import { mapUpstreamEvent } from '../events.ts';
 import type { StoredEventsRead } from '../stored-events.ts';
-import { BridgeError } from './bridge-error.ts';
 import type { ResolvedBridgeOptions, StoredEventsReader } from './bridge-options.ts';
-import type { EventHistory } from './event-history.ts';
 import { isRefusal, openSocket, refusalToError } from './socket-handshake.ts';
-import type { Subscriber } from './subscriber-queue.ts';
 
 /** What a catch-up needs from the shared socket it runs beside (conversation-socket.ts). */
 export interface CatchUpSource {

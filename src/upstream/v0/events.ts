@@ -1,69 +1,14 @@
 /**
- * Wire -> domain mapping of conversation socket events (`oh_event`).
+ * V0 wire -> domain mapping of conversation events (`oh_event` on the socket, and the stored events
+ * route's records), into the port's event shape (src/upstream/port/events.ts).
  *
  * The bridge maps each upstream event exactly once per upstream socket and hands the same frozen
  * object to every subscriber, so this runs once per event, not once per subscriber. Unknown or
  * future kinds become `OTHER` with the upstream name kept, never an error.
  */
-import { AGENT_STATES, type AgentStateValue } from '../contract/records.ts';
-import { upstreamTimestampToUtc } from './timestamps.ts';
-
-/** Which of the four upstream shapes an event had (`UNKNOWN` for none of them: a future shape). */
-type EventPhase = 'ACTION' | 'OBSERVATION' | 'STATUS_UPDATE' | 'ERROR' | 'UNKNOWN';
-
-/** Fields every mapped event has. */
-interface EventCommon {
-  /** Per-conversation id; null for status updates, errors and the session-closing state change. */
-  eventId: number | null;
-  /** ISO 8601 UTC with `Z` (microseconds kept), read in the configured upstream time zone. */
-  timestamp: string | null;
-  /** `agent`, `user`, `environment`, or null when the upstream sent none. */
-  source: string | null;
-  message: string;
-  cause: number | null;
-  phase: EventPhase;
-  /** The upstream's action / observation name, or `status_update` / `error`. */
-  upstreamKind: string;
-  /** The upstream event as received. Upstream events carry no caller credential. */
-  raw: Readonly<Record<string, unknown>>;
-}
-
-/** The kind-specific fields of a mapped event, discriminated by `kind`. */
-type EventKindFields =
-  | { kind: 'USER_MESSAGE'; content: string; imageUrls: string[]; fileUrls: string[] }
-  | { kind: 'AGENT_MESSAGE'; content: string; imageUrls: string[]; waitForResponse: boolean }
-  | { kind: 'COMMAND'; command: string; thought: string | null; isInput: boolean }
-  | {
-      kind: 'COMMAND_OUTPUT';
-      command: string | null;
-      output: string;
-      exitCode: number | null;
-      success: boolean | null;
-    }
-  | { kind: 'FILE_READ'; path: string | null; content: string | null }
-  | { kind: 'FILE_WRITE'; path: string | null; content: string | null }
-  | {
-      kind: 'FILE_EDIT';
-      path: string | null;
-      diff: string | null;
-      command: string | null;
-      oldContent: string | null;
-      newContent: string | null;
-    }
-  | { kind: 'BROWSE'; url: string | null; content: string | null }
-  | { kind: 'THINK'; thought: string }
-  | { kind: 'FINISH'; finalThought: string; outputs: Record<string, unknown> }
-  | { kind: 'AGENT_STATE_CHANGED'; state: AgentStateValue | null; stateRaw: string; reason: string }
-  | { kind: 'AGENT_STATE_CHANGE_REQUESTED'; requestedState: AgentStateValue | null; stateRaw: string }
-  | { kind: 'STATUS_UPDATE'; statusType: string; runtimeStatus: string | null }
-  | { kind: 'TITLE_CHANGED'; title: string }
-  | { kind: 'ERROR'; errorId: string | null }
-  | { kind: 'OTHER' };
-
-/** A mapped event: the common fields plus the kind-specific ones. */
-export type ConversationEvent = EventCommon & EventKindFields;
-
-export type ConversationEventKind = ConversationEvent['kind'];
+import { AGENT_STATES, type AgentStateValue } from '../../contract/records.ts';
+import type { ConversationEvent, EventCommon, EventKindFields, EventPhase } from '../port/events.ts';
+import { upstreamTimestampToUtc } from '../timestamps.ts';
 
 type Json = Record<string, unknown>;
 

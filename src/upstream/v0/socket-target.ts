@@ -7,8 +7,8 @@
  * the upstream web client does (socket path = the part of `url` before `/api/conversations`, plus
  * `/socket.io`).
  */
+import type { UpstreamCredentials } from '../credentials.ts';
 import { type CallScope, getConversation } from './conversations.ts';
-import type { UpstreamCredentials } from './credentials.ts';
 
 /** Everything needed to open one Socket.IO connection. Holds a secret: never log it. */
 export interface SocketTarget {

@@ -1,16 +1,16 @@
 /**
- * Reads a conversation's stored events after some id from the upstream's events route
+ * Reads a conversation's stored events after some id from V0's events route
  * (`GET /api/conversations/{id}/events`), forward, 100 per call, until the route says there is no more.
- * It is the history a subscription's catch-up uses (src/upstream/bridge/): unlike the socket's connect
+ * It is the history a subscription's catch-up uses (src/upstream/v0/bridge/): unlike the socket's connect
  * replay it holds every stored event, each agent-state change included.
  *
  * One function on purpose: the events connection reads the same route, and the two readers are meant
  * to become one.
  */
 
-import type { ConversationEventsPageRecord } from '../contract/history-records.ts';
+import type { ConversationEventsPageRecord } from '../../contract/history-records.ts';
+import { UpstreamError, UpstreamRejection } from '../failures.ts';
 import type { CallScope } from './conversations.ts';
-import { UpstreamError, UpstreamRejection } from './failures.ts';
 import { isConversationNotFound } from './history.ts';
 
 /** The largest page the route serves (`limit` 0..100). */

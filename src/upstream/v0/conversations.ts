@@ -1,8 +1,8 @@
 /**
- * Typed REST calls of the conversation service. Wire records (snake_case) are turned into the
- * camelCase shapes the schema uses here and nowhere else.
+ * V0's typed REST calls of conversations and provider tokens: search, read, create, unset and add
+ * tokens. Wire records (snake_case, src/contract/records.ts) are turned into the port's camelCase
+ * shapes (src/upstream/port/) here and nowhere else; the V0 adapter (upstream.ts) calls these.
  */
-import { GraphQLError } from 'graphql';
 import type {
   AddGitProvidersRequestRecord,
   CreateConversationRequestRecord,
@@ -12,130 +12,38 @@ import type {
   SearchConversationsResponseRecord,
   UnsetProviderTokensResponseRecord,
   ValidationIssueRecord,
-} from '../contract/records.ts';
-import { ERROR_CATALOGUE, type ErrorCode } from '../errors.ts';
-import type { Conversation } from './conversation.ts';
-import { readConversationRecord } from './conversation-record.ts';
-import type { UpstreamCredentials } from './credentials.ts';
-import { failedWithStatus, UpstreamRejection, unexpectedAnswer } from './failures.ts';
-import type { UpstreamClient } from './http.ts';
+} from '../../contract/records.ts';
+import type { UpstreamCredentials } from '../credentials.ts';
+import { failedWithStatus, UpstreamRejection, unexpectedAnswer } from '../failures.ts';
+import type { UpstreamClient } from '../http.ts';
+import type {
+  Conversation,
+  ConversationFilter,
+  ConversationPage,
+  ConversationPageRequest,
+  CreateConversationInput,
+  CreatedConversation,
+} from '../port/conversation.ts';
+import { UpstreamDomainError, UpstreamValidationError, type ValidationIssue } from '../port/errors.ts';
 import {
   CLIENT_REJECTION_STATUSES,
   readableRejection,
   scrubSecrets,
   secretsOf,
-} from './rejection-message.ts';
+} from '../rejection-message.ts';
+import { readConversationRecord } from './conversation-record.ts';
 
-/** One page of search results as the upstream cut it (possibly short or empty under filters). */
-export interface ConversationPage {
-  /**
-   * In the upstream's order; null where a record could not be read at all (dropped and logged). The
-   * holes keep every conversation at its upstream index, which cursors name.
-   */
-  conversations: Array<Conversation | null>;
-  nextPageToken: string | null;
-}
-
-/** Filters of the search; both are exact matches applied by the upstream after cutting the page. */
-export interface ConversationFilter {
-  trigger?: string | null;
-  repository?: string | null;
-}
-
-/** Who is calling and how to abort: passed to every call. */
+/** Who is calling and how to abort, with the client to call through: passed to every V0 call. */
 export interface CallScope {
   client: UpstreamClient;
   credentials: UpstreamCredentials;
   signal?: AbortSignal | undefined;
 }
 
-/** Base of the outcomes a client branches on (errors plugin channel 1). Also a coded GraphQLError so
- * that, thrown from a field without an error union, it still reaches the client with a code. */
-export class DomainError extends GraphQLError {
-  constructor(code: ErrorCode, message: string = ERROR_CATALOGUE[code].message) {
-    super(message, { extensions: { code } });
-    this.name = 'DomainError';
-  }
-}
-
-/** One field problem reported by the upstream's validation (FastAPI 422). */
-export interface ValidationIssue {
-  /** Where, as the upstream names it (`body`, `mcp_config`, ...); numbers become strings. */
-  loc: string[];
-  msg: string;
-  type: string;
-}
-
-/** The upstream rejected the input (422). Carries the per-field detail but never the echoed input. */
-export class UpstreamValidationError extends DomainError {
-  constructor(readonly issues: ValidationIssue[]) {
-    const first = issues[0];
-    super(
-      'UPSTREAM_VALIDATION',
-      first
-        ? `The conversation service rejected the input at ${first.loc.join('.')}: ${first.msg}`
-        : 'The conversation service rejected the input.',
-    );
-    this.name = 'UpstreamValidationError';
-  }
-}
-
-/**
- * The upstream refused with a readable reason: a 400 with `msg_id` (e.g. missing settings), or any
- * other 4xx with a `message` or string `detail` (then `msgId` is null). The message is scrubbed of
- * the caller's secrets.
- */
-export class UpstreamDomainError extends DomainError {
-  constructor(
-    message: string,
-    readonly msgId: string | null,
-  ) {
-    super('UPSTREAM_REFUSED', message);
-    this.name = 'UpstreamDomainError';
-  }
-}
-
-/** The create input in camelCase; the schema hands it over as is. */
-export interface CreateConversationInput {
-  repository?: string | null;
-  gitProvider?: string | null;
-  selectedBranch?: string | null;
-  initialUserMessage?: string | null;
-  imageUrls?: string[] | null;
-  replayJson?: string | null;
-  suggestedTask?: {
-    gitProvider: string;
-    taskType: string;
-    repo?: string | null;
-    issueNumber?: number | null;
-    title?: string | null;
-  } | null;
-  createMicroagent?: { repo: string; gitProvider?: string | null; title?: string | null } | null;
-  conversationInstructions?: string | null;
-  mcpConfig?: {
-    sseServers?: Array<{ url: string; apiKey?: string | null }> | null;
-    stdioServers?: Array<{
-      name: string;
-      command: string;
-      args?: string[] | null;
-      env?: Array<{ name: string; value: string }> | null;
-    }> | null;
-    shttpServers?: Array<{ url: string; apiKey?: string | null }> | null;
-  } | null;
-  conversationId?: string | null;
-}
-
-/** The create answer in camelCase. */
-export interface CreatedConversation {
-  conversationId: string;
-  conversationStatus: string;
-  message: string | null;
-}
-
 /** GET /api/conversations: one upstream page. */
 export async function searchConversations(
   scope: CallScope,
-  page: { token: string | null; limit: number },
+  page: ConversationPageRequest,
   filter: ConversationFilter,
 ): Promise<ConversationPage> {
   const query = new URLSearchParams({ limit: String(page.limit) });

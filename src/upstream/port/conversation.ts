@@ -1,0 +1,107 @@
+/**
+ * What a conversation is on the gateway's side of the wire, whichever API answers: the camelCase
+ * shapes the port's conversation calls take and return (src/upstream/port/upstream.ts) and the schema
+ * resolves. An adapter reads its own wire records into these (V0: src/upstream/v0/conversation-record.ts)
+ * and documents the fallback of every field there.
+ */
+
+/**
+ * What a raw conversation id must look like to be addressable (also what `conversation(id:)` accepts).
+ * V0 today sends 32 lowercase hex characters; V1's dashed UUIDs fit the same pattern, so it stays here.
+ */
+export const CONVERSATION_ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** A conversation as the schema sees it. Enum-like fields hold the raw wire string. */
+export interface Conversation {
+  conversationId: string;
+  /** Never empty: the upstream's default title when the record has none. */
+  title: string;
+  /** Null when the upstream sent no status string. */
+  status: string | null;
+  runtimeStatus: string | null;
+  selectedRepository: string | null;
+  selectedBranch: string | null;
+  gitProvider: string | null;
+  trigger: string | null;
+  numConnections: number;
+  url: string | null;
+  sessionApiKey: string | null;
+  /** UTC with `Z`; null when the upstream sent none or an unreadable one. */
+  createdAt: string | null;
+  lastUpdatedAt: string | null;
+  prNumbers: number[];
+}
+
+/** One page of search results as the upstream cut it (possibly short or empty under filters). */
+export interface ConversationPage {
+  /**
+   * In the upstream's order; null where a record could not be read at all (dropped and logged). The
+   * holes keep every conversation at its upstream index, which cursors name.
+   */
+  conversations: Array<Conversation | null>;
+  /** Opaque to the gateway: the adapter's token of the next page, null after the last one. */
+  nextPageToken: string | null;
+}
+
+/** Which page of a search: the token of a previous page's `nextPageToken` (null: the first) and its size. */
+export interface ConversationPageRequest {
+  token: string | null;
+  limit: number;
+}
+
+/**
+ * Filters of the search; both are exact matches. V0 applies them upstream after cutting the page (so
+ * pages come back short); V1 has neither filter, and its adapter will apply them itself.
+ */
+export interface ConversationFilter {
+  trigger?: string | null;
+  repository?: string | null;
+}
+
+/** The create input in camelCase; the schema hands it over as is. */
+export interface CreateConversationInput {
+  repository?: string | null;
+  gitProvider?: string | null;
+  selectedBranch?: string | null;
+  initialUserMessage?: string | null;
+  imageUrls?: string[] | null;
+  replayJson?: string | null;
+  suggestedTask?: {
+    gitProvider: string;
+    taskType: string;
+    repo?: string | null;
+    issueNumber?: number | null;
+    title?: string | null;
+  } | null;
+  createMicroagent?: { repo: string; gitProvider?: string | null; title?: string | null } | null;
+  conversationInstructions?: string | null;
+  mcpConfig?: {
+    sseServers?: Array<{ url: string; apiKey?: string | null }> | null;
+    stdioServers?: Array<{
+      name: string;
+      command: string;
+      args?: string[] | null;
+      env?: Array<{ name: string; value: string }> | null;
+    }> | null;
+    shttpServers?: Array<{ url: string; apiKey?: string | null }> | null;
+  } | null;
+  conversationId?: string | null;
+}
+
+/** The create answer in camelCase. */
+export interface CreatedConversation {
+  conversationId: string;
+  conversationStatus: string;
+  message: string | null;
+}
+
+/** The answer of start: the status the upstream reports right after starting. */
+export interface StartedConversation {
+  conversationStatus: string;
+}
+
+/** The answer of stop: whether it was running, and its status before stopping. */
+export interface StoppedConversation {
+  wasRunning: boolean;
+  statusBefore: string;
+}

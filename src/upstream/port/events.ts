@@ -1,0 +1,68 @@
+/**
+ * What a conversation event is on the gateway's side, whichever API sent it: the common fields and the
+ * kind-specific ones the schema's event types resolve (src/schema/events.ts). An adapter maps each of
+ * its wire events into one of these exactly once (V0: src/upstream/v0/events.ts); unknown or future
+ * kinds become `OTHER` with the upstream name and the raw event kept, never an error.
+ *
+ * V0 today: `eventId` is the upstream's integer id (the live bridge orders, deduplicates and resumes
+ * by it) and `cause` its integer cause. V1 will differ: its event ids are strings with no numeric
+ * order, so resuming there needs an opaque cursor the port does not express yet.
+ */
+import type { AgentStateValue } from '../../contract/records.ts';
+
+/** Which of the four upstream shapes an event had (`UNKNOWN` for none of them: a future shape). */
+export type EventPhase = 'ACTION' | 'OBSERVATION' | 'STATUS_UPDATE' | 'ERROR' | 'UNKNOWN';
+
+/** Fields every mapped event has. */
+export interface EventCommon {
+  /** Per-conversation id; null for status updates, errors and the session-closing state change. */
+  eventId: number | null;
+  /** ISO 8601 UTC with `Z` (microseconds kept), read in the configured upstream time zone. */
+  timestamp: string | null;
+  /** `agent`, `user`, `environment`, or null when the upstream sent none. */
+  source: string | null;
+  message: string;
+  cause: number | null;
+  phase: EventPhase;
+  /** The upstream's action / observation name, or `status_update` / `error`. */
+  upstreamKind: string;
+  /** The upstream event as received. Upstream events carry no caller credential. */
+  raw: Readonly<Record<string, unknown>>;
+}
+
+/** The kind-specific fields of a mapped event, discriminated by `kind`. */
+export type EventKindFields =
+  | { kind: 'USER_MESSAGE'; content: string; imageUrls: string[]; fileUrls: string[] }
+  | { kind: 'AGENT_MESSAGE'; content: string; imageUrls: string[]; waitForResponse: boolean }
+  | { kind: 'COMMAND'; command: string; thought: string | null; isInput: boolean }
+  | {
+      kind: 'COMMAND_OUTPUT';
+      command: string | null;
+      output: string;
+      exitCode: number | null;
+      success: boolean | null;
+    }
+  | { kind: 'FILE_READ'; path: string | null; content: string | null }
+  | { kind: 'FILE_WRITE'; path: string | null; content: string | null }
+  | {
+      kind: 'FILE_EDIT';
+      path: string | null;
+      diff: string | null;
+      command: string | null;
+      oldContent: string | null;
+      newContent: string | null;
+    }
+  | { kind: 'BROWSE'; url: string | null; content: string | null }
+  | { kind: 'THINK'; thought: string }
+  | { kind: 'FINISH'; finalThought: string; outputs: Record<string, unknown> }
+  | { kind: 'AGENT_STATE_CHANGED'; state: AgentStateValue | null; stateRaw: string; reason: string }
+  | { kind: 'AGENT_STATE_CHANGE_REQUESTED'; requestedState: AgentStateValue | null; stateRaw: string }
+  | { kind: 'STATUS_UPDATE'; statusType: string; runtimeStatus: string | null }
+  | { kind: 'TITLE_CHANGED'; title: string }
+  | { kind: 'ERROR'; errorId: string | null }
+  | { kind: 'OTHER' };
+
+/** A mapped event: the common fields plus the kind-specific ones. */
+export type ConversationEvent = EventCommon & EventKindFields;
+
+export type ConversationEventKind = ConversationEvent['kind'];

@@ -1,0 +1,181 @@
+/**
+ * The V0 adapter: the port (src/upstream/port/upstream.ts) over OpenHands 0.53's REST routes and its
+ * Socket.IO conversation stream. It owns the V0 live bridge (one shared socket per conversation and
+ * credential, bridge/) and binds every call to the caller's scope; the REST calls themselves are
+ * conversations.ts and history.ts, the wire payloads of sent actions user-actions.ts.
+ *
+ * Its own file so the composition root (src/gateway/yoga.ts) has one thing to pick, and so the rest of
+ * the gateway never learns which routes, records or sockets answer.
+ */
+import type { GitProviderValue, RequestableAgentStateValue } from '../../contract/records.ts';
+import type { UpstreamCredentials } from '../credentials.ts';
+import type { UpstreamClient } from '../http.ts';
+import type { BridgeError } from '../port/bridge-error.ts';
+import type {
+  Conversation,
+  ConversationFilter,
+  ConversationPage,
+  ConversationPageRequest,
+  CreateConversationInput,
+  CreatedConversation,
+  StartedConversation,
+  StoppedConversation,
+} from '../port/conversation.ts';
+import type { ConversationEvent } from '../port/events.ts';
+import type { EventsPage, EventsQuery } from '../port/history.ts';
+import type { OutgoingMessage, SentMessage, Upstream, UpstreamSession } from '../port/upstream.ts';
+import type { EventBridgeOptions } from './bridge/bridge-options.ts';
+import { EventBridge } from './bridge/event-bridge.ts';
+import * as conversations from './conversations.ts';
+import * as history from './history.ts';
+import { recordSocketTargetResolver } from './socket-target.ts';
+import { readStoredEventsAfter } from './stored-events.ts';
+import { agentStateAction, messageAction } from './user-actions.ts';
+
+/** Options of {@link createV0Upstream}. */
+export interface V0UpstreamOptions {
+  /** Base URL of the conversation service; single-server mode's socket lives there too. */
+  baseUrl: string;
+  /** Tuning of the live bridge; where sockets are and how stored events are read is the adapter's. */
+  live?: Omit<EventBridgeOptions, 'resolveTarget' | 'readStoredEvents'>;
+}
+
+/** The V0 adapter of one gateway. */
+export interface V0Upstream extends Upstream {
+  /** The Socket.IO bridge: its counters feed metrics and tests. */
+  readonly eventBridge: EventBridge;
+  /** Ends every live stream and socket (the client's pool is closed by whoever built it). */
+  close(): void;
+}
+
+/** Builds the V0 adapter over `client` (the shared HTTP client, built by the composition root). */
+export function createV0Upstream(client: UpstreamClient, options: V0UpstreamOptions): V0Upstream {
+  const eventBridge = new EventBridge({
+    ...options.live,
+    resolveTarget: recordSocketTargetResolver({ client }, options.baseUrl),
+    readStoredEvents: (conversationId, credentials, afterEventId, signal) =>
+      readStoredEventsAfter({ client, credentials, signal }, conversationId, afterEventId),
+  });
+  return {
+    eventBridge,
+    forCaller: (credentials, signal) => new V0Session(client, eventBridge, credentials, signal),
+    close: () => eventBridge.close(),
+  };
+}
+
+/** The port for one caller, over V0. */
+class V0Session implements UpstreamSession {
+  readonly #client: UpstreamClient;
+  readonly #bridge: EventBridge;
+  readonly credentials: UpstreamCredentials;
+  signal: AbortSignal | undefined;
+
+  constructor(
+    client: UpstreamClient,
+    bridge: EventBridge,
+    credentials: UpstreamCredentials,
+    signal: AbortSignal | undefined,
+  ) {
+    this.#client = client;
+    this.#bridge = bridge;
+    this.credentials = credentials;
+    this.signal = signal;
+  }
+
+  /** The scope of one V0 call, read when the call starts: the deadline may have replaced `signal`. */
+  #scope(): conversations.CallScope {
+    return { client: this.#client, credentials: this.credentials, signal: this.signal };
+  }
+
+  searchConversations(page: ConversationPageRequest, filter: ConversationFilter): Promise<ConversationPage> {
+    return conversations.searchConversations(this.#scope(), page, filter);
+  }
+
+  getConversations(ids: readonly string[]): Promise<Array<Conversation | null | Error>> {
+    // V0 has no batch read: one GET per id, in parallel, each failing on its own.
+    const scope = this.#scope();
+    return Promise.all(
+      ids.map((id) => conversations.getConversation(scope, id).catch((error: Error) => error)),
+    );
+  }
+
+  createConversation(input: CreateConversationInput): Promise<CreatedConversation> {
+    return conversations.createConversation(this.#scope(), input);
+  }
+
+  deleteConversation(conversationId: string): Promise<void> {
+    return history.deleteConversation(this.#scope(), conversationId);
+  }
+
+  renameConversation(conversationId: string, title: string): Promise<void> {
+    return history.renameConversation(this.#scope(), conversationId, title);
+  }
+
+  startConversation(
+    conversationId: string,
+    providers: GitProviderValue[] | null,
+  ): Promise<StartedConversation> {
+    return history.startConversation(this.#scope(), conversationId, providers);
+  }
+
+  stopConversation(conversationId: string): Promise<StoppedConversation> {
+    return history.stopConversation(this.#scope(), conversationId);
+  }
+
+  readEvents(conversationId: string, query: EventsQuery): Promise<EventsPage> {
+    // The bridge's zone, so a history page and the live stream map the same event alike.
+    return history.fetchEventsPage(this.#scope(), conversationId, query, this.#bridge.timeZone);
+  }
+
+  async sendMessage(
+    conversationId: string,
+    message: OutgoingMessage,
+    options: { echo: boolean },
+  ): Promise<SentMessage> {
+    const action = messageAction(message.content, message.imageUrls);
+    // The REST route needs no socket (no connect, no history replay) but answers no event.
+    if (!options.echo && !this.#bridge.isConnected(conversationId, this.credentials)) {
+      await history.postUserAction(this.#scope(), conversationId, action);
+      return { event: null, delivery: 'REST' };
+    }
+    const event = await this.#bridge.send(
+      { conversationId, credentials: this.credentials, action },
+      this.signal,
+    );
+    return { event: event as Extract<ConversationEvent, { kind: 'USER_MESSAGE' }>, delivery: 'SOCKET' };
+  }
+
+  changeAgentState(conversationId: string, state: RequestableAgentStateValue): Promise<ConversationEvent> {
+    return this.#bridge.send(
+      { conversationId, credentials: this.credentials, action: agentStateAction(state) },
+      this.signal,
+    );
+  }
+
+  unsetProviderTokens(): Promise<Record<string, string>> {
+    return conversations.unsetProviderTokens(this.#scope());
+  }
+
+  addGitProviderToken(token: {
+    provider: GitProviderValue;
+    token: string;
+    host?: string | null;
+  }): Promise<{ message: string | null }> {
+    return conversations.addGitProviderToken(this.#scope(), token);
+  }
+
+  subscribe(
+    conversationId: string,
+    afterEventId: number | null,
+  ): AsyncIterableIterator<ConversationEvent | BridgeError> {
+    return this.#bridge.subscribeEndingWithError({
+      conversationId,
+      credentials: this.credentials,
+      afterEventId,
+    });
+  }
+
+  endLiveEvents(conversationId: string, error: BridgeError): void {
+    this.#bridge.endConversation(conversationId, error);
+  }
+}
