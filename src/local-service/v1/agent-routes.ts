@@ -13,7 +13,7 @@ import { type ApiRequest, type ApiResponse, type Route, validationError } from '
 import { issue } from '../validation/issue.ts';
 import type { V1Agent } from './agent.ts';
 import { conversationInfo, dashedId, hexId } from './conversation-state.ts';
-import { naiveLocalIso, utcTimestamp } from './event-factory.ts';
+import { utcTimestamp } from './event-factory.ts';
 import { readMessage } from './message-body.ts';
 import { QueryReader, uuidIssue } from './query.ts';
 import type { V1Conversation } from './records.ts';
@@ -197,8 +197,7 @@ export function createAgentRoutes(deps: AgentRouteDeps): Route[] {
         : (Object.entries(QUALIFIED_EVENT_KINDS).find(([, qualified]) => qualified === kindText)?.[0] ??
           '\u0000');
     // Aware bounds are converted to server local time, naive ones taken as local already.
-    const local = (d: { local: Date } | null) =>
-      d === null ? null : naiveLocalIso(d.local.getTime() * 1000);
+    const local = (d: { localText: string } | null) => (d === null ? null : d.localText);
     const events = store.listEvents(hex, { kind, source, timestampGte: local(gte), timestampLt: local(lt) });
     if (body === null) return events;
     const needle = body.toLowerCase();

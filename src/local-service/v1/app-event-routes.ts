@@ -12,7 +12,6 @@ import { type ApiRequest, type ApiResponse, type Route, validationError } from '
 import { issue } from '../validation/issue.ts';
 import { internalError, json } from './app-records.ts';
 import { hexId } from './conversation-state.ts';
-import { naiveLocalIso } from './event-factory.ts';
 import { QueryReader, uuidIssue } from './query.ts';
 import type { V1Store } from './store.ts';
 
@@ -60,12 +59,8 @@ export function createAppEventRoutes(store: V1Store): Route[] {
             )
             .map((c) => c.id);
     // The file name's naive second is what the bounds compare with.
-    const bound = (d: { local: Date } | null) =>
-      d === null
-        ? null
-        : naiveLocalIso(d.local.getTime() * 1000)
-            .slice(0, 19)
-            .replace(/[-T:]/g, '');
+    const bound = (d: { localText: string } | null) =>
+      d === null ? null : d.localText.slice(0, 19).replace(/[-T:]/g, '');
     const from = bound(gte);
     const to = bound(lt);
     return ids

@@ -18,11 +18,11 @@ let lastMicros = 0;
 
 /**
  * Now, as Python's `datetime.now().isoformat()` prints it in the server's local zone. Microseconds come
- * from the high-resolution clock and never go backwards, so timestamps order like the log does (the
- * socket's `after_timestamp` compares them as strings).
+ * from the high-resolution clock and always move forward (no two events share one), so timestamps
+ * order like the log does (the socket's `after_timestamp` compares them as strings).
  */
 function sdkTimestamp(): string {
-  const micros = Math.max(Math.floor((performance.timeOrigin + performance.now()) * 1000), lastMicros);
+  const micros = Math.max(Math.floor((performance.timeOrigin + performance.now()) * 1000), lastMicros + 1);
   lastMicros = micros;
   return naiveLocalIso(micros);
 }

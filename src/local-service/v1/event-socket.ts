@@ -22,7 +22,7 @@ import { SOCKET_CLOSE } from '../../contract/v1/agent-server.ts';
 import type { SdkEventRecord } from '../../contract/v1/events.ts';
 import type { V1Agent } from './agent.ts';
 import { fullState, hexId } from './conversation-state.ts';
-import { naiveLocalIso, serverErrorEvent, stateUpdate } from './event-factory.ts';
+import { serverErrorEvent, stateUpdate } from './event-factory.ts';
 import { readMessage } from './message-body.ts';
 import { parseDatetime } from './query.ts';
 import type { V1Store } from './store.ts';
@@ -71,7 +71,7 @@ function parseHandshake(url: URL): { hex: string; replay: Replay } | undefined {
   if (mode === 'since') {
     return {
       hex,
-      replay: { mode: 'since', after: after ? naiveLocalIso(after.local.getTime() * 1000) : null },
+      replay: { mode: 'since', after: after ? after.localText : null },
     };
   }
   return { hex, replay: { mode: 'none' } };

@@ -7,6 +7,7 @@
 import { expectedEnumText, issue, type ValidationIssue } from '../validation/issue.ts';
 import { parseIntStrict } from '../validation/strict-int.ts';
 import { hexId } from './conversation-state.ts';
+import { naiveLocalIso } from './event-factory.ts';
 
 const TRUE_WORDS = ['1', 'on', 't', 'true', 'y', 'yes'];
 const FALSE_WORDS = ['0', 'off', 'f', 'false', 'n', 'no'];
@@ -21,6 +22,8 @@ export interface QueryDatetime {
   utc: Date;
   /** The instant, a naive value read as server local time (the agent server's reading). */
   local: Date;
+  /** The agent server's reading as the text its naive timestamps compare with (microseconds kept). */
+  localText: string;
 }
 
 /** pydantic's reason a UUID string does not parse (the part after "Input should be a valid UUID, "). */
@@ -45,11 +48,13 @@ export function parseDatetime(text: string): QueryDatetime | undefined {
   if (!m) return undefined;
   const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '', zone] = m;
   const ms = Number(frac.padEnd(3, '0').slice(0, 3));
+  const micro = Number(frac.padEnd(6, '0'));
   const parts = [Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), ms] as const;
   const utcMs = Date.UTC(...parts);
   if (Number.isNaN(utcMs) || new Date(utcMs).getUTCDate() !== Number(d)) return undefined;
   if (zone === undefined) {
-    return { aware: false, utc: new Date(utcMs), local: new Date(...parts) };
+    const local = new Date(...parts);
+    return { aware: false, utc: new Date(utcMs), local, localText: localIso(local, micro) };
   }
   let offsetMin = 0;
   if (zone.toUpperCase() !== 'Z') {
@@ -58,7 +63,12 @@ export function parseDatetime(text: string): QueryDatetime | undefined {
     offsetMin = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2)));
   }
   const instant = new Date(utcMs - offsetMin * 60_000);
-  return { aware: true, utc: instant, local: instant };
+  return { aware: true, utc: instant, local: instant, localText: localIso(instant, micro) };
+}
+
+/** `isoformat()` of a naive local datetime: the instant's local second plus `micro`. */
+function localIso(date: Date, micro: number): string {
+  return naiveLocalIso(Math.floor(date.getTime() / 1000) * 1_000_000 + micro);
 }
 
 /** Collects a route's query values and the 422 items of those that do not parse. */
