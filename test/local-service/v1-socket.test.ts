@@ -82,7 +82,12 @@ describe('event socket: authentication', () => {
 
   it('refuses bad handshakes; closes 4004 for an unknown conversation and 1013 past 50 subscribers', async () => {
     const { conversation, key } = await conversationWithHistory();
-    for (const query of [{ resend_mode: 'x' }, { after_timestamp: 'yesterday' }, { resend_all: 'maybe' }]) {
+    const badQueries: Array<Record<string, string>> = [
+      { resend_mode: 'x' },
+      { after_timestamp: 'yesterday' },
+      { resend_all: 'maybe' },
+    ];
+    for (const query of badQueries) {
       const refused = openEventSocket(socketUrl(conversation, { ...query, session_api_key: key }));
       expect((await refused.closed).refused, JSON.stringify(query)).toBe(403);
     }
