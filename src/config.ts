@@ -21,6 +21,8 @@ export interface Config {
   dataDir: string;
   /** Port of the bundled service. `--local-service-port` / `LOCAL_SERVICE_PORT`. @default 3000 */
   localServicePort: number;
+  /** API the bundled service speaks. `--local-service-api` / `LOCAL_SERVICE_API`. @default 'v0' */
+  localServiceApi: 'v0' | 'v1';
   /** Key used when a caller sends none (single-user setups). Env only (`GATEWAY_DEFAULT_SESSION_API_KEY`): flags show up in `ps`. */
   defaultSessionApiKey: string | null;
   /** Deadline of each upstream attempt (connect + headers + whole body) in ms. `--upstream-timeout-ms` / `UPSTREAM_TIMEOUT_MS`. @default 10000 */
@@ -235,6 +237,10 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
   if (defaultKey !== undefined && defaultKey !== '' && defaultKey.trim() !== defaultKey) {
     throw new ConfigError('GATEWAY_DEFAULT_SESSION_API_KEY', 'must not have surrounding whitespace');
   }
+  const localServiceApi = pick('local-service-api');
+  if (localServiceApi && localServiceApi[1] !== 'v0' && localServiceApi[1] !== 'v1') {
+    throw new ConfigError(localServiceApi[0], `expected v0 or v1, got "${localServiceApi[1]}"`);
+  }
   const timeZone = pick('upstream-timezone');
   if (timeZone && !isKnownTimeZone(timeZone[1])) {
     throw new ConfigError(timeZone[0], `not an IANA time zone this runtime knows: "${timeZone[1]}"`);
@@ -340,6 +346,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     upstreamUrl: upstream ? httpUrl(upstream[0], upstream[1]) : null,
     dataDir: pick('data-dir')?.[1] ?? './.data',
     localServicePort: intSetting('local-service-port'),
+    localServiceApi: localServiceApi ? (localServiceApi[1] as Config['localServiceApi']) : 'v0',
     defaultSessionApiKey: defaultKey ? defaultKey : null,
     upstreamTimeoutMs: intSetting('upstream-timeout-ms'),
     upstreamConnections: intSetting('upstream-connections'),

@@ -173,10 +173,13 @@ async function startEmbeddedService(config: Config, logger: ReturnType<typeof cr
   const local = await startLocalService({
     port: config.localServicePort,
     host: '127.0.0.1',
+    api: config.localServiceApi,
     dataDir: config.dataDir,
     logger: logger.child({ name: 'local-service' }),
   });
-  console.log(`local conversation service: ${local.url} (data in ${config.dataDir})`);
+  const face =
+    config.localServiceApi === 'v1' ? 'V1 app server; agent servers on their own loopback ports; ' : '';
+  console.log(`local conversation service: ${local.url} (${face}data in ${config.dataDir})`);
   return local;
 }
 

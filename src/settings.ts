@@ -69,6 +69,15 @@ export const SETTINGS: readonly Setting[] = [
     integer: { fallback: 3000, min: 0, max: 65535 },
   },
   {
+    flag: 'local-service-api',
+    arg: '<api>',
+    group: 'local service',
+    env: 'LOCAL_SERVICE_API',
+    defaultText: '`v0`',
+    description:
+      'API the embedded local service speaks: `v0` (OpenHands 0.53) or `v1` (app server + agent servers)',
+  },
+  {
     group: 'upstream',
     env: 'GATEWAY_DEFAULT_SESSION_API_KEY',
     defaultText: 'none',

@@ -19,6 +19,7 @@ const USAGE = `Usage: npm run local-service -- [options]
   --nested-runtime         per-conversation urls and keys like nested runtimes (env NESTED_RUNTIME=1)
   --rate-limit             per-IP rate limit like the real server   (env RATE_LIMIT=1)
   --max-running-agents <n> agent loops at once; one more stops the oldest (env MAX_RUNNING_AGENTS, default 50)
+  --api <v0|v1>            the OpenHands API to serve: v0 (0.53) or v1 (app server + agent servers) (env API, default v0)
   --log-level <level>      pino level                               (env LOG_LEVEL, default info)
   --help`;
 
@@ -56,6 +57,7 @@ export function parseCliConfig(argv: string[], env: NodeJS.ProcessEnv): CliConfi
         'nested-runtime': { type: 'boolean' },
         'rate-limit': { type: 'boolean' },
         'max-running-agents': { type: 'string' },
+        api: { type: 'string' },
         'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -90,9 +92,12 @@ export function parseCliConfig(argv: string[], env: NodeJS.ProcessEnv): CliConfi
   if (agentsText !== undefined && (maxRunningAgents === undefined || maxRunningAgents < 1)) {
     throw new UsageError(`invalid max running agents "${agentsText}": expected an integer of 1 or more`);
   }
+  const api = values.api ?? env.API ?? 'v0';
+  if (api !== 'v0' && api !== 'v1') throw new UsageError(`invalid api "${api}": expected v0 or v1`);
   return {
     options: {
       ...(maxRunningAgents !== undefined ? { maxRunningAgents } : {}),
+      api,
       port,
       host,
       dataDir,
@@ -122,12 +127,21 @@ async function main(): Promise<void> {
   const service = await startLocalService({ ...config.options, logger });
   const keyCount = config.options.sessionApiKeys?.length ?? 0;
   process.stdout.write(`Local conversation service listening on ${service.url}\n`);
+  if (service.api === 'v1') {
+    // The second kind of address: agent servers come and go with their sandboxes.
+    process.stdout.write(
+      `V1 app server: ${service.url}/api/v1 (web UI fallback at ${service.url}/)\n` +
+        'V1 agent servers: one per running sandbox, each on its own port of 127.0.0.1 ' +
+        "(a conversation's conversation_url names it; its key is the session_api_key)\n",
+    );
+  }
   logger.info(
     {
       dataDir: config.options.dataDir,
       tenants: keyCount,
       auth: keyCount > 0,
       nestedRuntime: config.options.nestedRuntime,
+      api: config.options.api,
     },
     'started',
   );

@@ -12,6 +12,7 @@ describe('loadConfig', () => {
       upstreamUrl: null,
       dataDir: './.data',
       localServicePort: 3000,
+      localServiceApi: 'v0',
       defaultSessionApiKey: null,
       upstreamTimeoutMs: 10_000,
       upstreamConnections: 64,

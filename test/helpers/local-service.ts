@@ -159,13 +159,28 @@ export async function storedEvents(serviceUrl: string, id: string, key?: string)
 export const LOCAL_SERVICE_MAIN = fileURLToPath(new URL('../../src/local-service/main.ts', import.meta.url));
 
 /**
- * Spawns the local service CLI on port 0 with `dataDir` and no key, and resolves with its url once it
- * announces it. The child is killed when the current test finishes, also when the start fails.
+ * Spawns the local service CLI on port 0 with `dataDir`, no key and `extraArgs` (e.g. `--api v1`), and
+ * resolves with its url once it announces it (`output()` is everything it printed so far). The child
+ * is killed when the current test finishes, also when the start fails.
  */
-export async function spawnLocalServiceCli(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
+export async function spawnLocalServiceCli(
+  dataDir: string,
+  extraArgs: string[] = [],
+): Promise<{ child: ChildProcess; url: string; output: () => string }> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', LOCAL_SERVICE_MAIN, '--port', '0', '--data-dir', dataDir, '--log-level', 'silent'],
+    [
+      '--import',
+      'tsx',
+      LOCAL_SERVICE_MAIN,
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--log-level',
+      'silent',
+      ...extraArgs,
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SESSION_API_KEY: '' } },
   );
   killAfterTest(child);
@@ -178,7 +193,7 @@ export async function spawnLocalServiceCli(dataDir: string): Promise<{ child: Ch
     });
     child.once('exit', (code) => reject(new Error(`CLI exited early (${code})`)));
   });
-  return { child, url };
+  return { child, url, output: () => output };
 }
 
 /**
