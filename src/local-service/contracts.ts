@@ -111,7 +111,7 @@ export interface StartAgentOptions {
 export type LiveEvent = StoredEvent | ConversationEventRecord;
 
 /** Live events of one conversation as they happen; the socket layer fans them out. */
-export type LiveEventListener = (event: LiveEvent) => void;
+type LiveEventListener = (event: LiveEvent) => void;
 
 /**
  * The deterministic agent: runs conversations without an LLM. Owns everything that is alive:

@@ -37,7 +37,7 @@ export async function startConversation(
 }
 
 /** Polls a start task until READY or ERROR. */
-export async function finalTask(
+async function finalTask(
   url: string,
   taskId: string,
   key?: string,
