@@ -164,6 +164,26 @@ describe('agent server: key, health and conversation routes', () => {
         body: { accept: true },
       }),
     ).toMatchObject({ status: 200, body: { success: true } });
+    expect((await agentRest(conversation, '/agent_final_response')).body).toEqual({
+      response: 'You said: again',
+    });
+
+    await agentRest(conversation, '/events', {
+      method: 'POST',
+      body: userMessage('finish: done here', true),
+    });
+    expect(await agentRest(conversation, '/interrupt', { method: 'POST' })).toMatchObject({ status: 200 });
+    await waitForStatus(conversation, 'paused');
+    expect((await agentEvents(conversation)).at(-2)?.kind).toBe('InterruptEvent');
+    await agentRest(conversation, '/run', { method: 'POST' });
+    await waitForStatus(conversation, 'finished');
+    expect((await agentRest(conversation, '/agent_final_response')).body).toEqual({ response: 'done here' });
+    expect(
+      await agentRest(conversation, `/../${'cd'.repeat(16)}/interrupt`, { method: 'POST' }),
+    ).toMatchObject({
+      status: 400,
+      body: { detail: 'Bad Request' },
+    });
   });
 });
 

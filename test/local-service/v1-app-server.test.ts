@@ -72,7 +72,8 @@ describe('app server: starting conversations', () => {
     });
     expect(started.body.id).toMatch(HEX);
     expect(started.body.created_at).toMatch(UTC);
-    expect(Object.keys(started.body.request)).toHaveLength(14);
+    // Every field of the request is echoed (14 at app main, 4 more in the later code).
+    expect(Object.keys(started.body.request)).toHaveLength(18);
 
     const response = await fetch(`${service.url}/api/v1/app-conversations/stream-start`, {
       method: 'POST',
@@ -109,8 +110,12 @@ describe('app server: starting conversations', () => {
       title: 'ignored at main',
       trigger: 'openhands_api',
       pr_number: [7],
+      public: true,
+      secrets: { GITHUB_TOKEN: 'ghp_secret' },
       initial_message: { content: [{ type: 'text', text: 'hello' }] },
     });
+    expect(task.request.secrets).toEqual({ GITHUB_TOKEN: '**********' });
+    expect(JSON.stringify(task)).not.toContain('ghp_secret');
     expect(task.request.conversation_id).toBe('4d1c0b9e-e5f3-4c6a-9d2b-7f1e8a0c3b21');
     expect(task.app_conversation_id).toBe(id);
     expect(conversation).toMatchObject({
@@ -123,6 +128,9 @@ describe('app server: starting conversations', () => {
       sub_conversation_ids: [],
       sandbox_status: 'RUNNING',
       conversation_url: `${task.agent_server_url}/api/conversations/${id}`,
+      agent_kind: 'openhands',
+      public: true,
+      tags: {},
     });
     expect(conversation.session_api_key).toMatch(/^[0-9A-Za-z]{40,44}$/);
     expect(conversation.updated_at).toMatch(UTC);
@@ -256,9 +264,12 @@ describe('app server: conversations', () => {
     const at = `/api/v1/app-conversations/${conversation.id}`;
     const renamed = await rest<AppConversationRecord>(service.url, at, {
       method: 'PATCH',
-      body: { title: 'Renamed' },
+      body: { title: 'Renamed', public: false },
     });
-    expect(renamed).toMatchObject({ status: 200, body: { id: conversation.id, title: 'Renamed' } });
+    expect(renamed).toMatchObject({
+      status: 200,
+      body: { id: conversation.id, title: 'Renamed', public: false },
+    });
     expect(
       await rest(service.url, `/api/v1/app-conversations/${'ab'.repeat(16)}`, {
         method: 'PATCH',

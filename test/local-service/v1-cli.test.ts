@@ -59,8 +59,10 @@ describe('V1 CLI', () => {
           const id = randomUUID().replaceAll('-', '');
           const res = await rest<AppConversationStartTaskRecord>(url, '/api/v1/app-conversations', {
             method: 'POST',
+            // Into the first sandbox: new sandboxes beyond five would pause the ones being messaged.
             body: {
               conversation_id: id,
+              sandbox_id: conversations[0]?.sandbox_id,
               initial_message: { content: [{ type: 'text', text: `start ${n}` }] },
             },
           });

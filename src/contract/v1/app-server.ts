@@ -40,6 +40,7 @@ export const V1_TRIGGERS = [
   'jira_dc',
   'linear',
   'bitbucket',
+  'automation',
 ] as const;
 
 /** `metrics` of an AppConversation. */
@@ -85,6 +86,10 @@ export interface AppConversationRecord {
   conversation_url: string | null;
   /** The sandbox's key; null unless RUNNING. Secret. */
   session_api_key: string | null;
+  /** Later app servers: the agent kind (`openhands`), the sharing flag, free-form tags. */
+  agent_kind: string;
+  public: boolean | null;
+  tags: Record<string, string>;
 }
 
 /** Body of POST /api/v1/app-conversations (and stream-start); every field optional, unknown keys ignored. */
@@ -105,6 +110,11 @@ export interface AppConversationStartRequestRecord {
   pr_number: number[];
   parent_conversation_id: string | null;
   agent_type: 'default' | 'plan';
+  /** Later app servers. `secrets` values are echoed masked, as pydantic dumps a SecretStr. */
+  suggested_task: Record<string, unknown> | null;
+  public: boolean | null;
+  plugins: unknown[] | null;
+  secrets: Record<string, string> | null;
 }
 
 /** The progress of one start. */

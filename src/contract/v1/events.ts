@@ -240,6 +240,11 @@ export interface PauseEventRecord extends EventBaseRecord {
   kind: 'PauseEvent';
 }
 
+/** `POST .../interrupt` (v1.23.0+): the in-flight step is cancelled. */
+export interface InterruptEventRecord extends EventBaseRecord {
+  kind: 'InterruptEvent';
+}
+
 export interface SystemPromptEventRecord extends EventBaseRecord {
   system_prompt: TextContentRecord;
   /** Tool definitions; their shape changed in v1.7.0: opaque. */
@@ -259,6 +264,7 @@ export type SdkEventRecord =
   | ServerErrorEventRecord
   | ConversationStateUpdateEventRecord
   | PauseEventRecord
+  | InterruptEventRecord
   | SystemPromptEventRecord;
 
 export type SdkEventKind = SdkEventRecord['kind'];
@@ -277,5 +283,6 @@ export const QUALIFIED_EVENT_KINDS: Readonly<Record<SdkEventKind, string>> = {
   ServerErrorEvent: 'openhands.agent_server.models.ServerErrorEvent',
   ConversationStateUpdateEvent: 'openhands.sdk.event.conversation_state.ConversationStateUpdateEvent',
   PauseEvent: 'openhands.sdk.event.user_action.PauseEvent',
+  InterruptEvent: 'openhands.sdk.event.user_action.InterruptEvent',
   SystemPromptEvent: 'openhands.sdk.event.llm_convertible.system.SystemPromptEvent',
 };

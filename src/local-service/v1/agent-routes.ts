@@ -126,6 +126,36 @@ export function createAgentRoutes(deps: AgentRouteDeps): Route[] {
     return SUCCESS;
   }
 
+  function interrupt(request: ApiRequest): ApiResponse {
+    const found = find(request);
+    if ('status' in found) return found;
+    if (!found.conversation) return json(400, { detail: 'Bad Request' });
+    agent.pause(request.tenant, found.hex, 'InterruptEvent');
+    return SUCCESS;
+  }
+
+  /** The last finish message or agent text, `""` when the agent has said nothing. */
+  function finalResponse(request: ApiRequest): ApiResponse {
+    const found = find(request);
+    if ('status' in found) return found;
+    if (!found.conversation) return json(404, { detail: 'Not Found' });
+    const events = store.listEvents(found.hex, {
+      kind: null,
+      source: 'agent',
+      timestampGte: null,
+      timestampLt: null,
+    });
+    let response = '';
+    for (const event of events) {
+      if (event.kind === 'ActionEvent' && event.action?.kind === 'FinishAction')
+        response = event.action.message;
+      if (event.kind === 'MessageEvent') {
+        response = event.llm_message.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+      }
+    }
+    return json(200, { response });
+  }
+
   function run(request: ApiRequest): ApiResponse {
     const found = find(request);
     if ('status' in found) return found;
@@ -297,5 +327,7 @@ export function createAgentRoutes(deps: AgentRouteDeps): Route[] {
     { method: 'PATCH', pattern: ONE, body: 'required', handle: patch },
     { method: 'POST', pattern: ACTION('pause'), body: 'ignored', handle: pause },
     { method: 'POST', pattern: ACTION('run'), body: 'ignored', handle: run },
+    { method: 'POST', pattern: ACTION('interrupt'), body: 'ignored', handle: interrupt },
+    { method: 'GET', pattern: ACTION('agent_final_response'), body: 'ignored', handle: finalResponse },
   ];
 }

@@ -123,10 +123,18 @@ export function createV1Agent(deps: V1AgentDeps) {
 
     run,
 
-    /** PauseEvent; the run stops before its next step. Unanswered messages wait for the next run. */
-    pause(tenant: TenantId, conversationId: string): boolean {
+    /**
+     * `pause` (a PauseEvent; the run stops before its next step) or `interrupt` (an InterruptEvent; the
+     * step in flight is cancelled too). The scripted agent's steps are atomic, so both stop at once;
+     * unanswered messages wait for the next run.
+     */
+    pause(
+      tenant: TenantId,
+      conversationId: string,
+      kind: 'PauseEvent' | 'InterruptEvent' = 'PauseEvent',
+    ): boolean {
       if (!store.getConversation(tenant, conversationId)) return false;
-      append(tenant, conversationId, sdkEventPause());
+      append(tenant, conversationId, sdkEvent({ source: 'user', kind }));
       scheduler.cancel(tenant, conversationId);
       setStatus(tenant, conversationId, 'paused');
       return true;
@@ -160,10 +168,6 @@ export function createV1Agent(deps: V1AgentDeps) {
       pending.clear();
     },
   };
-}
-
-function sdkEventPause(): SdkEventRecord {
-  return sdkEvent({ source: 'user', kind: 'PauseEvent' });
 }
 
 /** The V1 agent of one local service. */

@@ -143,11 +143,18 @@ export function createAppConversationRoutes(deps: AppConversationRouteDeps): Rou
       if (value === null || typeof value === 'string') changes[key] = value;
       else issues.push(issue('string_type', ['body', field], 'Input should be a valid string', value));
     }
-    if (body.public !== undefined && body.public !== null && typeof body.public !== 'boolean') {
-      issues.push(issue('bool_type', ['body', 'public'], 'Input should be a valid boolean', body.public));
+    let visibility: { public?: boolean | null } = {};
+    if (body.public !== undefined) {
+      if (body.public === null || typeof body.public === 'boolean') visibility = { public: body.public };
+      else
+        issues.push(issue('bool_type', ['body', 'public'], 'Input should be a valid boolean', body.public));
     }
     if (issues.length > 0) return validationError(issues);
-    const updated = store.updateConversation(request.tenant, hex, { ...changes, updatedAt: utcTimestamp() });
+    const updated = store.updateConversation(request.tenant, hex, {
+      ...changes,
+      ...visibility,
+      updatedAt: utcTimestamp(),
+    });
     return updated ? json(200, records.conversation(updated)) : detail(404, 'unknown_app_conversation');
   }
 

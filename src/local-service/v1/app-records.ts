@@ -94,6 +94,9 @@ export function appRecords(store: V1Store, sandboxes: Sandboxes) {
         execution_status: running ? c.executionStatus : null,
         conversation_url: running ? `${agentUrl}/api/conversations/${c.id}` : null,
         session_api_key: running && sandbox ? sandbox.sessionApiKey : null,
+        agent_kind: 'openhands',
+        public: c.public,
+        tags: {},
       };
     },
     sandbox(s: V1Sandbox): SandboxInfoRecord {

@@ -36,6 +36,8 @@ export interface V1Conversation {
   llmModel: string | null;
   parentConversationId: string | null;
   agentType: string;
+  /** Later app servers' sharing flag; null until a start request or PATCH sets it. */
+  public: boolean | null;
   executionStatus: ExecutionStatusValue;
   createdAt: string;
   updatedAt: string;
@@ -96,13 +98,19 @@ export const CONVERSATION_COLUMNS = {
 export type Row = Record<string, unknown>;
 
 export function toConversation(row: Row): V1Conversation {
-  const out: Record<string, unknown> = { prNumber: JSON.parse(row.pr_number as string) };
+  const out: Record<string, unknown> = {
+    prNumber: JSON.parse(row.pr_number as string),
+    public: row.public === null || row.public === undefined ? null : row.public === 1,
+  };
   for (const [column, field] of Object.entries(CONVERSATION_COLUMNS)) out[field] = row[column];
   return out as unknown as V1Conversation;
 }
 
 export function fromConversation(c: V1Conversation): Row {
-  const row: Row = { pr_number: JSON.stringify(c.prNumber) };
+  const row: Row = {
+    pr_number: JSON.stringify(c.prNumber),
+    public: c.public === null ? null : Number(c.public),
+  };
   for (const [column, field] of Object.entries(CONVERSATION_COLUMNS)) row[column] = c[field];
   return row;
 }

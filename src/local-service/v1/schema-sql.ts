@@ -63,3 +63,6 @@ export const V1_TABLES_SQL = `
   ) WITHOUT ROWID;
   CREATE INDEX v1_events_by_id ON v1_events (conversation_id, event_id);
 `;
+
+/** Migration 3: the later app servers' `public` flag of a conversation (null until set). */
+export const V1_PUBLIC_SQL = 'ALTER TABLE v1_conversations ADD COLUMN public INTEGER;';

@@ -51,6 +51,10 @@ export function readStartRequest(body: unknown): Validated<AppConversationStartR
     pr_number: [],
     parent_conversation_id: null,
     agent_type: 'default',
+    suggested_task: null,
+    public: null,
+    plugins: null,
+    secrets: null,
   };
   for (const field of STRING_FIELDS) {
     const value = body[field];
@@ -100,6 +104,37 @@ export function readStartRequest(body: unknown): Validated<AppConversationStartR
           issues.push(issue('int_type', ['body', 'pr_number', i], 'Input should be a valid integer', n));
       });
       out.pr_number = prs as number[];
+    }
+  }
+  if (body.public !== undefined && body.public !== null) {
+    if (typeof body.public === 'boolean') out.public = body.public;
+    else issues.push(issue('bool_type', ['body', 'public'], 'Input should be a valid boolean', body.public));
+  }
+  if (body.suggested_task !== undefined && body.suggested_task !== null) {
+    if (isObject(body.suggested_task)) out.suggested_task = body.suggested_task;
+    else
+      issues.push(
+        issue(
+          'model_type',
+          ['body', 'suggested_task'],
+          'Input should be a valid dictionary',
+          body.suggested_task,
+        ),
+      );
+  }
+  if (body.plugins !== undefined && body.plugins !== null) {
+    if (Array.isArray(body.plugins)) out.plugins = body.plugins;
+    else issues.push(issue('list_type', ['body', 'plugins'], 'Input should be a valid list', body.plugins));
+  }
+  if (body.secrets !== undefined && body.secrets !== null) {
+    const secrets = body.secrets;
+    if (!isObject(secrets) || Object.values(secrets).some((v) => typeof v !== 'string')) {
+      issues.push(
+        issue('dict_type', ['body', 'secrets'], 'Input should be a valid dictionary', '**********'),
+      );
+    } else {
+      // Never stored or echoed in clear: the task shows them as pydantic dumps a SecretStr.
+      out.secrets = Object.fromEntries(Object.keys(secrets).map((name) => [name, '**********']));
     }
   }
   if (body.processors !== undefined && body.processors !== null) {

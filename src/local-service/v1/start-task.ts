@@ -107,6 +107,7 @@ export function createStarter(deps: StarterDeps) {
         llmModel: request.llm_model ?? parent?.llmModel ?? null,
         parentConversationId: parent?.id ?? null,
         agentType: request.agent_type,
+        public: request.public,
         executionStatus: existing?.executionStatus ?? 'idle',
         // No join: an existing id is saved again, created_at and title reset.
         createdAt: now,

@@ -61,11 +61,11 @@ export function openV1Store(base: LocalConversationStore) {
   const deleteSandboxStmt = prepare('DELETE FROM v1_sandboxes WHERE tenant = ? AND id = ?');
 
   const upsertConversationStmt = prepare(
-    `INSERT INTO v1_conversations (${Object.keys(CONVERSATION_COLUMNS).join(', ')}, pr_number)
+    `INSERT INTO v1_conversations (${Object.keys(CONVERSATION_COLUMNS).join(', ')}, pr_number, public)
      VALUES (${Object.keys(CONVERSATION_COLUMNS)
        .map((c) => `@${c}`)
-       .join(', ')}, @pr_number)
-     ON CONFLICT (id) DO UPDATE SET ${[...Object.keys(CONVERSATION_COLUMNS), 'pr_number']
+       .join(', ')}, @pr_number, @public)
+     ON CONFLICT (id) DO UPDATE SET ${[...Object.keys(CONVERSATION_COLUMNS), 'pr_number', 'public']
        .filter((c) => c !== 'id' && c !== 'tenant')
        .map((c) => `${c} = excluded.${c}`)
        .join(', ')}
