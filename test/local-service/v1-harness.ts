@@ -37,11 +37,7 @@ export async function startConversation(
 }
 
 /** Polls a start task until READY or ERROR. */
-async function finalTask(
-  url: string,
-  taskId: string,
-  key?: string,
-): Promise<AppConversationStartTaskRecord> {
+async function finalTask(url: string, taskId: string, key?: string): Promise<AppConversationStartTaskRecord> {
   return vi.waitFor(
     async () => {
       const got = await rest<Array<AppConversationStartTaskRecord | null>>(
