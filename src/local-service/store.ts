@@ -16,7 +16,7 @@ import type {
   StoredEvent,
   TenantId,
 } from './contracts.ts';
-import { V1_PUBLIC_SQL, V1_TABLES_SQL } from './v1/schema-sql.ts';
+import { V1_CONFIRMATION_SQL, V1_PUBLIC_SQL, V1_TABLES_SQL } from './v1/schema-sql.ts';
 
 /** File name of the database inside the data directory. */
 export const STORE_FILE_NAME = 'conversations.sqlite';
@@ -60,6 +60,7 @@ const MIGRATIONS: readonly string[] = [
    ) WITHOUT ROWID;`,
   V1_TABLES_SQL,
   V1_PUBLIC_SQL,
+  V1_CONFIRMATION_SQL,
 ];
 
 interface ConversationRow {

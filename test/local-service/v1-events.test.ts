@@ -143,3 +143,82 @@ describe('V1 events of the scripted agent', () => {
     expect(info.body.title).toBe('New name');
   });
 });
+
+describe('V1 errors and confirmation', () => {
+  it('fail: is a ConversationErrorEvent and ends the run in error', async () => {
+    const service = await localServiceForTest({ api: 'v1' });
+    const { conversation } = await startConversation(service.url);
+    await agentRest(conversation, '/events', {
+      method: 'POST',
+      body: userMessage('fail: the LLM is down', true),
+    });
+    await waitForStatus(conversation, 'error');
+    const events = await agentEvents(conversation);
+    expect(events.map(shape).slice(-2)).toEqual([
+      'ConversationErrorEvent',
+      'ConversationStateUpdateEvent:error',
+    ]);
+    expect(events.at(-2)).toMatchObject({
+      source: 'environment',
+      code: 'LocalAgentError',
+      detail: 'the LLM is down',
+      classification: { kind: 'unknown', retryable: false, user_action: 'none' },
+    });
+  });
+
+  it('under AlwaysConfirm an action waits; accepting runs it, rejecting is a UserRejectObservation', async () => {
+    const service = await localServiceForTest({ api: 'v1' });
+    const { conversation } = await startConversation(service.url);
+    const policy = await agentRest(conversation, '/confirmation_policy', {
+      method: 'POST',
+      body: { policy: { kind: 'AlwaysConfirm' } },
+    });
+    expect(policy).toMatchObject({ status: 200, body: { success: true } });
+    const bad = await agentRest(conversation, '/confirmation_policy', {
+      method: 'POST',
+      body: { policy: { kind: 'x' } },
+    });
+    expect(bad.status).toBe(422);
+    expect((await agentRest(conversation, '')).body).toMatchObject({
+      confirmation_policy: { kind: 'AlwaysConfirm' },
+    });
+
+    await agentRest(conversation, '/events', { method: 'POST', body: userMessage('run: echo ok', true) });
+    await waitForStatus(conversation, 'waiting_for_confirmation');
+    let events = await agentEvents(conversation);
+    expect(events.map(shape).slice(-2)).toEqual([
+      'ActionEvent',
+      'ConversationStateUpdateEvent:waiting_for_confirmation',
+    ]);
+    const respond = (body: Record<string, unknown>) =>
+      agentRest(conversation, '/events/respond_to_confirmation', { method: 'POST', body });
+    expect(await respond({ accept: true })).toMatchObject({ status: 200, body: { success: true } });
+    await waitForStatus(conversation, 'finished');
+    events = await agentEvents(conversation);
+    expect(events.map(shape).slice(-3)).toEqual([
+      'ConversationStateUpdateEvent:running',
+      'ObservationEvent',
+      'ConversationStateUpdateEvent:finished',
+    ]);
+
+    await agentRest(conversation, '/events', { method: 'POST', body: userMessage('think: risky', true) });
+    await waitForStatus(conversation, 'waiting_for_confirmation');
+    const action = (await agentEvents(conversation)).findLast((e) => e.kind === 'ActionEvent') as Extract<
+      SdkEventRecord,
+      { kind: 'ActionEvent' }
+    >;
+    await respond({ accept: false, reason: 'Not now' });
+    await waitForStatus(conversation, 'finished');
+    events = await agentEvents(conversation);
+    expect(events.find((e) => e.kind === 'UserRejectObservation')).toMatchObject({
+      source: 'environment',
+      tool_name: 'think',
+      tool_call_id: action.tool_call_id,
+      action_id: action.id,
+      rejection_reason: 'Not now',
+      rejection_source: 'user',
+    });
+    expect(events.some((e) => e.kind === 'ObservationEvent' && e.action_id === action.id)).toBe(false);
+    expect((await respond({})).status).toBe(422);
+  });
+});

@@ -35,6 +35,8 @@ const EVENT_ROUTE = (name: string) => new RegExp(`^/api/conversations/([^/]+)/ev
 const SORTS = ['CREATED_AT', 'UPDATED_AT', 'CREATED_AT_DESC', 'UPDATED_AT_DESC'] as const;
 const EVENT_SORTS = ['TIMESTAMP', 'TIMESTAMP_DESC'] as const;
 const SOURCES = ['agent', 'user', 'environment', 'hook'] as const;
+/** Confirmation policies the scripted agent knows; any but NeverConfirm holds every action. */
+const POLICIES = ['NeverConfirm', 'AlwaysConfirm', 'ConfirmRisky'];
 
 const json = (status: number, body: unknown): ApiResponse => ({ status, body });
 const SUCCESS = json(200, { success: true });
@@ -294,7 +296,24 @@ export function createAgentRoutes(deps: AgentRouteDeps): Route[] {
           : ['bool_type', 'Input should be a valid boolean'];
       return validationError([issue(type, ['body', 'accept'], msg, input ?? body)]);
     }
-    // The scripted agent never asks for confirmation (policy NeverConfirm): nothing waits, nothing to do.
+    const reason = typeof body.reason === 'string' ? body.reason : null;
+    // Nothing waiting (the policy never asked, or it was answered already): accepted, nothing happens.
+    agent.respond(request.tenant, target.hex, body.accept, reason);
+    return SUCCESS;
+  }
+
+  function setConfirmationPolicy(request: ApiRequest): ApiResponse {
+    const found = find(request);
+    if ('status' in found) return found;
+    const policy = (request.body as { policy?: { kind?: unknown } } | null)?.policy;
+    const kind = policy?.kind;
+    if (typeof kind !== 'string' || !POLICIES.includes(kind)) {
+      const expected = POLICIES.map((p) => `'${p}'`).join(', ');
+      const msg = `Input tag '${String(kind)}' found using 'kind' does not match any of the expected tags: ${expected}`;
+      return validationError([issue('union_tag_invalid', ['body', 'policy'], msg, policy ?? null)]);
+    }
+    if (!found.conversation) return json(404, { detail: 'Not Found' });
+    agent.setPolicy(request.tenant, found.hex, kind);
     return SUCCESS;
   }
 
@@ -328,6 +347,12 @@ export function createAgentRoutes(deps: AgentRouteDeps): Route[] {
     { method: 'POST', pattern: ACTION('pause'), body: 'ignored', handle: pause },
     { method: 'POST', pattern: ACTION('run'), body: 'ignored', handle: run },
     { method: 'POST', pattern: ACTION('interrupt'), body: 'ignored', handle: interrupt },
+    {
+      method: 'POST',
+      pattern: ACTION('confirmation_policy'),
+      body: 'required',
+      handle: setConfirmationPolicy,
+    },
     { method: 'GET', pattern: ACTION('agent_final_response'), body: 'ignored', handle: finalResponse },
   ];
 }

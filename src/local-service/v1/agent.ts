@@ -10,12 +10,24 @@
  * (the shared script, in SDK events), the fan-out from the shared live hub.
  */
 import type pino from 'pino';
-import type { ContentRecord, ExecutionStatusValue, SdkEventRecord } from '../../contract/v1/events.ts';
+import type {
+  ActionEventRecord,
+  ContentRecord,
+  ExecutionStatusValue,
+  SdkEventRecord,
+} from '../../contract/v1/events.ts';
 import type { TenantId } from '../contracts.ts';
 import { conversationKey, LiveHub } from '../live-hub.ts';
 import { StepScheduler } from '../scheduler.ts';
 import { v1Answer } from './answer.ts';
-import { messageEvent, sdkEvent, stateUpdate, systemPromptEvent, utcTimestamp } from './event-factory.ts';
+import {
+  messageEvent,
+  sdkEvent,
+  stateUpdate,
+  systemPromptEvent,
+  userReject,
+  utcTimestamp,
+} from './event-factory.ts';
 import type { V1Conversation } from './records.ts';
 import type { V1Store } from './store.ts';
 
@@ -37,6 +49,14 @@ export function createV1Agent(deps: V1AgentDeps) {
   const scheduler = new StepScheduler(logger);
   /** Unanswered user messages per conversation, oldest first (in memory: a restart leaves them unanswered). */
   const pending = new Map<string, string[]>();
+  /**
+   * Under a confirming policy: the action waiting for `respond_to_confirmation` and the rest of its
+   * answer (in memory, like the real agent's pending action).
+   */
+  const held = new Map<
+    string,
+    { action: ActionEventRecord; rest: SdkEventRecord[]; final: ExecutionStatusValue }
+  >();
   let closed = false;
 
   function append(tenant: TenantId, conversationId: string, event: SdkEventRecord): SdkEventRecord {
@@ -59,25 +79,41 @@ export function createV1Agent(deps: V1AgentDeps) {
     return content.map((part) => (part.type === 'text' ? part.text : '')).join('');
   }
 
-  /** Answers the oldest unanswered message after replyMs, then the next, then ends `finished`. */
+  /** After an answer: the next unanswered message, or the status the answer ends in. */
+  function continueOrEnd(tenant: TenantId, conversationId: string, final: ExecutionStatusValue): void {
+    if (final === 'finished' && pending.has(conversationKey(tenant, conversationId))) {
+      scheduleNext(tenant, conversationId);
+    } else {
+      setStatus(tenant, conversationId, final);
+    }
+  }
+
+  /**
+   * Answers the oldest unanswered message after replyMs, then the next, then ends `finished` (or
+   * `error`). Under a confirming policy the answer stops at its first action, `waiting_for_confirmation`.
+   */
   function scheduleNext(tenant: TenantId, conversationId: string): void {
     const key = conversationKey(tenant, conversationId);
     scheduler.enqueue(tenant, conversationId, deps.replyMs, () => {
       const queue = pending.get(key) ?? [];
       const message = queue.shift();
       if (queue.length === 0) pending.delete(key);
-      if (message !== undefined) {
-        const answer = v1Answer(message);
-        if (answer.title !== null) {
-          store.updateConversation(tenant, conversationId, {
-            title: answer.title,
-            updatedAt: utcTimestamp(),
-          });
-        }
-        for (const event of answer.events) append(tenant, conversationId, event);
+      if (message === undefined) return continueOrEnd(tenant, conversationId, 'finished');
+      const answer = v1Answer(message);
+      if (answer.title !== null) {
+        store.updateConversation(tenant, conversationId, { title: answer.title, updatedAt: utcTimestamp() });
       }
-      if (pending.has(key)) scheduleNext(tenant, conversationId);
-      else setStatus(tenant, conversationId, 'finished');
+      const confirming = store.getConversation(tenant, conversationId)?.confirmationPolicy !== 'NeverConfirm';
+      const at = answer.events.findIndex((e) => e.kind === 'ActionEvent');
+      const action = answer.events[at];
+      if (confirming && action?.kind === 'ActionEvent') {
+        for (const event of answer.events.slice(0, at + 1)) append(tenant, conversationId, event);
+        held.set(key, { action, rest: answer.events.slice(at + 1), final: answer.finalStatus });
+        setStatus(tenant, conversationId, 'waiting_for_confirmation');
+        return;
+      }
+      for (const event of answer.events) append(tenant, conversationId, event);
+      continueOrEnd(tenant, conversationId, answer.finalStatus);
     });
   }
 
@@ -140,6 +176,32 @@ export function createV1Agent(deps: V1AgentDeps) {
       return true;
     },
 
+    /**
+     * `respond_to_confirmation`: accepting runs the held action (its observation follows), rejecting
+     * answers it with a UserRejectObservation; then the agent goes on. Nothing held: nothing happens.
+     */
+    respond(tenant: TenantId, conversationId: string, accept: boolean, reason: string | null): void {
+      const key = conversationKey(tenant, conversationId);
+      const waiting = held.get(key);
+      if (!waiting) return;
+      held.delete(key);
+      setStatus(tenant, conversationId, 'running');
+      if (accept) {
+        for (const event of waiting.rest) append(tenant, conversationId, event);
+      } else {
+        append(tenant, conversationId, userReject(waiting.action, reason ?? 'User rejected the action'));
+      }
+      continueOrEnd(tenant, conversationId, waiting.final);
+    },
+
+    /** Sets the confirmation policy (stored, and announced as a state update). */
+    setPolicy(tenant: TenantId, conversationId: string, kind: string): boolean {
+      const updated = store.updateConversation(tenant, conversationId, { confirmationPolicy: kind });
+      if (!updated) return false;
+      append(tenant, conversationId, stateUpdate('confirmation_policy', { kind }));
+      return true;
+    },
+
     /** The sandbox stops (paused or deleted): pending steps are dropped, a run in progress is paused. */
     halt(tenant: TenantId, conversationId: string): void {
       scheduler.cancel(tenant, conversationId);
@@ -153,6 +215,7 @@ export function createV1Agent(deps: V1AgentDeps) {
     forget(tenant: TenantId, conversationId: string): void {
       scheduler.cancel(tenant, conversationId);
       pending.delete(conversationKey(tenant, conversationId));
+      held.delete(conversationKey(tenant, conversationId));
       hub.removed(tenant, conversationId);
     },
 
@@ -166,6 +229,7 @@ export function createV1Agent(deps: V1AgentDeps) {
       scheduler.close();
       hub.clear();
       pending.clear();
+      held.clear();
     },
   };
 }

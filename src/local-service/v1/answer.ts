@@ -9,14 +9,22 @@
  *   error: <text>   AgentErrorEvent (the agent reports a tool error and stops)
  *   finish[: text]  ActionEvent (FinishAction) + ObservationEvent (FinishObservation)
  *   edit: <path>    ActionEvent (FileEditorAction create) + ObservationEvent (FileEditorObservation)
+ *   fail: <text>    ConversationErrorEvent, and the run ends `error` (as an LLM failure ends it)
  *   anything else   an assistant MessageEvent `You said: <content>`
  *
  * Events are built when the step runs (ids and timestamps are the moment of emission). The agent ends
- * every answer `finished`, as the SDK's agent does once it replies without a tool call or finishes.
+ * every other answer `finished`, as the SDK's agent does once it replies without a tool call or finishes.
  */
-import type { ActionEventRecord, SdkEventRecord } from '../../contract/v1/events.ts';
+import type { ActionEventRecord, ExecutionStatusValue, SdkEventRecord } from '../../contract/v1/events.ts';
 import { agentScript } from '../agent-script.ts';
-import { actionEvent, agentErrorEvent, messageEvent, observationEvent, text } from './event-factory.ts';
+import {
+  actionEvent,
+  agentErrorEvent,
+  conversationErrorEvent,
+  messageEvent,
+  observationEvent,
+  text,
+} from './event-factory.ts';
 
 /** The working directory the scripted sandbox reports. */
 export const WORKING_DIR = '/workspace/project';
@@ -25,6 +33,7 @@ export const WORKING_DIR = '/workspace/project';
 export interface V1Answer {
   events: SdkEventRecord[];
   title: string | null;
+  finalStatus: Extract<ExecutionStatusValue, 'finished' | 'error'>;
 }
 
 function editAnswer(path: string): SdkEventRecord[] {
@@ -51,7 +60,12 @@ export function v1Answer(content: string): V1Answer {
   const edit = /^edit:\s*(\S.*)$/is.exec(content.trim());
   if (edit?.[1]) {
     const path = edit[1].trim().startsWith('/') ? edit[1].trim() : `${WORKING_DIR}/${edit[1].trim()}`;
-    return { events: editAnswer(path), title: null };
+    return { events: editAnswer(path), title: null, finalStatus: 'finished' };
+  }
+  const fail = /^fail:\s*(\S.*)$/is.exec(content.trim());
+  if (fail?.[1]) {
+    const events = [conversationErrorEvent('LocalAgentError', fail[1].trim())];
+    return { events, title: null, finalStatus: 'error' };
   }
   const events: SdkEventRecord[] = [];
   let title: string | null = null;
@@ -122,5 +136,5 @@ export function v1Answer(content: string): V1Answer {
       events.push(messageEvent('agent', [text(String(args.content))]));
     }
   }
-  return { events, title };
+  return { events, title, finalStatus: 'finished' };
 }

@@ -35,7 +35,7 @@ function common(c: V1Conversation) {
     max_iterations: 500,
     stuck_detection: true,
     execution_status: c.executionStatus,
-    confirmation_policy: { kind: 'NeverConfirm' },
+    confirmation_policy: { kind: c.confirmationPolicy },
     activated_knowledge_skills: [] as string[],
     stats: { usage_to_metrics: {} },
     tags: {} as Record<string, string>,

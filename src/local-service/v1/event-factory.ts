@@ -168,6 +168,29 @@ export function agentErrorEvent(toolName: string, error: string) {
   });
 }
 
+/** The answer to a rejected action (`respond_to_confirmation` with `accept: false`). */
+export function userReject(action: { id: string; tool_name: string; tool_call_id: string }, reason: string) {
+  return sdkEvent({
+    source: 'environment',
+    tool_name: action.tool_name,
+    tool_call_id: action.tool_call_id,
+    action_id: action.id,
+    rejection_reason: reason,
+    rejection_source: 'user',
+    kind: 'UserRejectObservation',
+  });
+}
+
+/** An error that ends the run (the conversation's status becomes `error`). */
+export function conversationErrorEvent(code: string, detail: string) {
+  const classification: ErrorClassificationRecord = {
+    kind: 'unknown',
+    retryable: false,
+    user_action: 'none',
+  };
+  return sdkEvent({ source: 'environment', code, detail, classification, kind: 'ConversationErrorEvent' });
+}
+
 /** What the agent server sends a socket whose frame it could not use (v1.16.0+); never stored. */
 export function serverErrorEvent(code: string, detail: string) {
   return sdkEvent({ source: 'environment', code, detail, kind: 'ServerErrorEvent' });

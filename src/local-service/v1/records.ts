@@ -39,6 +39,8 @@ export interface V1Conversation {
   /** Later app servers' sharing flag; null until a start request or PATCH sets it. */
   public: boolean | null;
   executionStatus: ExecutionStatusValue;
+  /** `NeverConfirm` (the default), `AlwaysConfirm` or `ConfirmRisky`. */
+  confirmationPolicy: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -91,6 +93,7 @@ export const CONVERSATION_COLUMNS = {
   parent_conversation_id: 'parentConversationId',
   agent_type: 'agentType',
   execution_status: 'executionStatus',
+  confirmation_policy: 'confirmationPolicy',
   created_at: 'createdAt',
   updated_at: 'updatedAt',
 } as const;

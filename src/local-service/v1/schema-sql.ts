@@ -66,3 +66,7 @@ export const V1_TABLES_SQL = `
 
 /** Migration 3: the later app servers' `public` flag of a conversation (null until set). */
 export const V1_PUBLIC_SQL = 'ALTER TABLE v1_conversations ADD COLUMN public INTEGER;';
+
+/** Migration 4: the agent server's confirmation policy of a conversation (`{"kind": ...}`'s kind). */
+export const V1_CONFIRMATION_SQL =
+  "ALTER TABLE v1_conversations ADD COLUMN confirmation_policy TEXT NOT NULL DEFAULT 'NeverConfirm';";

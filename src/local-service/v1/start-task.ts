@@ -109,6 +109,7 @@ export function createStarter(deps: StarterDeps) {
         agentType: request.agent_type,
         public: request.public,
         executionStatus: existing?.executionStatus ?? 'idle',
+        confirmationPolicy: existing?.confirmationPolicy ?? 'NeverConfirm',
         // No join: an existing id is saved again, created_at and title reset.
         createdAt: now,
         updatedAt: now,

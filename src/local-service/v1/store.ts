@@ -334,7 +334,11 @@ export function openV1Store(base: LocalConversationStore) {
         `UPDATE v1_start_tasks SET status = 'ERROR', detail = 'The service restarted before the start finished',
            updated_at = ? WHERE status NOT IN ('READY', 'ERROR')`,
       ).run(now);
-      db.exec(`UPDATE v1_conversations SET execution_status = 'idle' WHERE execution_status = 'running'`);
+      // An action held for confirmation lived in memory only: it is gone with the process.
+      db.exec(
+        `UPDATE v1_conversations SET execution_status = 'idle'
+         WHERE execution_status IN ('running', 'waiting_for_confirmation')`,
+      );
     },
   };
 }
