@@ -250,3 +250,33 @@ describe('agent server listener and its sandbox', () => {
     await back.waitFor((f) => f.length > 1);
   });
 });
+
+describe('many conversations, one sandbox', () => {
+  it('100 conversations started into one sandbox share its one listener, each with its own socket', async () => {
+    const service = await localServiceForTest({ api: 'v1' });
+    const first = (await startConversation(service.url)).conversation;
+    const others = await Promise.all(
+      Array.from({ length: 99 }, () => startConversation(service.url, { sandbox_id: first.sandbox_id })),
+    );
+    const all = [first, ...others.map((o) => o.conversation)];
+    const origins = new Set(all.map((c) => new URL(c.conversation_url as string).origin));
+    expect(origins.size).toBe(1);
+    expect(new Set(all.map((c) => c.session_api_key)).size).toBe(1);
+    const sockets = all.map((c) =>
+      openEventSocket(socketUrl(c, { session_api_key: c.session_api_key as string })),
+    );
+    await Promise.all(sockets.map((s) => s.waitFor((f) => f.length >= 1)));
+    // A message on one conversation reaches its own socket only.
+    await agentRest(all[42] as (typeof all)[number], '/events', {
+      method: 'POST',
+      body: userMessage('hello', true),
+    });
+    await sockets[42]?.waitFor(hasStatus('finished'));
+    expect(sockets.filter((s) => s.frames.length > 1)).toHaveLength(1);
+    const listed = await rest<{ items: unknown[] }>(
+      service.url,
+      `/api/v1/app-conversations/search?sandbox_id__eq=${first.sandbox_id}`,
+    );
+    expect(listed.body.items).toHaveLength(100);
+  }, 30_000);
+});

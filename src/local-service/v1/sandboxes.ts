@@ -45,6 +45,8 @@ export function createSandboxes(deps: SandboxDeps) {
   const { store, agent } = deps;
   const maxRunning = Math.max(1, deps.maxRunning ?? 5);
   const servers = new Map<string, AgentServer>();
+  // Once closing, no listener may start: a start task still in flight must not leave one behind.
+  let closed = false;
 
   function serverOf(sandbox: V1Sandbox): AgentServer {
     let server = servers.get(sandbox.id);
@@ -81,6 +83,7 @@ export function createSandboxes(deps: SandboxDeps) {
   }
 
   async function listen(sandbox: V1Sandbox): Promise<V1Sandbox> {
+    if (closed) throw new Error('the service is closing');
     await makeRoom(sandbox.tenant, sandbox.id);
     let port: number;
     try {
@@ -90,6 +93,11 @@ export function createSandboxes(deps: SandboxDeps) {
       if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
       port = await serverOf(sandbox).start(0);
     }
+    if (closed) {
+      // close() ran while this listener was starting: it must not outlive the service.
+      await serverOf(sandbox).stop();
+      throw new Error('the service is closing');
+    }
     store.setSandbox(sandbox.tenant, sandbox.id, 'RUNNING', port);
     return { ...sandbox, status: 'RUNNING', port };
   }
@@ -97,6 +105,7 @@ export function createSandboxes(deps: SandboxDeps) {
   return {
     /** A new sandbox, listening. */
     async create(tenant: string): Promise<V1Sandbox> {
+      if (closed) throw new Error('the service is closing');
       const sandbox: V1Sandbox = {
         id: `oh-agent-server-${randomBase62(16)}`,
         tenant,
@@ -139,6 +148,7 @@ export function createSandboxes(deps: SandboxDeps) {
         : null;
     },
     async close(): Promise<void> {
+      closed = true;
       await Promise.all([...servers.values()].map((s) => s.stop()));
       servers.clear();
     },
