@@ -58,12 +58,12 @@ builder.node(ConversationRef, {
       type: RuntimeStatusEnum,
       nullable: true,
       description:
-        'Runtime status; null when no agent runs; UNKNOWN for new values (see `runtimeStatusRaw`).',
+        'V0 only; null on V1 (see `executionStatus` and `sandboxStatus` there). Runtime status; null when no agent runs; UNKNOWN for new values (see `runtimeStatusRaw`).',
       resolve: (c) => knownOrUnknown(KNOWN_RUNTIME_STATUSES, c.runtimeStatus),
     }),
     runtimeStatusRaw: t.exposeString('runtimeStatus', {
       nullable: true,
-      description: 'The upstream `runtime_status` string as sent.',
+      description: 'V0 only; null on V1. The upstream `runtime_status` string as sent.',
     }),
     selectedRepository: t.exposeString('selectedRepository', {
       nullable: true,
@@ -91,17 +91,18 @@ builder.node(ConversationRef, {
       description: 'The upstream `trigger` string as sent.',
     }),
     numConnections: t.exposeInt('numConnections', {
-      description: 'Live socket connections to it; 0 when the upstream sent no count.',
+      description:
+        'V0 only; always 0 on V1, which counts no connections (as its own V0 compatibility answers do). Live socket connections to it; 0 when the upstream sent no count.',
     }),
     url: t.exposeString('url', {
       nullable: true,
       description:
-        "Where its agent is served: relative in single-server mode, the runtime's absolute address in nested-runtime mode; null when stopped.",
+        "Where its agent is served. V0: relative in single-server mode, the runtime's absolute address in nested-runtime mode; null when stopped. V1: the agent server's absolute conversation URL; null unless its sandbox runs.",
     }),
     sessionApiKey: t.exposeString('sessionApiKey', {
       nullable: true,
       description:
-        "Secret: the nested runtime's key (null in single-server mode or when stopped). Only ever returned to the caller who owns the conversation.",
+        "Secret: V0: the nested runtime's key (null in single-server mode or when stopped); V1: its sandbox's key (null unless the sandbox runs). Only ever returned to the caller who owns the conversation.",
     }),
     createdAt: t.expose('createdAt', {
       type: 'DateTime',

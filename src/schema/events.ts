@@ -8,10 +8,12 @@ import type { GraphQLError } from 'graphql';
 import { AGENT_STATES } from '../contract/records.ts';
 import { badUserInput } from '../errors.ts';
 import { BridgeError } from '../upstream/port/bridge-error.ts';
+import { EventCursorError, type EventPosition } from '../upstream/port/event-cursor.ts';
 import type { ConversationEvent, ConversationEventKind } from '../upstream/port/events.ts';
 import { builder } from './builder.ts';
 import type { GatewayContext } from './context.ts';
 import { KNOWN_RUNTIME_STATUSES, knownOrUnknown, RuntimeStatusEnum, UNKNOWN_VALUE } from './enums.ts';
+import { eventCursorArg } from './event-connection.ts';
 import { tryDecodeGlobalId } from './global-id.ts';
 
 type EventOf<K extends ConversationEventKind> = Extract<ConversationEvent, { kind: K }>;
@@ -101,7 +103,11 @@ export const ConversationEventInterface = builder
       eventId: t.exposeInt('eventId', {
         nullable: true,
         description:
-          'Per-conversation id (0, 1, 2, ...), the value to pass as `afterEventId` to resume; null for status updates and errors, which the upstream does not store.',
+          "V0 only; null on V1 (its event ids are strings: use `cursor`). V0's per-conversation id (0, 1, 2, ...); null for status updates and errors, which the upstream does not store.",
+      }),
+      cursor: t.exposeString('cursor', {
+        description:
+          "Opaque position of this event, the value to resume from on every upstream API: pass it as `conversationEvents(after:)` to get every stored event after this one, then live ones; it is also this event's edge cursor in `Conversation.events` (usable there as `after`/`before`). An event that is not stored (status update, error) carries the cursor of the stored event it follows, so resuming from it neither skips nor repeats a stored event (live-only events are never replayed). Valid for the life of the conversation on any gateway instance, against the same upstream API; treat it as a string, not as data.",
       }),
       timestamp: t.field({
         type: 'DateTime',
@@ -119,7 +125,8 @@ export const ConversationEventInterface = builder
       message: t.exposeString('message', { description: 'Human-readable summary (may be empty).' }),
       cause: t.exposeInt('cause', {
         nullable: true,
-        description: 'Id of the event this one answers (an observation points at its action).',
+        description:
+          'V0 only; null on V1. Id of the event this one answers (an observation points at its action).',
       }),
       phase: t.field({
         type: EventPhaseEnum,
@@ -300,24 +307,39 @@ builder.subscriptionField('conversationEvents', (t) =>
   t.field({
     type: ConversationEventInterface,
     description:
-      "A conversation's events as they happen, over graphql-ws (`ws://HOST/graphql`) or SSE. Which events: every event the upstream stores (each agent-state change included; kinds without a type of their own as OtherEvent) except `null` actions and `null` observations, the upstream's empty placeholders that its own clients never see; plus the live-only ones without an id (status updates, errors). Order: stored events (those with an `eventId`) arrive in strictly increasing `eventId` order, each once, across the catch-up, live events and upstream reconnects, whatever order the upstream sends them in; events without an id come right after the stored event that preceded them. With `afterEventId`, every such stored event after that id comes first, read from the upstream's stored events route, then live ones, with no gap and no duplicate, whichever gateway instance serves the subscription and whether or not it still holds the conversation's socket. To resume after a disconnect, subscribe again with the last `eventId` you received; to continue a transcript read with `Conversation.events`, pass its newest `eventId`. (Against an older upstream without the stored events route the catch-up comes from its socket replay, which leaves out agent-state changes but the last; see docs/live-events.md.) A stored event the upstream sends late, after a higher id was already delivered, is left out (it stays in the upstream's history). Ends with an error coded UNAUTHENTICATED, CONVERSATION_NOT_FOUND, CONVERSATION_UNREACHABLE (the upstream stayed unreachable after reconnect attempts, or its stored events could not be read), UPSTREAM_TIMEOUT (the stored events did not arrive in time), CONVERSATION_DELETED, CONVERSATION_STOPPED (subscribe again to resume) or SUBSCRIBER_TOO_SLOW (this subscriber fell too far behind).",
+      "A conversation's events as they happen, over graphql-ws (`ws://HOST/graphql`) or SSE. Which events: every event the upstream stores (each agent-state change included; kinds without a type of their own as OtherEvent) except `null` actions and `null` observations, the upstream's empty placeholders that its own clients never see; plus the live-only ones (status updates, errors). Order: stored events arrive in the upstream's stored order, each once, across the catch-up, live events and upstream reconnects, whatever order the upstream sends them in; live-only events come right after the stored event that preceded them. With `after` (an event's `cursor`, or an edge cursor of `Conversation.events`), every stored event after that one comes first, read from the upstream's stored events, then live ones, with no gap and no duplicate, whichever gateway instance serves the subscription and whether or not it still holds the conversation's socket. To resume after a disconnect, subscribe again with the `cursor` of the last event you received; to continue a transcript read with `Conversation.events`, pass its `pageInfo.endCursor`. (Against an older V0 upstream without the stored events route the catch-up comes from its socket replay, which leaves out agent-state changes but the last; see docs/live-events.md.) A stored event the upstream sends late, after a later one was already delivered, is left out (it stays in the upstream's history). Ends with an error coded UNAUTHENTICATED, CONVERSATION_NOT_FOUND, CONVERSATION_UNREACHABLE (the upstream stayed unreachable after reconnect attempts, or its stored events could not be read), UPSTREAM_TIMEOUT (the stored events did not arrive in time), CONVERSATION_DELETED, CONVERSATION_STOPPED (subscribe again to resume) or SUBSCRIBER_TOO_SLOW (this subscriber fell too far behind).",
     args: {
       conversationId: t.arg.id({
         required: true,
         description: 'A `Conversation.id` global id or a raw `conversationId`.',
       }),
-      afterEventId: t.arg.int({
+      after: t.arg.string({
         description:
-          'Deliver the stored events with a greater id first (-1: the whole history), then continue live. Omit for live events only. To resume, pass the last `eventId` you received: ids arrive in increasing order, so you get exactly the events after it.',
+          "Deliver every stored event after the one this cursor names first, then continue live: an event's `cursor` (from this subscription or the history) or an edge cursor of `Conversation.events`. Omit it and `fromBeginning` for live events only. A malformed cursor, or one issued against the other upstream API, is BAD_USER_INPUT.",
+      }),
+      fromBeginning: t.arg.boolean({
+        description:
+          'true: deliver the whole stored history first, then continue live (what `afterEventId: -1` did). Not together with `after`.',
+      }),
+      afterEventId: t.arg.int({
+        deprecationReason:
+          "Use `after` with an event's `cursor`: it works on every upstream API (V1 events have no integer id). Still honoured on V0.",
+        description:
+          "V0 only: deliver the stored events with a greater id first (-1: the whole history), then continue live. Same as `after` with that event's cursor; passing both is BAD_USER_INPUT.",
       }),
     },
     subscribe: (_root, args, context: GatewayContext) => {
       const conversationId = conversationIdArg(String(args.conversationId), 'conversationId');
-      const afterEventId = args.afterEventId ?? null;
-      if (afterEventId !== null && afterEventId < -1) throw badInput('afterEventId must be -1 or more.');
+      // Both read here, before the stream starts, so a bad one is a request error and nothing attaches.
+      const after = streamStart(
+        context,
+        args.after ?? null,
+        args.fromBeginning === true,
+        args.afterEventId ?? null,
+      );
       // The bridge's terminal error arrives as one last item, which `resolve` throws: graphql-ws and SSE
       // then deliver a normal result with `errors[].extensions.code` and complete.
-      return context.upstream.subscribe(conversationId, afterEventId);
+      return context.upstream.subscribe(conversationId, after);
     },
     resolve: (item: ConversationEvent | BridgeError) => {
       if (item instanceof BridgeError) throw item;
@@ -325,3 +347,37 @@ builder.subscriptionField('conversationEvents', (t) =>
     },
   }),
 );
+
+/**
+ * Where a subscription starts: after `after`'s position, after `afterEventId` (deprecated), or live
+ * only. Both at once is ambiguous and refused.
+ * @throws GraphQLError BAD_USER_INPUT
+ */
+function streamStart(
+  context: GatewayContext,
+  after: string | null,
+  fromBeginning: boolean,
+  afterEventId: number | null,
+): EventPosition | null {
+  const given = [
+    after !== null && 'after',
+    fromBeginning && 'fromBeginning',
+    afterEventId !== null && 'afterEventId',
+  ];
+  const starts = given.filter((name): name is string => name !== false);
+  if (starts.length > 1) {
+    throw badInput(
+      `Pass one of after (a cursor), fromBeginning or the deprecated afterEventId, not ${starts.join(' and ')}.`,
+    );
+  }
+  if (after !== null) return eventCursorArg(context.upstream, after, 'after');
+  if (fromBeginning) return context.upstream.historyStartPosition();
+  if (afterEventId === null) return null;
+  if (afterEventId < -1) throw badInput('afterEventId must be -1 or more.');
+  try {
+    return context.upstream.eventIdPosition(afterEventId);
+  } catch (error) {
+    if (error instanceof EventCursorError) throw badInput(`afterEventId: ${error.message}`);
+    throw error;
+  }
+}

@@ -20,10 +20,10 @@ import { ConversationRef } from './conversation.ts';
 import { GitProviderEnum, requireKnownInput } from './enums.ts';
 import { ErrorInterface } from './errors.ts';
 import {
-  collectEvents,
   DEFAULT_EVENTS_PAGE_SIZE,
   MAX_EVENTS_PAGE_SIZE,
   readEventsPaging,
+  toConnection,
 } from './event-connection.ts';
 import { ConversationEventInterface, conversationIdArg } from './events.ts';
 import { encodeGlobalId } from './global-id.ts';
@@ -36,18 +36,16 @@ builder.objectField(ConversationRef, 'events', (t) =>
       type: ConversationEventInterface,
       // Nullable: an upstream failure nulls this field (with a coded error), not the conversation.
       nullable: true,
-      description: `The stored events, oldest first within a page. \`last: 50\` is the newest 50 (a chat view), \`before\` pages back from there; \`first\`/\`after\` page forward from the first event. Cursors are event ids (stable). Default page size ${DEFAULT_EVENTS_PAGE_SIZE} (forward when neither \`first\` nor \`last\` is given), at most ${MAX_EVENTS_PAGE_SIZE}; mixing forward and backward arguments is BAD_USER_INPUT. To continue live: subscribe to \`conversationEvents\` with \`afterEventId\` = the newest \`eventId\` read here. Kinds the gateway does not know arrive as \`OtherEvent\`, as on the subscription.`,
-      resolve: (conversation, args, context) =>
-        collectEvents(
-          readEventsPaging(args),
-          (query) => context.upstream.readEvents(conversation.conversationId, query),
-          context.paging.maxUpstreamCalls,
-        ),
+      description: `The stored events, oldest first within a page. \`last: 50\` is the newest 50 (a chat view), \`before\` pages back from there; \`first\`/\`after\` page forward from the first event. Cursors are the events' own \`cursor\` tokens (opaque, stable for the life of the conversation): an edge cursor also resumes \`conversationEvents(after:)\`, and an event's \`cursor\` from the subscription works here as \`after\`/\`before\`. Default page size ${DEFAULT_EVENTS_PAGE_SIZE} (forward when neither \`first\` nor \`last\` is given), at most ${MAX_EVENTS_PAGE_SIZE}; mixing forward and backward arguments is BAD_USER_INPUT. To continue live: subscribe to \`conversationEvents\` with \`after\` = \`pageInfo.endCursor\` (edges are oldest first in both directions, so it is the newest edge's cursor). Kinds the gateway does not know arrive as \`OtherEvent\`, as on the subscription.`,
+      resolve: async (conversation, args, context) => {
+        const walk = readEventsPaging(args, context.upstream, context.paging.maxUpstreamCalls);
+        return toConnection(await context.upstream.readEventsPage(conversation.conversationId, walk));
+      },
     },
     { name: 'ConversationEventConnection', description: 'A page of stored conversation events.' },
     {
       name: 'ConversationEventEdge',
-      description: 'An event with its cursor (its `eventId` in decimal).',
+      description: "An event with its cursor (the event's own `cursor`).",
     },
   ),
 );

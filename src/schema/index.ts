@@ -2,6 +2,7 @@
 import { builder } from './builder.ts';
 import './errors.ts';
 import './conversation.ts';
+import './conversation-v1.ts';
 import './events.ts';
 import './agent-actions.ts';
 import './history.ts';

@@ -73,6 +73,37 @@ export const GetConversationDocument = graphql(`
   }
 `);
 
+export const ConversationV1FieldsDocument = graphql(`
+  query ConversationV1Fields($id: ID!) {
+    conversation(id: $id) {
+      conversationId
+      executionStatus
+      executionStatusRaw
+      sandboxStatus
+      sandboxStatusRaw
+      llmModel
+      metrics {
+        accumulatedCost
+        maxBudgetPerTask
+        promptTokens
+        completionTokens
+        cacheReadTokens
+        cacheWriteTokens
+        reasoningTokens
+        contextWindow
+      }
+      parentConversationId
+      parentConversation {
+        id
+      }
+      subConversationIds
+      subConversations {
+        id
+      }
+    }
+  }
+`);
+
 export const ListThenLookUpDocument = graphql(`
   query ListThenLookUp($first: Int!, $id: ID!, $ids: [ID!]!) {
     conversations(first: $first) {

@@ -106,11 +106,14 @@ describe('Conversation.events against a hostile upstream', () => {
     )?.events;
     expect(events?.edges).toEqual(
       [0, 1, 2, 3, 4].map((id) => ({
-        cursor: String(id),
+        cursor: Buffer.from(JSON.stringify([1, 'v0', id])).toString('base64url'),
         node: { __typename: 'OtherEvent', eventId: id, upstreamKind: 'teleport' },
       })),
     );
-    expect(events?.pageInfo).toEqual({ hasNextPage: true, endCursor: '4' });
+    expect(events?.pageInfo).toEqual({
+      hasNextPage: true,
+      endCursor: Buffer.from(JSON.stringify([1, 'v0', 4])).toString('base64url'),
+    });
     expect(upstream.requests.filter((r) => r.path.includes('/events')).length).toBe(5);
   });
 

@@ -6,6 +6,23 @@ import { mergeCatchUp } from '../event-order.ts';
 import { BridgeError } from '../port/bridge-error.ts';
 import type { ConversationEvent } from '../port/events.ts';
 
+/**
+ * Gives an id-less event (status update, error) the cursor of this subscriber's place: `lastId` is the
+ * last stored id it was given (or resumed after). The adapter mints cursors, so it decides; an event's
+ * stream position can lag a subscriber that resumed after an id its socket has not delivered yet.
+ */
+export type PlaceIdless = (event: ConversationEvent, lastId: number) => ConversationEvent;
+
+/**
+ * Merges a catch-up's history with the live events held for the subscriber meanwhile (in the shared
+ * stream's order); `seamId` is the stream's last id when the catch-up started (V0's; -1 when unused).
+ */
+export type CatchUpMerge = (
+  history: readonly ConversationEvent[],
+  live: readonly ConversationEvent[],
+  seamId: number,
+) => ConversationEvent[];
+
 /** What a subscriber needs from the socket it is attached to. */
 export interface SubscriberOwner {
   detach(subscriber: Subscriber): void;
@@ -18,6 +35,7 @@ export interface SubscriberOwner {
 export class Subscriber implements AsyncIterableIterator<ConversationEvent | BridgeError> {
   readonly #owner: SubscriberOwner;
   readonly #limit: number;
+  readonly #placeIdless: PlaceIdless | null;
   #queue: ConversationEvent[] = [];
   #waiting: {
     resolve: (result: IteratorResult<ConversationEvent | BridgeError>) => void;
@@ -47,9 +65,10 @@ export class Subscriber implements AsyncIterableIterator<ConversationEvent | Bri
   /** Aborts this subscriber's stored-events read when it ends (only catch-up subscribers get one). */
   #endAbort: AbortController | null = null;
 
-  constructor(owner: SubscriberOwner, limit: number) {
+  constructor(owner: SubscriberOwner, limit: number, placeIdless: PlaceIdless | null = null) {
     this.#owner = owner;
     this.#limit = limit;
+    this.#placeIdless = placeIdless;
   }
 
   /** A live event from the shared stream. */
@@ -65,11 +84,14 @@ export class Subscriber implements AsyncIterableIterator<ConversationEvent | Bri
   }
 
   /** Queues (or hands over) one event in final order; ids at or below `lastId` are skipped. */
-  push(event: ConversationEvent): void {
+  push(given: ConversationEvent): void {
     if (this.#done) return;
+    let event = given;
     if (event.eventId !== null) {
       if (event.eventId <= this.lastId) return;
       this.lastId = event.eventId;
+    } else if (this.#placeIdless && this.lastId > Number.NEGATIVE_INFINITY) {
+      event = this.#placeIdless(event, this.lastId);
     }
     if (this.#waiting && !this.catchingUp) {
       const waiting = this.#waiting;
@@ -90,16 +112,21 @@ export class Subscriber implements AsyncIterableIterator<ConversationEvent | Bri
     this.#catchUpSeamId = seamId;
   }
 
-  /** The history after `lastId`, in id order: merged with the live events held meanwhile, then queued. */
-  finishCatchUp(history: ConversationEvent[]): void {
+  /**
+   * The history after `lastId`, in id order: merged with the live events held meanwhile, then queued.
+   * `merge` is V0's id merge unless the adapter's events order otherwise (V1's have string ids only).
+   */
+  finishCatchUp(history: ConversationEvent[], merge: CatchUpMerge = mergeCatchUp): void {
     if (!this.catchingUp || this.#done) return;
     const live = this.#caughtUpLive;
     this.#caughtUpLive = [];
     this.catchingUp = false;
     // The history may exceed the buffer limit: it was asked for, so it is queued whole.
-    for (const event of mergeCatchUp(history, live, this.#catchUpSeamId)) {
+    for (const merged of merge(history, live, this.#catchUpSeamId)) {
+      let event = merged;
       if (event.eventId !== null && event.eventId <= this.lastId) continue;
       if (event.eventId !== null) this.lastId = event.eventId;
+      else if (this.#placeIdless) event = this.#placeIdless(event, this.lastId);
       this.#queue.push(event);
     }
     this.#drain();

@@ -11,13 +11,19 @@
  */
 export const CONVERSATION_ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 
-/** A conversation as the schema sees it. Enum-like fields hold the raw wire string. */
+/**
+ * A conversation as the schema sees it. Enum-like fields hold the raw wire string. Fields one API
+ * lacks are null there: `runtimeStatus`, `numConnections`' count and `url` are V0's (V1 has no runtime
+ * status, no connection count, and its `conversation_url` is the agent server's); the optional ones
+ * at the end are V1's, absent or null on V0.
+ */
 export interface Conversation {
   conversationId: string;
   /** Never empty: the upstream's default title when the record has none. */
   title: string;
   /** Null when the upstream sent no status string. */
   status: string | null;
+  /** V0 only (null on V1). */
   runtimeStatus: string | null;
   selectedRepository: string | null;
   selectedBranch: string | null;
@@ -30,6 +36,36 @@ export interface Conversation {
   createdAt: string | null;
   lastUpdatedAt: string | null;
   prNumbers: number[];
+
+  // --- V1 only: absent or null on V0 -----------------------------------------------------------------
+
+  /** The agent's `execution_status` (`idle`, `running`, ...) as sent; null unless its sandbox runs. */
+  executionStatus?: string | null;
+  /** The sandbox's status (`STARTING`, `RUNNING`, `PAUSED`, `ERROR`, `MISSING`) as sent. */
+  sandboxStatus?: string | null;
+  /** The LLM the agent uses (`llm_model`). */
+  llmModel?: string | null;
+  /** Cost and token usage so far (`metrics`); null when the upstream sent none. */
+  metrics?: ConversationMetrics | null;
+  /** The conversation this one was started from (`parent_conversation_id`); null for a top-level one. */
+  parentConversationId?: string | null;
+  /** Conversations started from this one (`sub_conversation_ids`), in the upstream's order. */
+  subConversationIds?: string[] | null;
+}
+
+/** Cost and token usage of a conversation (V1 `metrics` and its `accumulated_token_usage`); null where not sent. */
+export interface ConversationMetrics {
+  /** Accumulated cost, in the LLM provider's currency units (USD for the usual ones). */
+  accumulatedCost: number | null;
+  /** The budget per task, when one is set. */
+  maxBudgetPerTask: number | null;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  cacheReadTokens: number | null;
+  cacheWriteTokens: number | null;
+  reasoningTokens: number | null;
+  /** The model's context window, in tokens. */
+  contextWindow: number | null;
 }
 
 /** One page of search results as the upstream cut it (possibly short or empty under filters). */

@@ -4,9 +4,9 @@
  * its wire events into one of these exactly once (V0: src/upstream/v0/events.ts); unknown or future
  * kinds become `OTHER` with the upstream name and the raw event kept, never an error.
  *
- * V0 today: `eventId` is the upstream's integer id (the live bridge orders, deduplicates and resumes
- * by it) and `cause` its integer cause. V1 will differ: its event ids are strings with no numeric
- * order, so resuming there needs an opaque cursor the port does not express yet.
+ * Every event carries `cursor`, the opaque token a client resumes from on either API. V0 also has
+ * `eventId`, the upstream's integer id (its live bridge orders, deduplicates and resumes by it), and
+ * `cause`, its integer cause; both are null on V1, whose event ids are strings with no numeric order.
  */
 import type { AgentStateValue } from '../../contract/records.ts';
 
@@ -15,8 +15,16 @@ export type EventPhase = 'ACTION' | 'OBSERVATION' | 'STATUS_UPDATE' | 'ERROR' | 
 
 /** Fields every mapped event has. */
 export interface EventCommon {
-  /** Per-conversation id; null for status updates, errors and the session-closing state change. */
+  /**
+   * V0's per-conversation integer id; null for status updates, errors and the session-closing state
+   * change, and always null on V1 (its ids are strings: see `cursor`).
+   */
   eventId: number | null;
+  /**
+   * The opaque token to resume after this event (./event-cursor.ts), minted by the adapter: a stored
+   * event's own position; an id-less one carries the position of the stored event it follows.
+   */
+  cursor: string;
   /** ISO 8601 UTC with `Z` (microseconds kept), read in the configured upstream time zone. */
   timestamp: string | null;
   /** `agent`, `user`, `environment`, or null when the upstream sent none. */

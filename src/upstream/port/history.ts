@@ -1,33 +1,31 @@
 /**
- * A conversation's stored history as the port reads it: one bounded query and the page it answers.
- * The schema's events connection (src/schema/event-connection.ts) walks these pages.
- *
- * V0 today: ids are the upstream's integers, read forward or backward between inclusive bounds, at most
- * 100 per call. V1 will differ (string ids, an opaque next-page token, a sort order instead of
- * `reverse`): its adapter will have to answer these queries from its own search, or the query will
- * grow an opaque cursor.
+ * A conversation's stored history as the port reads it: one page of the schema's history connection
+ * (`Conversation.events`), asked in Relay's terms and answered with exact page info. Each adapter walks
+ * its own events route to fill it (V0: src/upstream/v0/history-walk.ts); the positions are the ones
+ * event cursors decode to (./event-cursor.ts), so an edge cursor and a live event's cursor are the
+ * same token.
  */
+import type { EventPosition } from './event-cursor.ts';
 import type { ConversationEvent } from './events.ts';
 
-/** The largest `limit` of one history read (V0's events route answers 400 `Invalid limit` above it). */
-export const UPSTREAM_MAX_EVENTS_LIMIT = 100;
-
-/** One bounded read of stored events (inclusive ids). */
-export interface EventsQuery {
-  /** First id read forward / lowest id read backward. @default 0 */
-  startId?: number;
-  /** Last id read forward / first id read backward; null = the newest. */
-  endId?: number | null;
-  /** Newest first. */
-  reverse: boolean;
-  /** 0..100; 0 only asks `hasMore` (whether any event lies within the bounds). */
-  limit: number;
+/** One page of the history connection. */
+export interface EventsWalk {
+  /** Forward: the oldest events (after `anchor`); backward: the newest (before `anchor`). */
+  direction: 'forward' | 'backward';
+  /** How many events, 1..100. */
+  count: number;
+  /** Exclusive bound, a decoded cursor; null: from the first event (forward) or the newest (backward). */
+  anchor: EventPosition | null;
+  /**
+   * At most this many upstream reads; a page cut short by it ends with its far side `true` (more may
+   * follow), and its last cursor continues the walk.
+   */
+  maxUpstreamCalls: number;
 }
 
-/** One page as the upstream cut it, events mapped; `rawIds` keeps each raw event's id (null when it had none). */
-export interface EventsPage {
+/** The page: stored events only (each has its cursor), oldest first, and Relay's page info. */
+export interface EventsSlice {
   events: ConversationEvent[];
-  /** Id of every raw event in upstream order, also of ones that did not map (for walking on). */
-  rawIds: Array<number | null>;
-  hasMore: boolean;
+  hasNextPage: boolean;
+  hasPreviousPage: boolean;
 }

@@ -23,8 +23,9 @@ import type {
   StartedConversation,
   StoppedConversation,
 } from './conversation.ts';
+import type { EventPosition } from './event-cursor.ts';
 import type { ConversationEvent } from './events.ts';
-import type { EventsPage, EventsQuery } from './history.ts';
+import type { EventsSlice, EventsWalk } from './history.ts';
 
 /** The upstream of one gateway: binds the port to a caller. */
 export interface Upstream {
@@ -84,8 +85,27 @@ export interface UpstreamSession extends CallerScope {
 
   // --- History ------------------------------------------------------------------------------------
 
-  /** One page of stored events, mapped like live ones. @throws ConversationNotFoundError */
-  readEvents(conversationId: string, query: EventsQuery): Promise<EventsPage>;
+  /**
+   * One page of the history connection: stored events mapped like live ones, each with its cursor,
+   * and exact page info. @throws ConversationNotFoundError
+   */
+  readEventsPage(conversationId: string, walk: EventsWalk): Promise<EventsSlice>;
+
+  // --- Event cursors (./event-cursor.ts) ------------------------------------------------------------
+
+  /**
+   * Reads an event cursor (an event's `cursor`, an edge cursor) into the position it names, for
+   * {@link subscribe} and {@link readEventsPage}. Pure: no upstream call.
+   * @throws EventCursorError malformed, of an unknown version, or minted by another API's adapter
+   */
+  readEventCursor(cursor: string): EventPosition;
+  /** The position before the first event: a stream started after it delivers the whole history. */
+  historyStartPosition(): EventPosition;
+  /**
+   * The position after V0's integer event id (-1: before the first), for the deprecated
+   * `afterEventId`. @throws EventCursorError where the API has no integer ids (V1)
+   */
+  eventIdPosition(eventId: number): EventPosition;
 
   // --- Talking to the agent -----------------------------------------------------------------------
 
@@ -122,13 +142,14 @@ export interface UpstreamSession extends CallerScope {
   // --- Live events --------------------------------------------------------------------------------
 
   /**
-   * The conversation's events as they happen; `return()` detaches. With `afterEventId` the stored
-   * events after it come first (V0 today: an integer event id, -1 for all; V1 will need an opaque
-   * cursor). An abnormal end is the last item, a {@link BridgeError}, then the stream completes.
+   * The conversation's events as they happen; `return()` detaches. With `after` (a position from
+   * {@link readEventCursor} or {@link eventIdPosition}) every stored event after it comes first, then
+   * live ones, none missing and none twice; null: live events only. An abnormal end is the last item,
+   * a {@link BridgeError}, then the stream completes.
    */
   subscribe(
     conversationId: string,
-    afterEventId: number | null,
+    after: EventPosition | null,
   ): AsyncIterableIterator<ConversationEvent | BridgeError>;
   /**
    * Ends every live stream of the conversation (whatever the caller) with `error`: this gateway

@@ -55,6 +55,13 @@ export function readConversationRecord(raw: unknown, timeZone: string): Conversa
       createdAt: upstreamTimestampToUtc(record.created_at, timeZone),
       lastUpdatedAt: upstreamTimestampToUtc(record.last_updated_at, timeZone),
       prNumbers: Array.isArray(record.pr_number) ? record.pr_number.filter(isGraphQLInt) : [],
+      // V1's fields: V0 records have none of them.
+      executionStatus: null,
+      sandboxStatus: null,
+      llmModel: null,
+      metrics: null,
+      parentConversationId: null,
+      subConversationIds: null,
     },
   };
 }

@@ -9,6 +9,7 @@
 import { AGENT_STATES, type AgentStateValue } from '../../contract/records.ts';
 import type { ConversationEvent, EventCommon, EventKindFields, EventPhase } from '../port/events.ts';
 import { upstreamTimestampToUtc } from '../timestamps.ts';
+import { v0Cursor } from './event-cursor.ts';
 
 type Json = Record<string, unknown>;
 
@@ -57,6 +58,7 @@ export function mapUpstreamEvent(payload: unknown, timeZone: string): Conversati
     const common = commonFields(payload, 'STATUS_UPDATE', 'status_update', timeZone);
     // Status updates carry the runtime status in `id`; it is not an event id.
     common.eventId = null;
+    common.cursor = v0Cursor(-1);
     const title = str(payload.conversation_title);
     if (title !== null) return { ...common, kind: 'TITLE_CHANGED', title };
     return {
@@ -88,8 +90,12 @@ export function mapUpstreamEvent(payload: unknown, timeZone: string): Conversati
 }
 
 function commonFields(payload: Json, phase: EventPhase, upstreamKind: string, timeZone: string): EventCommon {
+  const eventId = int(payload.id);
   return {
-    eventId: int(payload.id),
+    eventId,
+    // An id-less event's place is where the stream delivers it: the live bridge moves it there
+    // (conversation-socket.ts); -1 until then, which at worst resumes with more history, never less.
+    cursor: v0Cursor(eventId ?? -1),
     timestamp: upstreamTimestampToUtc(payload.timestamp, timeZone),
     source: str(payload.source),
     message: str(payload.message) ?? '',

@@ -25,9 +25,28 @@ import {
   type ValidationIssue,
 } from '../port/errors.ts';
 import type { ConversationEvent } from '../port/events.ts';
-import type { EventsPage, EventsQuery } from '../port/history.ts';
 import type { CallScope } from './conversations.ts';
 import { mapUpstreamEvent } from './events.ts';
+
+/** One bounded read of stored events (inclusive ids), as the events route takes it. */
+export interface EventsQuery {
+  /** First id read forward / lowest id read backward. @default 0 */
+  startId?: number;
+  /** Last id read forward / first id read backward; null = the newest. */
+  endId?: number | null;
+  /** Newest first. */
+  reverse: boolean;
+  /** 0..100; 0 only asks `hasMore` (whether any event lies within the bounds). */
+  limit: number;
+}
+
+/** One page as the upstream cut it, events mapped; `rawIds` keeps each raw event's id (null when it had none). */
+export interface EventsPage {
+  events: ConversationEvent[];
+  /** Id of every raw event in upstream order, also of ones that did not map (for walking on). */
+  rawIds: Array<number | null>;
+  hasMore: boolean;
+}
 
 const path = (conversationId: string, suffix = '') =>
   `/api/conversations/${encodeURIComponent(conversationId)}${suffix}`;

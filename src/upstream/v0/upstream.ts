@@ -21,13 +21,16 @@ import type {
   StartedConversation,
   StoppedConversation,
 } from '../port/conversation.ts';
+import type { EventPosition } from '../port/event-cursor.ts';
 import type { ConversationEvent } from '../port/events.ts';
-import type { EventsPage, EventsQuery } from '../port/history.ts';
+import type { EventsSlice, EventsWalk } from '../port/history.ts';
 import type { OutgoingMessage, SentMessage, Upstream, UpstreamSession } from '../port/upstream.ts';
 import type { EventBridgeOptions } from './bridge/bridge-options.ts';
 import { EventBridge } from './bridge/event-bridge.ts';
 import * as conversations from './conversations.ts';
+import { readV0Cursor, v0EventIdOf, v0Position } from './event-cursor.ts';
 import * as history from './history.ts';
+import { collectEvents } from './history-walk.ts';
 import { recordSocketTargetResolver } from './socket-target.ts';
 import { readStoredEventsAfter } from './stored-events.ts';
 import { agentStateAction, messageAction } from './user-actions.ts';
@@ -122,9 +125,25 @@ class V0Session implements UpstreamSession {
     return history.stopConversation(this.#scope(), conversationId);
   }
 
-  readEvents(conversationId: string, query: EventsQuery): Promise<EventsPage> {
+  readEventsPage(conversationId: string, walk: EventsWalk): Promise<EventsSlice> {
+    const scope = this.#scope();
+    const anchor = walk.anchor === null ? null : v0EventIdOf(walk.anchor);
     // The bridge's zone, so a history page and the live stream map the same event alike.
-    return history.fetchEventsPage(this.#scope(), conversationId, query, this.#bridge.timeZone);
+    return collectEvents({ ...walk, anchor }, (query) =>
+      history.fetchEventsPage(scope, conversationId, query, this.#bridge.timeZone),
+    );
+  }
+
+  readEventCursor(cursor: string): EventPosition {
+    return readV0Cursor(cursor);
+  }
+
+  historyStartPosition(): EventPosition {
+    return v0Position(-1);
+  }
+
+  eventIdPosition(eventId: number): EventPosition {
+    return v0Position(eventId);
   }
 
   async sendMessage(
@@ -166,12 +185,12 @@ class V0Session implements UpstreamSession {
 
   subscribe(
     conversationId: string,
-    afterEventId: number | null,
+    after: EventPosition | null,
   ): AsyncIterableIterator<ConversationEvent | BridgeError> {
     return this.#bridge.subscribeEndingWithError({
       conversationId,
       credentials: this.credentials,
-      afterEventId,
+      afterEventId: after === null ? null : v0EventIdOf(after),
     });
   }
 

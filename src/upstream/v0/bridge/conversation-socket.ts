@@ -42,6 +42,7 @@ import { StreamOrder } from '../../event-order.ts';
 import { UpstreamError } from '../../failures.ts';
 import { BridgeError } from '../../port/bridge-error.ts';
 import type { ConversationEvent } from '../../port/events.ts';
+import { placeAfter, placeAtLeastAfter } from '../event-cursor.ts';
 import { mapUpstreamEvent } from '../events.ts';
 import { ConversationNotFound, type SocketTarget } from '../socket-target.ts';
 import type { StoredEventsRead } from '../stored-events.ts';
@@ -90,6 +91,8 @@ export class UpstreamConversation {
   #readyWaiters: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
   readonly #echoes: EchoWaiters;
 
+  /** The last stored id released (-1 before any): the place, and so the cursor, of an id-less event. */
+  #position = -1;
   /** Holds each connect replay until its acknowledgement and releases stored events in id order. */
   readonly #order: StreamOrder<ConversationEvent>;
   /** Recent events for late afterEventId subscribers, kept only while the upstream has no events route. */
@@ -136,7 +139,7 @@ export class UpstreamConversation {
 
   attach(afterEventId: number | null): Subscriber {
     this.#idle.cancel();
-    const subscriber = new Subscriber(this, this.#options.maxBufferedEvents);
+    const subscriber = new Subscriber(this, this.#options.maxBufferedEvents, placeAtLeastAfter);
     this.#subscribers.add(subscriber);
     if (afterEventId === null) {
       // Live only: while the first connection is still replaying history, skip that replay.
@@ -348,10 +351,14 @@ export class UpstreamConversation {
   }
 
   /** Hands one event, in final order, to the history, a waiting action and every subscriber. */
-  #release(event: ConversationEvent): void {
+  #release(released: ConversationEvent): void {
+    let event = released;
     if (event.eventId !== null) {
+      this.#position = event.eventId;
       this.#history.record(event);
       this.#echoes.settle(event);
+    } else {
+      event = placeAfter(event, this.#position);
     }
     this.#subscribers.offer(event);
     if (isSessionClose(event)) void this.#endAfterSessionClose();
