@@ -206,9 +206,10 @@ describe('Apollo Client 4', () => {
       .subscribe({
         query: gql`
           subscription ApolloEvents($id: ID!) {
-            conversationEvents(conversationId: $id, afterEventId: -1) {
+            conversationEvents(conversationId: $id, fromBeginning: true) {
               __typename
               eventId
+              cursor
               ... on AgentMessageEvent { content }
             }
           }

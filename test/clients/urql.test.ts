@@ -171,9 +171,10 @@ describe('urql 6 with Graphcache', () => {
       .subscription(
         gql`
           subscription UrqlEvents($id: ID!) {
-            conversationEvents(conversationId: $id, afterEventId: -1) {
+            conversationEvents(conversationId: $id, fromBeginning: true) {
               __typename
               eventId
+              cursor
               ... on AgentMessageEvent { content }
             }
           }

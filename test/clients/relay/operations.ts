@@ -85,9 +85,10 @@ export const create = graphql`
 /** A live stream over graphql-ws. */
 export const events = graphql`
   subscription RelayConversationEventsSubscription($id: ID!) {
-    conversationEvents(conversationId: $id, afterEventId: -1) {
+    conversationEvents(conversationId: $id, fromBeginning: true) {
       __typename
       eventId
+      cursor
       ... on AgentMessageEvent {
         content
       }
