@@ -23,6 +23,11 @@ export interface Config {
   localServicePort: number;
   /** API the bundled service speaks. `--local-service-api` / `LOCAL_SERVICE_API`. @default 'v0' */
   localServiceApi: 'v0' | 'v1';
+  /**
+   * API the upstream speaks, or `auto` to find out from its answers. Ignored with the embedded service
+   * (its API is `localServiceApi`). `--upstream-api` / `UPSTREAM_API`. @default 'auto'
+   */
+  upstreamApi: 'auto' | 'v0' | 'v1';
   /** Key used when a caller sends none (single-user setups). Env only (`GATEWAY_DEFAULT_SESSION_API_KEY`): flags show up in `ps`. */
   defaultSessionApiKey: string | null;
   /** Deadline of each upstream attempt (connect + headers + whole body) in ms. `--upstream-timeout-ms` / `UPSTREAM_TIMEOUT_MS`. @default 10000 */
@@ -241,6 +246,10 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
   if (localServiceApi && localServiceApi[1] !== 'v0' && localServiceApi[1] !== 'v1') {
     throw new ConfigError(localServiceApi[0], `expected v0 or v1, got "${localServiceApi[1]}"`);
   }
+  const upstreamApi = pick('upstream-api');
+  if (upstreamApi && !['auto', 'v0', 'v1'].includes(upstreamApi[1])) {
+    throw new ConfigError(upstreamApi[0], `expected auto, v0 or v1, got "${upstreamApi[1]}"`);
+  }
   const timeZone = pick('upstream-timezone');
   if (timeZone && !isKnownTimeZone(timeZone[1])) {
     throw new ConfigError(timeZone[0], `not an IANA time zone this runtime knows: "${timeZone[1]}"`);
@@ -347,6 +356,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     dataDir: pick('data-dir')?.[1] ?? './.data',
     localServicePort: intSetting('local-service-port'),
     localServiceApi: localServiceApi ? (localServiceApi[1] as Config['localServiceApi']) : 'v0',
+    upstreamApi: upstreamApi ? (upstreamApi[1] as Config['upstreamApi']) : 'auto',
     defaultSessionApiKey: defaultKey ? defaultKey : null,
     upstreamTimeoutMs: intSetting('upstream-timeout-ms'),
     upstreamConnections: intSetting('upstream-connections'),

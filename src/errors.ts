@@ -163,6 +163,12 @@ export const ERROR_CATALOGUE = {
     status: null,
     message: 'The conversation service refused the input.',
   },
+  UPSTREAM_ROUTE_MISSING: {
+    meaning:
+      'the connected conversation service lacks a route the operation needs (an older server: web UI page, 404 or 405; extensions.route names it)',
+    status: null,
+    message: 'The conversation service does not offer what this operation needs.',
+  },
   UPSTREAM_REFUSED: {
     meaning: 'the upstream refused with a 4xx and a readable reason (UpstreamDomainError union member)',
     status: null,
@@ -178,6 +184,12 @@ export const ERROR_CATALOGUE = {
     meaning: 'the upstream socket dropped and stayed unreachable, or a catch-up could not read stored events',
     status: null,
     message: 'The conversation cannot be reached.',
+  },
+  UPSTREAM_TOO_MANY_CONNECTIONS: {
+    meaning:
+      "the conversation's agent server refused another socket (close 1013: its per-conversation cap, V1 only); subscribe again later",
+    status: null,
+    message: 'The conversation has too many live connections upstream.',
   },
   CONVERSATION_DELETED: {
     meaning: 'the conversation was deleted',

@@ -111,6 +111,8 @@ async function main(): Promise<void> {
     port: config.port,
     host: config.host,
     upstreamUrl,
+    // The embedded service's API is known; a configured upstream's is as set (default: found out).
+    upstreamApi: local ? config.localServiceApi : config.upstreamApi,
     defaultSessionApiKey: config.defaultSessionApiKey,
     upstreamTimeoutMs: config.upstreamTimeoutMs,
     upstreamConnections: config.upstreamConnections,
@@ -201,7 +203,8 @@ async function runPrimary(config: Config, logger: ReturnType<typeof createLogger
     workers: config.workers,
     restartsPerMinute: config.workerRestartsPerMinute,
     shutdownGraceMs: config.hardening.shutdownGraceMs,
-    workerEnv: { UPSTREAM_URL: upstreamUrl },
+    // Workers see the embedded service as a configured upstream: they are told its API too.
+    workerEnv: { UPSTREAM_URL: upstreamUrl, ...(local ? { UPSTREAM_API: config.localServiceApi } : {}) },
     logger,
     onStopped: async () => {
       // After the workers: their last operations may still have needed the local service.

@@ -52,6 +52,15 @@ export const SETTINGS: readonly Setting[] = [
     description: 'origin of the conversation service (no path, no credentials)',
   },
   {
+    flag: 'upstream-api',
+    arg: '<api>',
+    group: 'upstream',
+    env: 'UPSTREAM_API',
+    defaultText: '`auto`',
+    description:
+      'API the upstream speaks: `v0` (OpenHands 0.53), `v1` (app server + agent servers), or `auto` (found out from its answers, shown in `/ready`); with the embedded service, its API',
+  },
+  {
     flag: 'data-dir',
     arg: '<dir>',
     group: 'local service',

@@ -2,9 +2,10 @@
  * Builds the gateway (Yoga + upstream client + logger) without listening. server.ts puts it on a port;
  * tests can also call `yoga.fetch` in-process.
  *
- * The composition root: the one file that picks the upstream adapter (V0, src/upstream/v0/) behind the
- * port the schema talks to (src/upstream/port/). test/gateway/layers.test.ts lets no other file of the
- * gateway or the schema import an adapter.
+ * The composition root: the one file that picks the upstream adapter (V0, src/upstream/v0/, or V1,
+ * src/upstream/v1/, or with `auto` whichever the upstream's answers call for, src/upstream/api-switch.ts)
+ * behind the port the schema talks to (src/upstream/port/). test/gateway/layers.test.ts lets no other
+ * file of the gateway or the schema import an adapter.
  */
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { AsyncDisposableStack } from '@whatwg-node/disposablestack';
@@ -13,11 +14,16 @@ import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type pino from 'pino';
 import type { GatewayContext } from '../schema/context.ts';
 import { schema } from '../schema/index.ts';
+import { detectUpstreamApi, type UpstreamApi } from '../upstream/api-detection.ts';
+import { createSwitchingUpstream } from '../upstream/api-switch.ts';
+import type { UpstreamCredentials } from '../upstream/credentials.ts';
 import { UpstreamClient, type UpstreamClientOptions } from '../upstream/http.ts';
 import type { PagingSettings } from '../upstream/page-walker.ts';
+import type { Upstream } from '../upstream/port/upstream.ts';
 import type { EventBridgeOptions } from '../upstream/v0/bridge/bridge-options.ts';
 import type { EventBridge } from '../upstream/v0/bridge/event-bridge.ts';
 import { createV0Upstream } from '../upstream/v0/upstream.ts';
+import { createV1Upstream } from '../upstream/v1/upstream.ts';
 import { type ContextSettings, createContext } from './context.ts';
 import { useStaticGraphiQL } from './graphiql/graphiql.ts';
 import { createHardening, type Hardening, type HardeningOptions } from './hardening.ts';
@@ -36,6 +42,13 @@ import { useSharedSubscriptionResults } from './websocket/shared-subscription-re
 export interface GatewayOptions {
   /** Base URL of the conversation service. */
   upstreamUrl: string;
+  /**
+   * Which OpenHands API the upstream speaks: `v0` (0.53's REST + Socket.IO), `v1` (app server + agent
+   * servers), or `auto` (found out from its answers, re-checked when it starts answering the other
+   * way). The CLI's default is `auto` (UPSTREAM_API); embedding code keeps V0 unless it asks.
+   * @default 'v0'
+   */
+  upstreamApi?: 'auto' | UpstreamApi;
   /** Key used only when a caller sends none. Secret. @default null */
   defaultSessionApiKey?: string | null;
   /** Deadline of each upstream attempt (connect, headers, whole body) in ms. @default 10000 */
@@ -66,8 +79,10 @@ export interface Gateway {
   yoga: YogaServerInstance<WebSocketServerContext, GatewayContext>;
   upstream: UpstreamClient;
   logger: pino.Logger;
-  /** Upstream conversation sockets shared by subscriptions and sendMessage/changeAgentState. */
+  /** V0's upstream conversation sockets shared by subscriptions and sendMessage/changeAgentState. */
   eventBridge: EventBridge;
+  /** The API the upstream speaks: configured, or as found out so far with `auto` (null: not yet). */
+  upstreamApi(): UpstreamApi | null;
   /** Metrics, rate limiter, shutdown coordinator and the other hardening parts. */
   hardening: Hardening;
   /** Disposes Yoga, ends live streams, releases the upstream pool, flushes the failure log. Idempotent. */
@@ -121,8 +136,9 @@ export function createGateway(options: GatewayOptions): Gateway {
     ...options.upstream,
   });
   teardown.defer(() => upstream.close());
-  // The V0 adapter is the only one so far; its live bridge shares the client's pool and time zone.
-  const adapter = createV0Upstream(upstream, {
+  // The V0 adapter is always built (its bridge's stats feed metrics; it opens nothing until used); its
+  // live bridge shares the client's pool and time zone.
+  const v0 = createV0Upstream(upstream, {
     baseUrl: options.upstreamUrl,
     live: {
       ...options.live,
@@ -134,14 +150,16 @@ export function createGateway(options: GatewayOptions): Gateway {
         ),
     },
   });
-  const eventBridge = adapter.eventBridge;
+  const eventBridge = v0.eventBridge;
   // Live streams complete and their upstream sockets close before the pool does.
-  teardown.defer(() => adapter.close());
+  teardown.defer(() => v0.close());
+  const choice = chooseAdapter(options, upstream, v0, logger, teardown);
   const settings: ContextSettings = {
-    upstream: adapter,
+    upstream: choice.adapter,
     defaultSessionApiKey: options.defaultSessionApiKey,
     paging: options.paging,
   };
+  const defaultCredentials = resolveCredentials(null, options.defaultSessionApiKey);
 
   // Live groups deliver outside envelop's result wrappers, so they mask errors (and remove
   // suggestions) as Yoga's plugins would have.
@@ -209,7 +227,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       useSharedSubscriptionResults(liveFanOut),
       useOperationObservers([operationLogObserver(logger), ...hardening.observers], reportObserverFault),
       ...hardening.executionPlugins,
-      useReadinessCheckPlugin(upstream, hardening),
+      useReadinessCheckPlugin(upstream, hardening, () => choice.detectNow(defaultCredentials)),
     ],
   });
   teardown.defer(() => yoga.dispose());
@@ -220,6 +238,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     upstream,
     logger,
     eventBridge,
+    upstreamApi: choice.api,
     hardening,
     close: () => (closing ??= teardown.disposeAsync()),
   };
@@ -229,22 +248,89 @@ function isSubscription(args: ExecutionArgs): boolean {
   return getOperationAST(args.document, args.operationName)?.operation === 'subscription';
 }
 
+/** The port's adapter for `options.upstreamApi`, and what `/ready` and the log say about the choice. */
+function chooseAdapter(
+  options: GatewayOptions,
+  appServer: UpstreamClient,
+  v0: Upstream,
+  logger: pino.Logger,
+  teardown: { defer(onDispose: () => unknown): void },
+): {
+  adapter: Upstream;
+  api: () => UpstreamApi | null;
+  detectNow: (c: UpstreamCredentials) => Promise<UpstreamApi | null>;
+} {
+  const mode = options.upstreamApi ?? 'v0';
+  if (mode === 'v0') return { adapter: v0, api: () => 'v0', detectNow: async () => 'v0' };
+  // Each agent server gets a client of its own, with the app server's settings and observers.
+  const v1 = createV1Upstream(appServer, {
+    // The same live tuning as V0's bridge (the names match); V1 reads the ones it has.
+    ...(options.live ? { live: options.live } : {}),
+    agentServerClient: (origin) =>
+      new UpstreamClient({
+        ...agentServerClientOptions(options, appServer),
+        baseUrl: origin,
+      }),
+  });
+  teardown.defer(() => v1.close());
+  if (mode === 'v1') {
+    logger.info({ upstream: appServer.origin, api: 'v1' }, 'upstream API: v1 (configured)');
+    return { adapter: v1, api: () => 'v1', detectNow: async () => 'v1' };
+  }
+  const switching = createSwitchingUpstream({
+    adapters: { v0, v1 },
+    detect: (credentials, signal) => detectUpstreamApi(appServer, credentials, signal),
+    onDetected: (api, previous) =>
+      previous === null
+        ? logger.info({ upstream: appServer.origin, api }, `upstream API: ${api} (detected)`)
+        : logger.warn(
+            { upstream: appServer.origin, api, previous },
+            `upstream API changed from ${previous} to ${api} (re-detected after a missing route)`,
+          ),
+  });
+  // Found out at once where the upstream answers without a caller's key; otherwise by the first call.
+  void switching.detectNow(resolveCredentials(null, options.defaultSessionApiKey));
+  return { adapter: switching, api: () => switching.api, detectNow: (c) => switching.detectNow(c) };
+}
+
+/** The app server client's settings, for an agent server's client (its own pool, breaker, fair share). */
+function agentServerClientOptions(
+  options: GatewayOptions,
+  appServer: UpstreamClient,
+): Omit<UpstreamClientOptions, 'baseUrl'> {
+  const { dispatcher: _pinnedToTheAppServer, ...rest } = options.upstream ?? {};
+  return {
+    ...(options.upstreamTimeoutMs !== undefined ? { timeoutMs: options.upstreamTimeoutMs } : {}),
+    ...(options.upstreamConnections !== undefined ? { connections: options.upstreamConnections } : {}),
+    timeZone: appServer.timeZone,
+    ...rest,
+  };
+}
+
 /**
  * `/ready`: 200 when the upstream answers GET /alive and the gateway is not draining, else 503. With
  * REDIS_URL, header `x-shared-state: redis` or `local` (Redis unavailable: budgets and APQ per replica).
+ * Header `x-upstream-api`: `v0` or `v1` (configured, or found out with `auto`; asked now when not yet
+ * known), `unknown` when the upstream gave no clear answer.
  * Matches like Yoga's `useReadinessCheck` (URL ending in the endpoint, or that exact path) minus its
  * URLPattern test, which a literal path makes redundant and which cost ~1% of the gateway's CPU per
  * GraphQL request (every request went through it).
  */
-function useReadinessCheckPlugin(upstream: UpstreamClient, hardening: Hardening): Plugin {
+function useReadinessCheckPlugin(
+  upstream: UpstreamClient,
+  hardening: Hardening,
+  upstreamApi: () => Promise<UpstreamApi | null>,
+): Plugin {
   return {
     onRequest({ request, url, endResponse, fetchAPI }) {
       if (!request.url.endsWith(READINESS_ENDPOINT) && url.pathname !== READINESS_ENDPOINT) return;
       return (async () => {
-        const ready = !hardening.shutdown.draining && (await upstream.isAlive(request.signal));
+        const [alive, api] = await Promise.all([upstream.isAlive(request.signal), upstreamApi()]);
+        const ready = !hardening.shutdown.draining && alive;
         // Redis down is degraded, not unready: every operation still answers from local state.
         const shared = hardening.sharedState;
-        const headers = shared ? { 'x-shared-state': shared.redisUp() ? 'redis' : 'local' } : undefined;
+        const headers: Record<string, string> = { 'x-upstream-api': api ?? 'unknown' };
+        if (shared) headers['x-shared-state'] = shared.redisUp() ? 'redis' : 'local';
         endResponse(new fetchAPI.Response(null, { status: ready ? 200 : 503, headers }));
       })();
     },

@@ -15,6 +15,8 @@ export function breakerOutcome(
   }
   if (!(error instanceof UpstreamError)) return 'neutral';
   if (error.code === 'REQUEST_CANCELLED' || error.code === 'OPERATION_TIMEOUT') return 'neutral';
+  // A route the server does not have (its web page on a 2xx): a healthy server of another release.
+  if (error.code === 'UPSTREAM_ROUTE_MISSING') return 'success';
   if (status === undefined) return 'failure'; // no answer: refused, reset, timed out
   if (status >= 500) return 'failure';
   if (status === 429) return 'neutral';

@@ -13,6 +13,7 @@ export type UpstreamErrorCode = Extract<
   | 'UNAUTHENTICATED'
   | 'FORBIDDEN'
   | 'UPSTREAM_ERROR'
+  | 'UPSTREAM_ROUTE_MISSING'
   | 'UPSTREAM_TIMEOUT'
   | 'UPSTREAM_UNAVAILABLE'
   | 'RATE_LIMITED'
@@ -32,7 +33,13 @@ export class UpstreamError extends GraphQLError {
   constructor(
     code: UpstreamErrorCode,
     message: string = ERROR_CATALOGUE[code].message,
-    extra: { status?: number; retryAfterSeconds?: number; reason?: GatewayRefusalReason } = {},
+    extra: {
+      status?: number;
+      retryAfterSeconds?: number;
+      reason?: GatewayRefusalReason;
+      /** UPSTREAM_ROUTE_MISSING: the route the upstream lacks, as `METHOD /path/{param}`. */
+      route?: string;
+    } = {},
   ) {
     super(message, { extensions: { code, ...extra } });
     this.name = 'UpstreamError';
@@ -75,6 +82,23 @@ export function unreadableAnswer(status: number): UpstreamError {
   return new UpstreamError('UPSTREAM_ERROR', 'The conversation service sent an unreadable answer.', {
     status,
   });
+}
+
+/**
+ * UPSTREAM_ROUTE_MISSING: the upstream does not serve `route` (`METHOD /path/{param}`, never ids or a
+ * query). An app server answers a GET it has no route for with its web UI's page (200 text/html), any
+ * other method with 405; a plain FastAPI server says 404 `Not Found`. Any of these means "an older or
+ * other API", which a client can act on (upgrade the service or pick the other API), unlike a parse
+ * error or a 500.
+ */
+export function routeMissing(route: string, status: number): UpstreamError {
+  return new UpstreamError(
+    'UPSTREAM_ROUTE_MISSING',
+    `The conversation service does not offer ${route} (it answered HTTP ${status}${
+      status >= 200 && status < 300 ? ' with a web page' : ''
+    }); it may be an older release or speak the other OpenHands API.`,
+    { status, route },
+  );
 }
 
 /** Retry-After as seconds: either delta-seconds or an HTTP date. */

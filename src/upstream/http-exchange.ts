@@ -11,6 +11,7 @@ import {
   attemptTimeout,
   mapStatus,
   mapTransportError,
+  routeMissing,
   UpstreamRejection,
   unreadableAnswer,
 } from './failures.ts';
@@ -25,6 +26,12 @@ export interface UpstreamRequest {
   signal?: AbortSignal | undefined;
   /** Status codes handed back as {@link UpstreamRejection} instead of being mapped here. */
   passThroughStatuses?: readonly number[];
+  /**
+   * The route as `METHOD /path/{param}`. When set, an answer that says the upstream has no such route
+   * (the web UI's page on a 2xx, a 405, or a 404 unless 404 is passed through) is UPSTREAM_ROUTE_MISSING
+   * naming it, instead of a parse error or UPSTREAM_ERROR. V0 calls leave it unset (unchanged).
+   */
+  route?: string;
 }
 
 /** Where and how long one attempt may take. */
@@ -80,11 +87,26 @@ export async function exchange<T>(
     deadline.dispose();
   }
   const status = response.statusCode;
+  if (req.route !== undefined && saysRouteMissing(status, response.headers['content-type'], req)) {
+    throw routeMissing(req.route, status);
+  }
   if (status >= 200 && status < 300) return parseJson<T>(text, status);
   if (req.passThroughStatuses?.includes(status)) {
     throw new UpstreamRejection(status, safeParse(text));
   }
   throw mapStatus(status, response.headers['retry-after']);
+}
+
+/** A web page where JSON was expected, a 405, or a 404 the caller does not read itself: no such route. */
+function saysRouteMissing(
+  status: number,
+  contentType: string | string[] | undefined,
+  req: UpstreamRequest,
+): boolean {
+  if (status >= 200 && status < 300) return String(contentType ?? '').includes('text/html');
+  // A 405 is never an answer about the input: the path exists for other methods only.
+  if (status === 405) return true;
+  return status === 404 && !req.passThroughStatuses?.includes(404);
 }
 
 function parseJson<T>(text: string, status: number): T {

@@ -8,7 +8,7 @@
  * `api_key`s and `env` values, git tokens) and anything shaped like a well-known token is replaced by
  * `[redacted]` first.
  */
-import type { UpstreamCredentials } from './credentials.ts';
+import { credentialSecret, type UpstreamCredentials } from './credentials.ts';
 
 /**
  * 4xx statuses a write hands back to be read here. Not 401/403/429: those have codes of their own
@@ -72,8 +72,7 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
  */
 export function secretsOf(credentials: UpstreamCredentials, body: unknown): string[] {
   const found: string[] = [];
-  if (credentials.kind === 'session-api-key') found.push(credentials.key);
-  if (credentials.kind === 'bearer') found.push(credentials.token);
+  found.push(credentialSecret(credentials));
   collect(body, false, found);
   return [...new Set(found)].filter((secret) => secret.length >= 4);
 }

@@ -13,6 +13,7 @@ describe('loadConfig', () => {
       dataDir: './.data',
       localServicePort: 3000,
       localServiceApi: 'v0',
+      upstreamApi: 'auto',
       defaultSessionApiKey: null,
       upstreamTimeoutMs: 10_000,
       upstreamConnections: 64,

@@ -125,7 +125,8 @@ describe('--workers 2', () => {
         held.push(() => sendJson(res, 200, { results: [], next_page_id: null }));
       } else sendJson(res, 404, { message: 'not here' });
     });
-    const cli = startCli(['--workers', '2', '--upstream', upstream.url]);
+    // V0 named: with `auto` each worker would first probe the double, which holds that probe too.
+    const cli = startCli(['--workers', '2', '--upstream', upstream.url, '--upstream-api', 'v0']);
     await vi.waitFor(() => expect(cli.url()).toBeDefined(), { timeout: 60_000, interval: 50 });
     const url = cli.url() as string;
     const pids = cli.workers();

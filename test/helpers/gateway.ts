@@ -24,6 +24,8 @@ interface CallerCredentials {
   key?: string;
   /** Sent as `Authorization: Bearer <bearer>`. */
   bearer?: string;
+  /** Sent as `X-Access-Token` (hosted OpenHands' API key header). */
+  accessToken?: string;
   /** Aborts the HTTP request (cancellation tests). */
   signal?: AbortSignal;
 }
@@ -111,6 +113,7 @@ export async function startTestGateway({
       };
       if (credentials.key !== undefined) headers['x-session-api-key'] = credentials.key;
       if (credentials.bearer !== undefined) headers.authorization = `Bearer ${credentials.bearer}`;
+      if (credentials.accessToken !== undefined) headers['x-access-token'] = credentials.accessToken;
       const response = await fetch(running.url, {
         method: 'POST',
         headers,
@@ -135,6 +138,11 @@ export async function gatewayForTest(options: TestGatewayOptions): Promise<TestG
 export interface ServiceAndGatewayOptions extends Omit<TestGatewayOptions, 'upstreamUrl'> {
   /** Options of the local service (keys, data dir). @default {} */
   service?: Partial<LocalServiceOptions>;
+  /**
+   * The API both speak: the local service's face and the gateway's `upstreamApi` (which
+   * `upstreamApi` in these options overrides, e.g. `auto`). @default 'v0'
+   */
+  api?: 'v0' | 'v1';
 }
 
 /**
@@ -142,8 +150,8 @@ export interface ServiceAndGatewayOptions extends Omit<TestGatewayOptions, 'upst
  * the gateway first.
  */
 export async function serviceAndGatewayForTest(options: ServiceAndGatewayOptions = {}) {
-  const { service: serviceOptions = {}, ...gatewayOptions } = options;
-  const service = await localServiceForTest(serviceOptions);
-  const gateway = await gatewayForTest({ upstreamUrl: service.url, ...gatewayOptions });
+  const { service: serviceOptions = {}, api = 'v0', ...gatewayOptions } = options;
+  const service = await localServiceForTest({ api, ...serviceOptions });
+  const gateway = await gatewayForTest({ upstreamUrl: service.url, upstreamApi: api, ...gatewayOptions });
   return { service, gateway };
 }

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { UserActionRecord } from '../../../contract/records.ts';
-import type { UpstreamCredentials } from '../../credentials.ts';
+import { credentialSecret, type UpstreamCredentials } from '../../credentials.ts';
 import { BridgeError } from '../../port/bridge-error.ts';
 import type { ConversationEvent } from '../../port/events.ts';
 import {
@@ -185,11 +185,8 @@ export class EventBridge {
 
 /** Map key without the secret in it: a digest of the credential (maps end up in heap dumps and debuggers). */
 function entryKey(conversationId: string, credentials: UpstreamCredentials): string {
+  // The kind and its secret: two access-token callers must never share an entry.
   const secret =
-    credentials.kind === 'session-api-key'
-      ? `k:${credentials.key}`
-      : credentials.kind === 'bearer'
-        ? `b:${credentials.token}`
-        : 'none';
+    credentials.kind === 'none' ? 'none' : `${credentials.kind}:${credentialSecret(credentials)}`;
   return `${conversationId}\u0000${createHash('sha256').update(secret).digest('base64url')}`;
 }

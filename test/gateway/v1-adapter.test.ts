@@ -1,0 +1,183 @@
+/**
+ * What only the V1 adapter does, against the real bundled local service speaking V1: the start task's
+ * outcome (a failed start is a readable conversation and a coded outcome), the `ids=` batch (N
+ * conversations in one query, one upstream call), detection with `--upstream-api auto` (against a V0
+ * service, a V1 service, and after the upstream was replaced by one speaking the other API), live
+ * events saying plainly that they are not bridged on V1 yet, and the conversations' own keys never
+ * reaching a log line.
+ */
+import { describe, expect, it } from 'vitest';
+import { encodeGlobalId } from '../../src/schema/global-id.ts';
+import { gatewayForTest, serviceAndGatewayForTest, type TestGateway } from '../helpers/gateway.ts';
+import { localServiceForTest, rest } from '../helpers/local-service.ts';
+
+const KEY = 'alice-key';
+type Json = Record<string, unknown>;
+type Answer = { data?: Json | null; errors?: Array<{ message: string; extensions?: Json }> };
+
+async function gql(gateway: TestGateway, query: string, variables: Json = {}): Promise<Answer> {
+  const response = await fetch(gateway.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-session-api-key': KEY },
+    body: JSON.stringify({ query, variables }),
+  });
+  return (await response.json()) as Answer;
+}
+
+const CREATE = `mutation($input: CreateConversationInput!) {
+  createConversation(input: $input) { __typename ... on CreateConversationPayload { conversationId conversationStatus } }
+}`;
+const STATUS = `query($id: ID!) { conversation(id: $id) { conversationId status sandboxStatus: statusRaw } }`;
+
+async function create(gateway: TestGateway, input: Json = {}): Promise<string> {
+  const { data } = await gql(gateway, CREATE, { input });
+  return ((data?.createConversation ?? {}) as Json).conversationId as string;
+}
+
+async function statusOf(gateway: TestGateway, id: string): Promise<unknown> {
+  return ((await gql(gateway, STATUS, { id })).data?.conversation as Json | null)?.status;
+}
+
+describe('V1: the start task', () => {
+  it('a start that fails upstream is a readable conversation in ERROR, and a coded outcome for what needs it', async () => {
+    const { gateway } = await serviceAndGatewayForTest({ api: 'v1', service: { sessionApiKeys: [KEY] } });
+    // No provider token is stored: cloning the repository fails at PREPARING_REPOSITORY.
+    const id = await create(gateway, { repository: 'acme/private', gitProvider: 'GITHUB' });
+    await expect.poll(() => statusOf(gateway, id), { timeout: 5_000, interval: 20 }).toBe('ERROR');
+    const history = await gql(
+      gateway,
+      `query($id: ID!) { conversation(id: $id) { status selectedRepository events(first: 5) { edges { cursor } } } }`,
+      { id },
+    );
+    expect(history.data).toEqual({
+      conversation: { status: 'ERROR', selectedRepository: 'acme/private', events: null },
+    });
+    expect(history.errors?.map((e) => [e.extensions?.code, e.message])).toEqual([
+      ['UPSTREAM_REFUSED', 'The conversation failed to start: Unable to access repo acme/private'],
+    ]);
+  });
+});
+
+describe('V1: batching', () => {
+  it('N conversations in one query cost one upstream call', async () => {
+    const { gateway } = await serviceAndGatewayForTest({ api: 'v1', service: { sessionApiKeys: [KEY] } });
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await create(gateway));
+    for (const id of ids) {
+      await expect
+        .poll(() => statusOf(gateway, id), { timeout: 5_000, interval: 20 })
+        .toMatch(/RUNNING|STOPPED/);
+    }
+    gateway.calls.length = 0;
+    const { data, errors } = await gql(
+      gateway,
+      `query($ids: [ID!]!, $a: ID!, $b: ID!) {
+        nodes(ids: $ids) { ... on Conversation { conversationId } }
+        a: conversation(id: $a) { title }
+        b: conversation(id: $b) { title }
+      }`,
+      {
+        ids: ids.slice(0, 3).map((id) => encodeGlobalId('Conversation', id)),
+        // Dashed: the same conversation, whichever form the caller has.
+        a: (ids[3] as string).replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5'),
+        b: ids[4],
+      },
+    );
+    expect(errors).toBeUndefined();
+    expect(((data?.nodes ?? []) as Json[]).map((n) => n.conversationId)).toEqual(ids.slice(0, 3));
+    expect(data?.a).toEqual({ title: `Conversation ${ids[3]}` });
+    expect(gateway.calls.map((call) => `${call.method} ${call.path.split('?')[0]}`)).toEqual([
+      'GET /api/v1/app-conversations',
+    ]);
+    expect(gateway.calls[0]?.path.match(/ids=/g)).toHaveLength(5);
+  });
+});
+
+describe('--upstream-api auto', () => {
+  for (const api of ['v0', 'v1'] as const) {
+    it(`finds out a ${api.toUpperCase()} service, logs it once and reports it in /ready`, async () => {
+      const { gateway } = await serviceAndGatewayForTest({ api, upstreamApi: 'auto' });
+      const { data, errors } = await gql(gateway, `{ conversations(first: 1) { edges { cursor } } }`);
+      expect(errors).toBeUndefined();
+      expect(data).toEqual({ conversations: { edges: [] } });
+      const ready = await fetch(new URL('/ready', gateway.url));
+      expect(ready.status).toBe(200);
+      expect(ready.headers.get('x-upstream-api')).toBe(api);
+      const lines = gateway.logs().filter((line) => line.includes('upstream API'));
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0] as string)).toMatchObject({ msg: `upstream API: ${api} (detected)`, api });
+    });
+  }
+
+  it('re-checks when the upstream is replaced by one speaking the other API', async () => {
+    const v0 = await localServiceForTest({ api: 'v0' });
+    const gateway = await gatewayForTest({ upstreamUrl: v0.url, upstreamApi: 'auto' });
+    expect((await gql(gateway, `{ conversations(first: 1) { edges { cursor } } }`)).errors).toBeUndefined();
+    await v0.close();
+    // The same address now answers the V1 API (an upgrade and restart).
+    const v1 = await localServiceForTest({ api: 'v1', port: v0.port });
+    await new Promise((resolve) => setTimeout(resolve, 5_100)); // past the re-check's minimum interval
+    const { data, errors } = await gql(gateway, CREATE, { input: {} });
+    expect(errors).toBeUndefined();
+    expect(data?.createConversation).toMatchObject({ conversationStatus: 'STARTING' });
+    const found = await rest<unknown[]>(v1.url, `/api/v1/app-conversations/start-tasks/search?limit=5`);
+    expect((found.body as unknown as { items: unknown[] }).items).toHaveLength(1);
+    expect(gateway.logs().some((line) => line.includes('upstream API changed from v0 to v1'))).toBe(true);
+    expect((await fetch(new URL('/ready', gateway.url))).headers.get('x-upstream-api')).toBe('v1');
+  }, 20_000);
+});
+
+describe('V1: live events', () => {
+  it('are not bridged yet: the subscription ends at once with a coded error saying so', async () => {
+    const { gateway } = await serviceAndGatewayForTest({ api: 'v1', service: { sessionApiKeys: [KEY] } });
+    const id = await create(gateway);
+    const response = await fetch(gateway.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-session-api-key': KEY },
+      body: JSON.stringify({
+        query: `subscription($id: ID!) { conversationEvents(conversationId: $id) { __typename } }`,
+        variables: { id },
+      }),
+    });
+    const text = await response.text();
+    expect(text).toContain('V1_LIVE_EVENTS_NOT_AVAILABLE');
+    expect(text).toContain('Live events are not available yet on the OpenHands V1 API');
+  });
+});
+
+describe('V1: conversation keys', () => {
+  it("never appear in the gateway's log lines or answers, whatever the operations", async () => {
+    const { service, gateway } = await serviceAndGatewayForTest({
+      api: 'v1',
+      service: { sessionApiKeys: [KEY] },
+    });
+    const id = await create(gateway, { initialUserMessage: 'hello' });
+    await expect.poll(() => statusOf(gateway, id), { timeout: 5_000, interval: 20 }).toBe('RUNNING');
+    const record = await rest<Array<{ session_api_key: string; conversation_url: string }>>(
+      service.url,
+      `/api/v1/app-conversations?ids=${id}`,
+      { key: KEY },
+    );
+    const sandboxKey = record.body[0]?.session_api_key as string;
+    expect(sandboxKey.length).toBeGreaterThan(20);
+    const answers: string[] = [];
+    const run = async (query: string, variables: Json = {}) =>
+      answers.push(JSON.stringify(await gql(gateway, query, { id, ...variables })));
+    await run(`mutation($id: ID!) { sendMessage(input: { conversationId: $id, content: "run: echo hi" }) {
+      __typename ... on SendMessagePayload { event { content } } } }`);
+    await run(
+      `query($id: ID!) { conversation(id: $id) { url sessionApiKey events(last: 50) { edges { cursor } } } }`,
+    );
+    await run(
+      `mutation($id: ID!) { changeAgentState(input: { conversationId: $id, state: PAUSED }) { __typename } }`,
+    );
+    // A cursor naming no stored event, and a conversation that does not exist: failures log too.
+    await run(
+      `query($id: ID!) { conversation(id: $id) { events(first: 2, after: "WzEsInYxIiwieCIsIiIsIiJd") { edges { cursor } } } }`,
+    );
+    await run(`query { conversation(id: "${'e'.repeat(32)}") { events(first: 1) { edges { cursor } } } }`);
+    expect(answers.join('\n')).not.toContain(sandboxKey);
+    expect(answers[1]).toContain('"url":null,"sessionApiKey":null');
+    expect(gateway.logs().join('\n')).not.toContain(sandboxKey);
+  });
+});
