@@ -2,9 +2,8 @@
  * What only the V1 adapter does, against the real bundled local service speaking V1: the start task's
  * outcome (a failed start is a readable conversation and a coded outcome), the `ids=` batch (N
  * conversations in one query, one upstream call), detection with `--upstream-api auto` (against a V0
- * service, a V1 service, and after the upstream was replaced by one speaking the other API), live
- * events saying plainly that they are not bridged on V1 yet, and the conversations' own keys never
- * reaching a log line.
+ * service, a V1 service, and after the upstream was replaced by one speaking the other API), and the
+ * conversations' own keys never reaching a log line. (Live events on V1: test/live/v1-*.test.ts.)
  */
 import { describe, expect, it } from 'vitest';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
@@ -127,21 +126,62 @@ describe('--upstream-api auto', () => {
   }, 20_000);
 });
 
-describe('V1: live events', () => {
-  it('are not bridged yet: the subscription ends at once with a coded error saying so', async () => {
+describe('V1: talking to the agent, and history while the sandbox is paused', () => {
+  it("answers the stored echo over REST, a state request as an event, and the app server's copies once paused", async () => {
     const { gateway } = await serviceAndGatewayForTest({ api: 'v1', service: { sessionApiKeys: [KEY] } });
     const id = await create(gateway);
-    const response = await fetch(gateway.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-session-api-key': KEY },
-      body: JSON.stringify({
-        query: `subscription($id: ID!) { conversationEvents(conversationId: $id) { __typename } }`,
-        variables: { id },
-      }),
+    await expect.poll(() => statusOf(gateway, id), { timeout: 5_000, interval: 20 }).toBe('RUNNING');
+    const sent = await gql(
+      gateway,
+      `mutation($id: ID!) { sendMessage(input: { conversationId: $id, content: "ping" }) {
+        __typename ... on SendMessagePayload { delivery event { content source eventId cursor } } } }`,
+      { id },
+    );
+    expect(sent.errors).toBeUndefined();
+    expect(sent.data?.sendMessage).toMatchObject({
+      __typename: 'SendMessagePayload',
+      delivery: 'REST',
+      event: { content: 'ping', source: 'USER', eventId: null },
     });
-    const text = await response.text();
-    expect(text).toContain('V1_LIVE_EVENTS_NOT_AVAILABLE');
-    expect(text).toContain('Live events are not available yet on the OpenHands V1 API');
+    const paused = await gql(
+      gateway,
+      `mutation($id: ID!) { changeAgentState(input: { conversationId: $id, state: PAUSED }) {
+        __typename ... on ChangeAgentStatePayload { event { requestedState source eventId } } } }`,
+      { id },
+    );
+    expect(paused).toEqual({
+      data: {
+        changeAgentState: {
+          __typename: 'ChangeAgentStatePayload',
+          event: { requestedState: 'PAUSED', source: 'USER', eventId: null },
+        },
+      },
+    });
+    const EVENTS = `query($id: ID!) { conversation(id: $id) { status events(first: 100) {
+      edges { cursor node { __typename ... on UserMessageEvent { content } } } } } }`;
+    const live = await gql(gateway, EVENTS, { id });
+    const stop = await gql(
+      gateway,
+      `mutation($id: ID!) { stopConversation(input: { conversationId: $id }) { __typename } }`,
+      { id },
+    );
+    expect(stop.data?.stopConversation).toEqual({ __typename: 'StopConversationPayload' });
+    gateway.calls.length = 0;
+    const copies = await gql(gateway, EVENTS, { id });
+    expect(copies.errors).toBeUndefined();
+    expect(copies.data?.conversation).toMatchObject({ status: 'STOPPED' });
+    // The same stored events (the copies are in file-name order, so compared as sets), from the app server.
+    const cursors = (answer: Answer) =>
+      (
+        (answer.data?.conversation ?? { events: { edges: [] } }) as {
+          events: { edges: Array<{ cursor: string }> };
+        }
+      ).events.edges
+        .map((edge) => edge.cursor)
+        .sort();
+    expect(cursors(copies)).toEqual(cursors(live));
+    expect(JSON.stringify(copies.data)).toContain('"content":"ping"');
+    expect(gateway.countCalls('GET', `/api/v1/conversation/${id}/events/search`)).toBe(1);
   });
 });
 

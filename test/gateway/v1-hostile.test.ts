@@ -8,6 +8,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatewayForTest, type TestGateway } from '../helpers/gateway.ts';
+import { runOverWs, wsClient } from '../helpers/graphql-ws.ts';
 import { type HostileUpstream, startHostileUpstream } from '../helpers/hostile-upstream.ts';
 
 type Json = Record<string, unknown>;
@@ -224,6 +225,46 @@ describe('V1 against hostile app servers', () => {
   });
 });
 
+describe('--upstream-api auto against HTML-answering doubles', () => {
+  it("the web UI's page where V0's search should be is \"not V0\": JSON from V1's search makes it V1", async () => {
+    const app = await double();
+    app.on('GET', '/api/conversations', INDEX_HTML);
+    app.on('GET', '/api/v1/app-conversations/search', {
+      json: { items: [appConversation()], next_page_id: null },
+    });
+    const gateway = await gatewayForTest({ upstreamUrl: app.url, upstreamApi: 'auto' });
+    const { body } = await gql(gateway, LIST);
+    expect(body).toEqual({
+      data: {
+        conversations: {
+          edges: [
+            {
+              node: { conversationId: HEX, status: 'STOPPED', statusRaw: 'STOPPED', title: 'Fix the tests' },
+            },
+          ],
+        },
+      },
+    });
+    expect((await fetch(new URL('/ready', gateway.url))).headers.get('x-upstream-api')).toBe('v1');
+  });
+
+  it('an upstream answering its web page everywhere is neither: /ready says unknown, queries fail coded', async () => {
+    const app = await double();
+    app.on('GET', /.*/, INDEX_HTML);
+    const gateway = await gatewayForTest({
+      upstreamUrl: app.url,
+      upstreamApi: 'auto',
+      upstream: { retries: 0 },
+    });
+    const { body } = await gql(gateway, LIST);
+    expect(body.data).toEqual({ conversations: null });
+    expect(body.errors?.map((e) => e.extensions?.code)).toEqual(['UPSTREAM_ERROR']);
+    const ready = await fetch(new URL('/ready', gateway.url));
+    expect(ready.headers.get('x-upstream-api')).toBe('unknown');
+    expect(gateway.logs().some((line) => line.includes('upstream API:'))).toBe(false);
+  });
+});
+
 describe('V1 credentials', () => {
   it("forwards the caller's X-Access-Token to the app server as it came", async () => {
     const app = await double();
@@ -235,6 +276,17 @@ describe('V1 credentials', () => {
     expect(sent?.headers['x-access-token']).toBe('hosted-api-key-123');
     expect(sent?.headers['x-session-api-key']).toBeUndefined();
     expect(sent?.headers.authorization).toBeUndefined();
+  });
+
+  it('takes X-Access-Token from graphql-ws connectionParams too, and forwards it the same way', async () => {
+    const app = await double();
+    app.on('GET', '/api/v1/app-conversations/search', { json: { items: [], next_page_id: null } });
+    const gateway = await gatewayForTest({ upstreamUrl: app.url, upstreamApi: 'v1' });
+    const client = wsClient(gateway.url, { connectionParams: { 'X-Access-Token': 'hosted-ws-key-456' } });
+    expect(await runOverWs(client, LIST)).toEqual({ data: { conversations: { edges: [] } } });
+    const sent = app.requests.find((r) => r.path === '/api/v1/app-conversations/search');
+    expect(sent?.headers['x-access-token']).toBe('hosted-ws-key-456');
+    expect(sent?.headers['x-session-api-key']).toBeUndefined();
   });
 
   it("sends a conversation's own key only to its agent server; an agent server's 500 echoes it nowhere", async () => {
