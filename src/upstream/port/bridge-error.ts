@@ -19,6 +19,8 @@ export type BridgeErrorCode = Extract<
   | 'UPSTREAM_ERROR'
   | 'REQUEST_CANCELLED'
   | 'GATEWAY_SHUTTING_DOWN'
+  | 'UPSTREAM_TOO_MANY_CONNECTIONS'
+  | 'BAD_USER_INPUT'
 >;
 
 /** A coded failure of the bridge; a GraphQLError so it reaches clients unmasked with its code. */
