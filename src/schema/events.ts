@@ -319,13 +319,13 @@ builder.subscriptionField('conversationEvents', (t) =>
       }),
       fromBeginning: t.arg.boolean({
         description:
-          'true: deliver the whole stored history first, then continue live (what `afterEventId: -1` did). Not together with `after`.',
+          'true: deliver the whole stored history first, then continue live (what `afterEventId: -1` did). Not together with `after` or `afterEventId`.',
       }),
       afterEventId: t.arg.int({
         deprecationReason:
-          "Use `after` with an event's `cursor`: it works on every upstream API (V1 events have no integer id). Still honoured on V0.",
+          "Use `after` with an event's `cursor` (or `fromBeginning: true` for -1): they work on every upstream API (V1 events have no integer id). Still honoured on V0.",
         description:
-          "V0 only: deliver the stored events with a greater id first (-1: the whole history), then continue live. Same as `after` with that event's cursor; passing both is BAD_USER_INPUT.",
+          "V0 only: deliver the stored events with a greater id first (-1: the whole history), then continue live. Same as `after` with that event's cursor (-1: `fromBeginning: true`); passing it with either is BAD_USER_INPUT.",
       }),
     },
     subscribe: (_root, args, context: GatewayContext) => {
