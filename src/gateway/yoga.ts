@@ -14,7 +14,7 @@ import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type pino from 'pino';
 import type { GatewayContext } from '../schema/context.ts';
 import { schema } from '../schema/index.ts';
-import { detectUpstreamApi, type UpstreamApi } from '../upstream/api-detection.ts';
+import { detectUpstreamApi, isDetectionProbe, type UpstreamApi } from '../upstream/api-detection.ts';
 import { createSwitchingUpstream } from '../upstream/api-switch.ts';
 import type { UpstreamCredentials } from '../upstream/credentials.ts';
 import { UpstreamClient, type UpstreamClientOptions } from '../upstream/http.ts';
@@ -129,7 +129,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     baseUrl: options.upstreamUrl,
     ...(options.upstreamTimeoutMs !== undefined ? { timeoutMs: options.upstreamTimeoutMs } : {}),
     ...(options.upstreamConnections !== undefined ? { connections: options.upstreamConnections } : {}),
-    onFailure: failureLog.record,
+    // A probe of `auto` that meets the other API's missing route found what it asked: not a failure.
+    onFailure: (failure) => {
+      if (failure.code !== 'UPSTREAM_ROUTE_MISSING' || !isDetectionProbe(failure.path))
+        failureLog.record(failure);
+    },
     onRecordDropped: (dropped) => logger.warn({ upstream: dropped }, 'unreadable upstream record dropped'),
     timeZone: options.upstreamTimeZone ?? 'UTC',
     ...(hardening.onAttempt ? { onAttempt: hardening.onAttempt } : {}),

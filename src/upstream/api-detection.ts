@@ -20,6 +20,11 @@ const PROBES: ReadonlyArray<{ api: UpstreamApi; path: string; list: string }> = 
   { api: 'v0', path: '/api/conversations', list: 'results' },
 ];
 
+/** Whether a call is one of the probes (its expected "no such route" is no failure worth a log line). */
+export function isDetectionProbe(path: string): boolean {
+  return PROBES.some((probe) => path === `${probe.path}?limit=1`);
+}
+
 /**
  * Asks both APIs' search once (`limit=1`) with `credentials`. Null when neither answered clearly.
  * A refused probe next to a missing route still decides: the refused API is the one that exists.

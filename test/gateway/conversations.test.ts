@@ -10,6 +10,7 @@ import type { CreateConversationResponseRecord } from '../../src/contract/record
 import type { LocalServiceOptions } from '../../src/local-service/index.ts';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
 import type { ListConversationsQuery } from '../generated/graphql.ts';
+import { APIS, defaultTitle, searchPath, seedConversations } from '../helpers/both-apis.ts';
 import { serviceAndGatewayForTest } from '../helpers/gateway.ts';
 import { rest } from '../helpers/local-service.ts';
 import {
@@ -222,16 +223,14 @@ describe('createConversation', () => {
   });
 });
 
-describe('conversations connection', () => {
+describe.each(APIS)('conversations connection on %s', (api) => {
   it('pages 250 conversations with first: 20 (one upstream call per page) and resumes from a middle cursor', async () => {
-    // A slow agent keeps 250 conversations from running timers during the test; paging does not care.
-    const { service, gateway } = await start({ agentTimings: { startupMs: 60_000 } });
-    const newestFirst = (
-      await seed(
-        service.url,
-        Array.from({ length: 250 }, () => ({})),
-      )
-    ).reverse();
+    // A slow agent keeps 250 V0 conversations from running timers during the test; paging does not care.
+    const { service, gateway } = await serviceAndGatewayForTest({
+      api,
+      service: { sessionApiKeys: [KEY], agentTimings: { startupMs: 60_000 } },
+    });
+    const newestFirst = (await seedConversations(api, service.url, 250, KEY)).reverse();
 
     const seen: string[] = [];
     const cursors: string[] = [];
@@ -258,7 +257,7 @@ describe('conversations connection', () => {
     expect(pages).toBe(13);
     expect(seen).toEqual(newestFirst);
     // Each page end cursor points straight at the next upstream page: no refetch to skip a page.
-    expect(gateway.countCalls('GET', '/api/conversations?')).toBe(13);
+    expect(gateway.countCalls('GET', `${searchPath(api)}?`)).toBe(13);
 
     // Resume from a middle edge (the 48th overall, 8th of the third page).
     const callsBefore = gateway.calls.length;
@@ -284,7 +283,10 @@ describe('conversations connection', () => {
       newestFirst.slice(48, 51),
     );
   }, 60_000);
+});
 
+// V0 only: it checks the filters V0 applies upstream (both-apis.test.ts filters on both).
+describe('conversations connection', () => {
   it('keeps fetching short filtered pages, stops at the call bound with a cursor that continues', async () => {
     const { service, gateway } = await start(
       { agentTimings: { startupMs: 60_000 } },
@@ -353,10 +355,11 @@ describe('conversations connection', () => {
   }, 60_000);
 });
 
-describe('conversation, node and nodes', () => {
+// On both APIs: the loader's batching is the port's, whichever adapter reads (V1: one `ids=` call).
+describe.each(APIS)('conversation, node and nodes on %s', (api) => {
   it('resolves through the per-request loader: listed nodes cost no second call, unknown ids are null', async () => {
-    const { service, gateway } = await start();
-    const [a, b, c] = await seed(service.url, [{}, {}, {}]);
+    const { service, gateway } = await serviceAndGatewayForTest({ api, service: { sessionApiKeys: [KEY] } });
+    const [a, b, c] = await seedConversations(api, service.url, 3, KEY);
     if (!a || !b || !c) throw new Error('seed failed');
     const globalA = encodeGlobalId('Conversation', a);
 
@@ -376,10 +379,11 @@ describe('conversation, node and nodes', () => {
     ]);
     const spent = gateway.calls.slice(before);
     expect(spent.map((call) => `${call.method} ${call.path.split('?')[0]}`)).toEqual([
-      'GET /api/conversations',
+      `GET ${searchPath(api)}`,
     ]);
 
-    // nodes with a known id twice and an unknown id: two distinct GETs, null for the unknown one.
+    // nodes with a known id twice and an unknown id: two calls, null for the unknown one (V0: a GET
+    // per distinct id; V1: one `ids=` batch, then one start-task search for the id it did not know).
     const unknown = 'ffffffffffffffffffffffffffffffff';
     const mark = gateway.calls.length;
     const nodes = await gateway.execute(
@@ -400,14 +404,14 @@ describe('conversation, node and nodes', () => {
             __typename: 'Conversation',
             id: globalA,
             conversationId: a,
-            title: `Conversation ${a.slice(0, 5)}`,
+            title: defaultTitle(api, a),
           },
           null,
           {
             __typename: 'Conversation',
             id: globalA,
             conversationId: a,
-            title: `Conversation ${a.slice(0, 5)}`,
+            title: defaultTitle(api, a),
           },
         ],
       },
