@@ -8,8 +8,8 @@ import { agentEvents, agentRest, startConversation, userMessage, waitForStatus }
 
 const MESSAGE_KIND = 'openhands.sdk.event.llm_convertible.message.MessageEvent';
 
-async function oneConversation(body: Record<string, unknown> = {}) {
-  const service = await localServiceForTest({ api: 'v1' });
+async function oneConversation(body: Record<string, unknown> = {}, replyMs?: number) {
+  const service = await localServiceForTest({ api: 'v1', ...(replyMs ? { agentTimings: { replyMs } } : {}) });
   const { conversation } = await startConversation(service.url, body);
   return { service, conversation };
 }
@@ -86,7 +86,8 @@ describe('agent server: key, health and conversation routes', () => {
   });
 
   it('errors word for word: pause/delete 400, run 404/409, PATCH success false, non-UUID 422', async () => {
-    const { conversation } = await oneConversation();
+    // A slow answer, so the run is surely still going when the second run asks (409).
+    const { conversation } = await oneConversation({}, 500);
     const unknown = '0123456789abcdef0123456789abcdef';
     const at = (id: string) => `/../${id}`;
     expect(await agentRest(conversation, `${at(unknown)}/pause`, { method: 'POST' })).toMatchObject({

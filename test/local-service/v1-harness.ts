@@ -50,7 +50,7 @@ async function finalTask(url: string, taskId: string, key?: string): Promise<App
         throw new Error('start still running');
       return task;
     },
-    { timeout: 5000, interval: 10 },
+    { timeout: 15_000, interval: 25 },
   );
 }
 
@@ -94,7 +94,7 @@ export async function waitForStatus(conversation: AppConversationRecord, status:
       const info = await agentRest<{ execution_status: string }>(conversation, '');
       if (info.body.execution_status !== status) throw new Error(`status ${info.body.execution_status}`);
     },
-    { timeout: 5000, interval: 10 },
+    { timeout: 15_000, interval: 10 },
   );
 }
 
@@ -154,7 +154,7 @@ export function openEventSocket(url: string, headers: Record<string, string> = {
         () => {
           if (!predicate(frames)) throw new Error(`not yet (${frames.length} frames)`);
         },
-        { timeout: 5000, interval: 5 },
+        { timeout: 15_000, interval: 5 },
       ),
   };
 }
