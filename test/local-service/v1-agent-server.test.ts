@@ -135,7 +135,8 @@ describe('agent server: key, health and conversation routes', () => {
   });
 
   it('a message without run waits; run answers it; pause stops before the next step', async () => {
-    const { conversation } = await oneConversation();
+    // Slow answers, so pause and interrupt surely come while the answer is still pending.
+    const { conversation } = await oneConversation({}, 300);
     const sent = await agentRest(conversation, '/events', { method: 'POST', body: userMessage('hello') });
     expect(sent).toMatchObject({ status: 200, body: { success: true } });
     await new Promise((resolve) => setTimeout(resolve, 100));
