@@ -125,8 +125,8 @@ export function createGateway(options: GatewayOptions): Gateway {
   // Each part registers its teardown where it is built; close() undoes them in reverse order.
   const teardown = new AsyncDisposableStack();
   teardown.defer(() => failureLog.flush());
-  const upstream = new UpstreamClient({
-    baseUrl: options.upstreamUrl,
+  // The app server's client and, on V1, each agent server's share these settings and observers.
+  const clientOptions: Omit<UpstreamClientOptions, 'baseUrl'> = {
     ...(options.upstreamTimeoutMs !== undefined ? { timeoutMs: options.upstreamTimeoutMs } : {}),
     ...(options.upstreamConnections !== undefined ? { connections: options.upstreamConnections } : {}),
     // A probe of `auto` that meets the other API's missing route found what it asked: not a failure.
@@ -138,7 +138,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     timeZone: options.upstreamTimeZone ?? 'UTC',
     ...(hardening.onAttempt ? { onAttempt: hardening.onAttempt } : {}),
     ...options.upstream,
-  });
+  };
+  const upstream = new UpstreamClient({ ...clientOptions, baseUrl: options.upstreamUrl });
   teardown.defer(() => upstream.close());
   // The V0 adapter is always built (its bridge's stats feed metrics; it opens nothing until used); its
   // live bridge shares the client's pool and time zone.
@@ -157,7 +158,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   const eventBridge = v0.eventBridge;
   // Live streams complete and their upstream sockets close before the pool does.
   teardown.defer(() => v0.close());
-  const choice = chooseAdapter(options, upstream, v0, logger, teardown);
+  // An agent server's client gets its own pool: a dispatcher given for the app server is pinned to it.
+  const { dispatcher: _appServersOnly, ...agentServerOptions } = clientOptions;
+  const choice = chooseAdapter(options, upstream, v0, agentServerOptions, logger, teardown);
   const settings: ContextSettings = {
     upstream: choice.adapter,
     defaultSessionApiKey: options.defaultSessionApiKey,
@@ -257,6 +260,7 @@ function chooseAdapter(
   options: GatewayOptions,
   appServer: UpstreamClient,
   v0: Upstream,
+  agentServerOptions: Omit<UpstreamClientOptions, 'baseUrl'>,
   logger: pino.Logger,
   teardown: { defer(onDispose: () => unknown): void },
 ): {
@@ -272,7 +276,7 @@ function chooseAdapter(
     ...(options.live ? { live: options.live } : {}),
     agentServerClient: (origin) =>
       new UpstreamClient({
-        ...agentServerClientOptions(options, appServer),
+        ...agentServerOptions,
         baseUrl: origin,
       }),
   });
@@ -295,20 +299,6 @@ function chooseAdapter(
   // Found out at once where the upstream answers without a caller's key; otherwise by the first call.
   void switching.detectNow(resolveCredentials(null, options.defaultSessionApiKey));
   return { adapter: switching, api: () => switching.api, detectNow: (c) => switching.detectNow(c) };
-}
-
-/** The app server client's settings, for an agent server's client (its own pool, breaker, fair share). */
-function agentServerClientOptions(
-  options: GatewayOptions,
-  appServer: UpstreamClient,
-): Omit<UpstreamClientOptions, 'baseUrl'> {
-  const { dispatcher: _pinnedToTheAppServer, ...rest } = options.upstream ?? {};
-  return {
-    ...(options.upstreamTimeoutMs !== undefined ? { timeoutMs: options.upstreamTimeoutMs } : {}),
-    ...(options.upstreamConnections !== undefined ? { connections: options.upstreamConnections } : {}),
-    timeZone: appServer.timeZone,
-    ...rest,
-  };
 }
 
 /**

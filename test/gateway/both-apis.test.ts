@@ -205,17 +205,30 @@ describe.each(APIS)('the graph on the %s API', (api) => {
     const { gateway } = await start();
     const id = await create(gateway);
     await until(gateway, id, 'RUNNING');
-    const renamed = await gql(
-      gateway,
-      `mutation($id: ID!) { renameConversation(input: { conversationId: $id, title: "Renamed" }) {
-        __typename ... on RenameConversationPayload { conversation { title } } } }`,
-      { id },
-    );
-    expect(renamed).toEqual({
+    const rename = (title: string) =>
+      gql(
+        gateway,
+        `mutation($id: ID!, $title: String!) { renameConversation(input: { conversationId: $id, title: $title }) {
+          __typename ... on RenameConversationPayload { conversation { title } }
+          ... on UpstreamValidationError { issues { loc type } } } }`,
+        { id, title },
+      );
+    expect(await rename('  Renamed  ')).toEqual({
       data: {
         renameConversation: { __typename: 'RenameConversationPayload', conversation: { title: 'Renamed' } },
       },
     });
+    // The same bounds on both: 1..200 characters once stripped.
+    for (const [title, type] of [
+      ['   ', 'string_too_short'],
+      ['x'.repeat(201), 'string_too_long'],
+    ]) {
+      expect((await rename(title as string)).data?.renameConversation).toEqual({
+        __typename: 'UpstreamValidationError',
+        issues: [{ loc: ['body', 'title'], type }],
+      });
+    }
+    expect((await gql(gateway, GET, { id })).data?.conversation).toMatchObject({ title: 'Renamed' });
     const stopped = await gql(
       gateway,
       `mutation($id: ID!) { stopConversation(input: { conversationId: $id }) {

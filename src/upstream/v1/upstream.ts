@@ -202,7 +202,7 @@ class V1Session implements UpstreamSession {
     _providers: GitProviderValue[] | null,
   ): Promise<StartedConversation> {
     const read = await this.#conversation(conversationId);
-    if (!('conversation' in read) || !isConversation(read)) return { conversationStatus: 'STARTING' };
+    if (!isConversation(read)) return { conversationStatus: 'STARTING' };
     if (read.sandboxStatus === 'RUNNING') return { conversationStatus: 'RUNNING' };
     if (read.sandboxId === null || !(await setSandbox(this.#scope(), read.sandboxId, 'resume'))) {
       throw new ConversationNotFoundError(conversationId);

@@ -128,7 +128,12 @@ export async function deleteConversation(scope: CallScope, conversationId: strin
   );
 }
 
-/** PATCH /api/v1/app-conversations/{id} `{"title"}`. @throws ConversationNotFoundError, UpstreamValidationError */
+/**
+ * PATCH /api/v1/app-conversations/{id} `{"title"}`. The app server takes any string; V0 stored the
+ * title stripped and refused one outside 1..200 characters, and so does the graph on V1 (checked
+ * here, in V0's words), so a rename means the same on both.
+ * @throws ConversationNotFoundError, UpstreamValidationError
+ */
 export async function renameConversation(
   scope: CallScope,
   conversationId: string,
@@ -136,7 +141,18 @@ export async function renameConversation(
 ): Promise<void> {
   const id = hexId(conversationId);
   if (id === null) throw new ConversationNotFoundError(conversationId);
-  const body = { title };
+  const stripped = title.trim();
+  if (stripped.length === 0 || stripped.length > 200) {
+    const short = stripped.length === 0;
+    throw new UpstreamValidationError([
+      {
+        loc: ['body', 'title'],
+        msg: short ? 'String should have at least 1 character' : 'String should have at most 200 characters',
+        type: short ? 'string_too_short' : 'string_too_long',
+      },
+    ]);
+  }
+  const body = { title: stripped };
   await withRejections(
     secretsOfCall(scope, body),
     () =>
