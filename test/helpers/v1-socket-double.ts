@@ -43,6 +43,8 @@ export interface V1SocketDoubleOptions {
   auth?: SocketAuth;
   /** The app server answers the conversation as deleted (`[null]`) once this is true. */
   deleted?: () => boolean;
+  /** The app server answers the conversation's sandbox as PAUSED (no URL, no key) while this is true. */
+  paused?: () => boolean;
 }
 
 /** A running double. */
@@ -106,6 +108,11 @@ export async function startV1SocketDouble(options: V1SocketDoubleOptions): Promi
     const target = new URL(request.url ?? '/', 'http://double');
     if (target.pathname === '/api/v1/app-conversations') {
       if (options.deleted?.()) return json(response, 200, [null]);
+      if (options.paused?.()) {
+        return json(response, 200, [
+          { id: conversationId, sandbox_id: 'sandbox-1', sandbox_status: 'PAUSED', conversation_url: null },
+        ]);
+      }
       return json(response, 200, [
         {
           id: conversationId,

@@ -107,6 +107,26 @@ describe('V1 live bridge: refusals', () => {
   });
 });
 
+describe('V1 live bridge: a paused sandbox', () => {
+  it('is waited for through the reconnect attempts, then ends the stream with CONVERSATION_STOPPED', async () => {
+    const first = agentMessage('before the pause');
+    let paused = false;
+    const { double, gateway } = await doubleAndGateway({
+      stored: () => [first],
+      paused: () => paused,
+      connections: [{ frames: [first], drop: true }],
+    });
+    const stream = subscribe(gateway, double.conversationId);
+    await stream.until((items) => items.length >= 1);
+    paused = true;
+    await stream.finished();
+    expect(ids(stream.items)).toEqual([first.id, undefined]);
+    expect(codes(stream.items)).toEqual(['CONVERSATION_STOPPED']);
+    // Paused: no socket attempt at all, only the app server asked.
+    expect(double.handshakes).toHaveLength(1);
+  });
+});
+
 describe('V1 live bridge: authentication', () => {
   it('an agent server that does not see the header gets the first-message auth, and keeps getting it', async () => {
     const event = agentMessage('after the auth frame');
