@@ -15,10 +15,10 @@ type Json = Record<string, unknown>;
 type Answer = { data?: Json | null; errors?: Array<{ message: string; extensions?: Json }> };
 
 /** POSTs a document with the test key; answers the parsed body. */
-async function gql(gateway: TestGateway, query: string, variables: Json = {}): Promise<Answer> {
+async function gql(gateway: TestGateway, query: string, variables: Json = {}, key = KEY): Promise<Answer> {
   const response = await fetch(gateway.url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-session-api-key': KEY },
+    headers: { 'content-type': 'application/json', 'x-session-api-key': key },
     body: JSON.stringify({ query, variables }),
   });
   return (await response.json()) as Answer;
@@ -269,6 +269,36 @@ describe.each(APIS)('the graph on the %s API', (api) => {
       { id },
     );
     expect(again.data?.deleteConversation).toEqual({ __typename: 'ConversationNotFoundError' });
+  });
+
+  it("another caller's conversation is not found: not listed, not readable, not changeable", async () => {
+    const OTHER = 'bob-key';
+    const { gateway } = await start({ service: { sessionApiKeys: [KEY, OTHER] } });
+    const id = await create(gateway);
+    await started(gateway, id);
+    const asOther = (query: string) => gql(gateway, query, { id }, OTHER);
+    expect(
+      await asOther(
+        `query($id: ID!) { conversation(id: $id) { conversationId } conversations(first: 5) { edges { cursor } } }`,
+      ),
+    ).toEqual({ data: { conversation: null, conversations: { edges: [] } } });
+    for (const mutation of ['deleteConversation', 'stopConversation', 'startConversation']) {
+      const answer = await asOther(
+        `mutation($id: ID!) { ${mutation}(input: { conversationId: $id }) { __typename } }`,
+      );
+      expect(answer.data?.[mutation], mutation).toEqual({ __typename: 'ConversationNotFoundError' });
+    }
+    const sent =
+      await asOther(`mutation($id: ID!) { sendMessage(input: { conversationId: $id, content: "x" }) {
+      __typename ... on ConversationUnavailableError { reason } } }`);
+    expect(sent).toEqual({
+      data: { sendMessage: { __typename: 'ConversationUnavailableError', reason: 'NOT_FOUND' } },
+    });
+    // The owner still has it, running.
+    expect((await gql(gateway, GET, { id })).data?.conversation).toMatchObject({
+      conversationId: id,
+      status: 'RUNNING',
+    });
   });
 
   it('sends a message over REST and pages the history both ways with the events’ cursors', async () => {
