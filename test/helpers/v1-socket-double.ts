@@ -19,7 +19,7 @@ import { closeOnce, listenOnLoopback, stopServer } from './loopback.ts';
 export type V1WireEvent = Record<string, unknown>;
 
 /** What one socket connection of the gateway gets. */
-export interface ScriptedV1Connection {
+interface ScriptedV1Connection {
   /** Refused before accept with this HTTP status (403: the key was refused). */
   refuse?: number;
   /** Accepted, authenticated, then closed with this code before any frame (4001, 4004, 1013). */
@@ -31,7 +31,7 @@ export interface ScriptedV1Connection {
 }
 
 /** How the double's socket takes a key: as v1.43.1 does, or as an agent server that ignores one way. */
-export type SocketAuth = 'all' | 'ignore-header' | 'query-only';
+type SocketAuth = 'all' | 'ignore-header' | 'query-only';
 
 /** Options of {@link startV1SocketDouble}. */
 export interface V1SocketDoubleOptions {
