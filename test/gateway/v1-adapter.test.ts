@@ -126,6 +126,24 @@ describe('--upstream-api auto', () => {
   }, 20_000);
 });
 
+describe('--upstream-api auto, the other way', () => {
+  it('a V1 upstream replaced by a V0 one: the V1 search meets a missing route, the gateway asks again and lists from V0', async () => {
+    const v1 = await localServiceForTest({ api: 'v1' });
+    const gateway = await gatewayForTest({ upstreamUrl: v1.url, upstreamApi: 'auto' });
+    expect((await gql(gateway, `{ conversations(first: 1) { edges { cursor } } }`)).errors).toBeUndefined();
+    await v1.close();
+    const v0 = await localServiceForTest({ api: 'v0', port: v1.port });
+    await rest(v0.url, '/api/conversations', { method: 'POST', body: {} });
+    await new Promise((resolve) => setTimeout(resolve, 5_100)); // past the re-check's minimum interval
+    const { data, errors } = await gql(gateway, `{ conversations(first: 5) { edges { node { status } } } }`);
+    expect(errors).toBeUndefined();
+    expect(data).toEqual({
+      conversations: { edges: [{ node: { status: expect.stringMatching(/STARTING|RUNNING/) } }] },
+    });
+    expect(gateway.logs().some((line) => line.includes('upstream API changed from v1 to v0'))).toBe(true);
+  }, 20_000);
+});
+
 describe('V1: talking to the agent, and history while the sandbox is paused', () => {
   it("answers the stored echo over REST, a state request as an event, and the app server's copies once paused", async () => {
     const { gateway } = await serviceAndGatewayForTest({ api: 'v1', service: { sessionApiKeys: [KEY] } });
