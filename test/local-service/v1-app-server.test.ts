@@ -315,6 +315,22 @@ describe('app server: conversations', () => {
   });
 });
 
+describe('app server: deleting conversations and their sandbox', () => {
+  it('the sandbox goes with the last conversation that uses it, not before', async () => {
+    const service = await localServiceForTest({ api: 'v1' });
+    const first = (await startConversation(service.url)).conversation;
+    const second = (await startConversation(service.url, { sandbox_id: first.sandbox_id })).conversation;
+    const sandbox = () =>
+      rest<Array<SandboxInfoRecord | null>>(service.url, `/api/v1/sandboxes?id=${first.sandbox_id}`);
+    await rest(service.url, `/api/v1/app-conversations/${first.id}`, { method: 'DELETE' });
+    expect((await sandbox()).body[0]?.status).toBe('RUNNING');
+    await rest(service.url, `/api/v1/app-conversations/${second.id}`, { method: 'DELETE' });
+    await expect.poll(async () => (await sandbox()).body[0]).toBeNull();
+    // Its listener is gone with it.
+    await expect(fetch(first.conversation_url as string)).rejects.toThrow();
+  });
+});
+
 describe('app server: sandboxes and event copies', () => {
   it('sandboxes: create, search, get by id, pause/resume/delete, 404 for unknown ones, the limit trap', async () => {
     const service = await localServiceForTest({ api: 'v1' });
