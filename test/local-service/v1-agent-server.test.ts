@@ -1,6 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { AppConversationRecord } from '../../src/contract/v1/app-server.ts';
 import type { SdkEventRecord } from '../../src/contract/v1/events.ts';
-import { localServiceForTest, rest } from '../helpers/local-service.ts';
+import {
+  localServiceForTest,
+  rest,
+  startTestLocalService,
+  tempDataDirForTest,
+} from '../helpers/local-service.ts';
 import { agentEvents, agentRest, startConversation, userMessage, waitForStatus } from './v1-harness.ts';
 
 // The agent server of a sandbox, over real HTTP: its /api routes, key, errors and event search, as
@@ -282,5 +288,37 @@ describe('agent server: event routes', () => {
       type: 'extra_forbidden',
       loc: ['body', 'content', 0, 'text', 'extra'],
     });
+  });
+});
+
+describe('agent server after a restart of the service', () => {
+  it('a run answers the messages left unanswered before the restart, in order', async () => {
+    const dataDir = tempDataDirForTest();
+    const before = await startTestLocalService({ api: 'v1', dataDir });
+    onTestFinished(() => before.close({ keepDataDir: true }));
+    const { conversation } = await startConversation(before.url);
+    for (const text of ['first', 'second']) {
+      await agentRest(conversation, '/events', { method: 'POST', body: userMessage(text) });
+    }
+    await before.close({ keepDataDir: true });
+
+    const after = await localServiceForTest({ api: 'v1', dataDir });
+    const listed = await rest<AppConversationRecord[]>(
+      after.url,
+      `/api/v1/app-conversations?ids=${conversation.id}`,
+    );
+    expect(listed.body[0]).toMatchObject({ sandbox_status: 'PAUSED', execution_status: null });
+    await rest(after.url, `/api/v1/sandboxes/${conversation.sandbox_id}/resume`, { method: 'POST' });
+    const [resumed] = (
+      await rest<AppConversationRecord[]>(after.url, `/api/v1/app-conversations?ids=${conversation.id}`)
+    ).body;
+    const current = resumed as AppConversationRecord;
+    await agentRest(current, '/events', { method: 'POST', body: userMessage('third', true) });
+    await waitForStatus(current, 'finished');
+    const replies = (await agentEvents(current))
+      .filter((e) => e.kind === 'MessageEvent' && e.source === 'agent')
+      .map((e) => (e.kind === 'MessageEvent' ? e.llm_message.content[0] : undefined))
+      .map((c) => (c?.type === 'text' ? c.text : ''));
+    expect(replies).toEqual(['You said: first', 'You said: second', 'You said: third']);
   });
 });

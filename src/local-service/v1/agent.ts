@@ -57,6 +57,8 @@ export function createV1Agent(deps: V1AgentDeps) {
     string,
     { action: ActionEventRecord; rest: SdkEventRecord[]; final: ExecutionStatusValue }
   >();
+  /** Conversations whose queue this process owns; any other gets its queue rebuilt from its log once. */
+  const known = new Set<string>();
   let closed = false;
 
   function append(tenant: TenantId, conversationId: string, event: SdkEventRecord): SdkEventRecord {
@@ -117,11 +119,50 @@ export function createV1Agent(deps: V1AgentDeps) {
     });
   }
 
+  /**
+   * The user messages after the agent last spoke: what a run must answer when memory has no queue
+   * (after a restart), as a real agent answers the unanswered end of its persisted history.
+   */
+  function unansweredInLog(conversationId: string): string[] {
+    const events = store.listEvents(conversationId, {
+      kind: null,
+      source: null,
+      timestampGte: null,
+      timestampLt: null,
+    });
+    const unanswered: string[] = [];
+    for (const event of events) {
+      if (event.kind === 'MessageEvent' && event.source === 'user')
+        unanswered.push(textOf(event.llm_message.content));
+      else if (
+        event.source === 'agent' ||
+        event.kind === 'ObservationEvent' ||
+        event.kind === 'ConversationErrorEvent'
+      ) {
+        unanswered.length = 0;
+      }
+    }
+    return unanswered;
+  }
+
+  /**
+   * The first time this process touches a conversation it did not begin (it was begun before a
+   * restart), its unanswered messages are read from the log, so they keep their turn.
+   */
+  function adopt(tenant: TenantId, conversationId: string): void {
+    const key = conversationKey(tenant, conversationId);
+    if (known.has(key)) return;
+    known.add(key);
+    const unanswered = unansweredInLog(conversationId);
+    if (unanswered.length > 0 && !pending.has(key)) pending.set(key, unanswered);
+  }
+
   function run(tenant: TenantId, conversationId: string): RunOutcome {
     const conversation = store.getConversation(tenant, conversationId);
     if (!conversation) return 'not_found';
     if (conversation.executionStatus === 'running') return 'already_running';
     if (closed) return 'started';
+    adopt(tenant, conversationId);
     setStatus(tenant, conversationId, 'running');
     scheduleNext(tenant, conversationId);
     return 'started';
@@ -134,6 +175,7 @@ export function createV1Agent(deps: V1AgentDeps) {
      */
     begin(conversation: V1Conversation, initialMessage: ContentRecord[] | null): void {
       const { tenant, id } = conversation;
+      known.add(conversationKey(tenant, id));
       append(tenant, id, systemPromptEvent());
       if (initialMessage !== null && initialMessage.length > 0) this.send(tenant, id, initialMessage, true);
     },
@@ -145,8 +187,9 @@ export function createV1Agent(deps: V1AgentDeps) {
       content: ContentRecord[],
       runNow: boolean,
     ): SdkEventRecord {
-      const event = append(tenant, conversationId, messageEvent('user', content));
       const key = conversationKey(tenant, conversationId);
+      adopt(tenant, conversationId);
+      const event = append(tenant, conversationId, messageEvent('user', content));
       pending.set(key, [...(pending.get(key) ?? []), textOf(content)]);
       const status = store.getConversation(tenant, conversationId)?.executionStatus;
       if (status === 'running') {
@@ -216,6 +259,7 @@ export function createV1Agent(deps: V1AgentDeps) {
       scheduler.cancel(tenant, conversationId);
       pending.delete(conversationKey(tenant, conversationId));
       held.delete(conversationKey(tenant, conversationId));
+      known.delete(conversationKey(tenant, conversationId));
       hub.removed(tenant, conversationId);
     },
 
@@ -230,6 +274,7 @@ export function createV1Agent(deps: V1AgentDeps) {
       hub.clear();
       pending.clear();
       held.clear();
+      known.clear();
     },
   };
 }
