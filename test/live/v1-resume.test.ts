@@ -9,25 +9,10 @@ import { describe, expect, it } from 'vitest';
 import { gatewayForTest, serviceAndGatewayForTest, type TestGateway } from '../helpers/gateway.ts';
 import { subscribeOverWs, wsClient } from '../helpers/graphql-ws.ts';
 import { rest } from '../helpers/local-service.ts';
+import { gql, type Json, send, statusOf, storedCursors, V1_KEY } from '../helpers/v1-graph.ts';
 
-const KEY = 'alice-key';
-type Json = Record<string, unknown>;
-type Answer = { data?: Json | null; errors?: Array<{ message: string; extensions?: Json }> };
+const KEY = V1_KEY;
 type Item = { data?: { conversationEvents?: Json } | null; errors?: Array<{ extensions?: Json }> };
-
-async function gql(gateway: TestGateway, query: string, variables: Json = {}): Promise<Answer> {
-  const response = await fetch(gateway.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-session-api-key': KEY },
-    body: JSON.stringify({ query, variables }),
-  });
-  return (await response.json()) as Answer;
-}
-
-async function statusOf(gateway: TestGateway, id: string): Promise<unknown> {
-  const { data } = await gql(gateway, `query($id: ID!) { conversation(id: $id) { status } }`, { id });
-  return (data?.conversation as Json | null)?.status;
-}
 
 /** A V1 conversation whose first message has been answered, created through the gateway. */
 async function answeredConversation(gateway: TestGateway, message: string): Promise<string> {
@@ -42,28 +27,6 @@ async function answeredConversation(gateway: TestGateway, message: string): Prom
     .poll(async () => (await storedCursors(gateway, id)).length, { timeout: 5_000, interval: 20 })
     .toBeGreaterThan(4);
   return id;
-}
-
-async function send(gateway: TestGateway, id: string, content: string): Promise<void> {
-  const { data, errors } = await gql(
-    gateway,
-    `mutation($input: SendMessageInput!) { sendMessage(input: $input) { __typename } }`,
-    { input: { conversationId: id, content, imageUrls: [] } },
-  );
-  expect(errors).toBeUndefined();
-  expect(data).toEqual({ sendMessage: { __typename: 'SendMessagePayload' } });
-}
-
-/** Every stored event's cursor in the stored order (the history connection reads the events search). */
-async function storedCursors(gateway: TestGateway, id: string): Promise<string[]> {
-  const { data, errors } = await gql(
-    gateway,
-    `query($id: ID!) { conversation(id: $id) { events(first: 100) { edges { cursor } } } }`,
-    { id },
-  );
-  expect(errors).toBeUndefined();
-  const edges = (((data?.conversation ?? {}) as Json).events as { edges: Array<{ cursor: string }> }).edges;
-  return edges.map((edge) => edge.cursor);
 }
 
 const SUBSCRIPTION = `subscription($id: ID!, $after: String) {
