@@ -126,7 +126,11 @@ describe('GraphiQL in chromium', () => {
     await editorReady(page);
     // Wait until Monaco runs its three workers again (from the cache), so a fetch would have shown.
     await expect.poll(() => page.workers().length, { timeout: 20_000 }).toBeGreaterThanOrEqual(3);
-    const reload = await proxy.take();
+    const taken = await proxy.take();
+    // The reload's requests begin with its page. Anything before that is a late fetch of the first
+    // visit (Monaco may start a worker once more a while after the editor shows; seen in CI as a
+    // graphql.worker fetch listed ahead of the reload's page), not a cache miss of the reload.
+    const reload = taken.slice(Math.max(0, taken.findIndex(isPage)));
     const reloadStatic = reload.filter((exchange) => !isOperation(exchange));
     expect(reloadStatic).toEqual([expect.objectContaining({ method: 'GET', path: '/graphql' })]);
     expect(totalBytes(reloadStatic)).toBeLessThan(1_200);
