@@ -59,6 +59,22 @@ export interface Route {
   handle(request: ApiRequest): ApiResponse | Promise<ApiResponse>;
 }
 
+/** A JSON answer: `body` as it will be serialized. */
+export function json(status: number, body: unknown): ApiResponse {
+  return { status, body };
+}
+
+/**
+ * A batch get's answer (the real servers' `?ids=` and `?id=` routes): one entry per requested id, in
+ * request order, `null` for an id `read` does not find (never a 404).
+ */
+export function batchAnswer(ids: readonly string[], read: (id: string) => unknown): ApiResponse {
+  return json(
+    200,
+    ids.map((id) => read(id) ?? null),
+  );
+}
+
 /** FastAPI's 422 answer: every problem found, as `{"detail": [...]}`. */
 export function validationError(issues: ValidationIssue[]): ApiResponse {
   return { status: 422, body: { detail: issues } };

@@ -26,6 +26,7 @@ import type {
 import {
   type ApiRequest,
   type ApiResponse,
+  json,
   type Route,
   type RouteDeps,
   validationError,
@@ -41,10 +42,6 @@ const EVENTS_PATH = /^\/api\/conversations\/([^/]+)\/events$/;
 const CONVERSATION_PATH = /^\/api\/conversations\/([^/]+)$/;
 const START_PATH = /^\/api\/conversations\/([^/]+)\/start$/;
 const STOP_PATH = /^\/api\/conversations\/([^/]+)\/stop$/;
-
-function json(status: number, body: unknown): ApiResponse {
-  return { status, body };
-}
 
 /** The events routes' 404 (this route family answers 404, unlike GET by id's 200 null). */
 function eventsNotFound(conversationId: string): ApiResponse {

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ConversationInfoRecord } from '../../contract/v1/agent-server.ts';
 import { EXECUTION_STATUSES, QUALIFIED_EVENT_KINDS, type SdkEventRecord } from '../../contract/v1/events.ts';
-import { type ApiRequest, type ApiResponse, type Route, validationError } from '../api-route.ts';
+import { type ApiRequest, type ApiResponse, json, type Route, validationError } from '../api-route.ts';
 import { issue } from '../validation/issue.ts';
 import type { V1Agent } from './agent.ts';
 import { conversationInfo, dashedId, hexId } from './conversation-state.ts';
@@ -38,7 +38,6 @@ const SOURCES = ['agent', 'user', 'environment', 'hook'] as const;
 /** Confirmation policies the scripted agent knows; any but NeverConfirm holds every action. */
 const POLICIES = ['NeverConfirm', 'AlwaysConfirm', 'ConfirmRisky'];
 
-const json = (status: number, body: unknown): ApiResponse => ({ status, body });
 const SUCCESS = json(200, { success: true });
 
 /** The real server's 500 for a failed assertion (`limit <= 100`, fewer than 100 ids). */

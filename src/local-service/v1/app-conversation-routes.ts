@@ -7,10 +7,10 @@
  * `/api/v1/app-conversations/{id}`. Another tenant's conversation is an unknown one on every route.
  */
 import type { ApiRequest, ApiResponse, Route } from '../api-route.ts';
-import { validationError } from '../api-route.ts';
+import { batchAnswer, json, validationError } from '../api-route.ts';
 import { issue, type ValidationIssue } from '../validation/issue.ts';
 import type { V1Agent } from './agent.ts';
-import { type AppRecords, decodePageId, detail, internalError, json, page } from './app-records.ts';
+import { type AppRecords, decodePageId, detail, internalError, page } from './app-records.ts';
 import { hexId } from './conversation-state.ts';
 import { utcTimestamp } from './event-factory.ts';
 import { readMessage } from './message-body.ts';
@@ -98,13 +98,10 @@ export function createAppConversationRoutes(deps: AppConversationRouteDeps): Rou
   function batchGet(request: ApiRequest): ApiResponse {
     const ids = readIds(request, 'ids');
     if (!Array.isArray(ids)) return ids;
-    return json(
-      200,
-      ids.map((id) => {
-        const c = store.getConversation(request.tenant, id);
-        return c ? records.conversation(c) : null;
-      }),
-    );
+    return batchAnswer(ids, (id) => {
+      const conversation = store.getConversation(request.tenant, id);
+      return conversation && records.conversation(conversation);
+    });
   }
 
   async function remove(request: ApiRequest): Promise<ApiResponse> {

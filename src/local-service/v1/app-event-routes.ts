@@ -8,9 +8,16 @@
  * real server's naive-vs-aware 500. The copies here are the agent's own log, without the webhook lag.
  */
 import { QUALIFIED_EVENT_KINDS, type SdkEventRecord } from '../../contract/v1/events.ts';
-import { type ApiRequest, type ApiResponse, type Route, validationError } from '../api-route.ts';
+import {
+  type ApiRequest,
+  type ApiResponse,
+  batchAnswer,
+  json,
+  type Route,
+  validationError,
+} from '../api-route.ts';
 import { issue } from '../validation/issue.ts';
-import { internalError, json } from './app-records.ts';
+import { internalError } from './app-records.ts';
 import { hexId } from './conversation-state.ts';
 import { QueryReader, uuidIssue } from './query.ts';
 import type { V1Store } from './store.ts';
@@ -101,10 +108,7 @@ export function createAppEventRoutes(store: V1Store): Route[] {
     const selected = select(request, new QueryReader(new URLSearchParams()), scoped);
     if (!Array.isArray(selected)) return selected;
     const byId = new Map(selected.map(([, event]) => [event.id, event]));
-    return json(
-      200,
-      ids.map((id) => byId.get(id) ?? null),
-    );
+    return batchAnswer(ids, (id) => byId.get(id));
   }
 
   /** The later routes' path id, or a 422. */

@@ -9,13 +9,11 @@ import type {
   SandboxInfoRecord,
   V1GitProviderValue,
 } from '../../contract/v1/app-server.ts';
-import type { ApiResponse } from '../api-route.ts';
+import { type ApiResponse, json } from '../api-route.ts';
 import { DEFAULT_LLM_MODEL } from './conversation-state.ts';
 import type { V1Conversation, V1Sandbox, V1StartTask } from './records.ts';
 import type { Sandboxes } from './sandboxes.ts';
 import type { V1Store } from './store.ts';
-
-export const json = (status: number, body: unknown): ApiResponse => ({ status, body });
 
 /** `{"detail": "..."}` (an HTTPException). */
 export const detail = (status: number, text: string): ApiResponse => json(status, { detail: text });

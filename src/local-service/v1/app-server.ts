@@ -9,13 +9,13 @@
 import type pino from 'pino';
 import { ALIVE_BODY } from '../../contract/records.ts';
 import type { ApiResponse, Route } from '../api-route.ts';
-import { validationError } from '../api-route.ts';
+import { json, validationError } from '../api-route.ts';
 import type { LocalConversationStore } from '../store.ts';
 import { validateAddGitProviders } from '../validation/git-providers-body.ts';
 import { createV1Agent } from './agent.ts';
 import { createAppConversationRoutes } from './app-conversation-routes.ts';
 import { createAppEventRoutes } from './app-event-routes.ts';
-import { appRecords, json } from './app-records.ts';
+import { appRecords } from './app-records.ts';
 import { utcTimestamp } from './event-factory.ts';
 import { createSandboxRoutes } from './sandbox-routes.ts';
 import { createSandboxes } from './sandboxes.ts';

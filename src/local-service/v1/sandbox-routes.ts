@@ -5,9 +5,16 @@
  * delete. No later bounds are known for this router, so main's stand: `limit` over 100 and 100+ ids
  * fail an assertion (500 text/plain).
  */
-import { type ApiRequest, type ApiResponse, type Route, validationError } from '../api-route.ts';
+import {
+  type ApiRequest,
+  type ApiResponse,
+  batchAnswer,
+  json,
+  type Route,
+  validationError,
+} from '../api-route.ts';
 import { issue } from '../validation/issue.ts';
-import { type AppRecords, decodePageId, detail, internalError, json, page } from './app-records.ts';
+import { type AppRecords, decodePageId, detail, internalError, page } from './app-records.ts';
 import { QueryReader } from './query.ts';
 import type { Sandboxes } from './sandboxes.ts';
 import type { V1Store } from './store.ts';
@@ -44,13 +51,10 @@ export function createSandboxRoutes(deps: SandboxRouteDeps): Route[] {
     const ids = request.query.getAll('id');
     if (ids.length === 0) return validationError([issue('missing', ['query', 'id'], 'Field required', null)]);
     if (ids.length >= 100) return internalError();
-    return json(
-      200,
-      ids.map((id) => {
-        const sandbox = store.getSandbox(request.tenant, id);
-        return sandbox ? records.sandbox(sandbox) : null;
-      }),
-    );
+    return batchAnswer(ids, (id) => {
+      const sandbox = store.getSandbox(request.tenant, id);
+      return sandbox && records.sandbox(sandbox);
+    });
   }
 
   async function create(request: ApiRequest): Promise<ApiResponse> {

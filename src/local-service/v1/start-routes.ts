@@ -6,9 +6,16 @@
  * conversation routes, so the same later-code bounds (`limit` 1..100 as a 422, 400 for bad `ids`).
  */
 import type { AppConversationStartTaskRecord } from '../../contract/v1/app-server.ts';
-import { type ApiRequest, type ApiResponse, type Route, validationError } from '../api-route.ts';
+import {
+  type ApiRequest,
+  type ApiResponse,
+  batchAnswer,
+  json,
+  type Route,
+  validationError,
+} from '../api-route.ts';
 import { readIds, readLimit, utcText } from './app-conversation-routes.ts';
-import { type AppRecords, decodePageId, internalError, json, page } from './app-records.ts';
+import { type AppRecords, decodePageId, internalError, page } from './app-records.ts';
 import { QueryReader } from './query.ts';
 import type { TaskSort, V1StartTask } from './records.ts';
 import { readStartRequest } from './start-request.ts';
@@ -95,13 +102,10 @@ export function createStartRoutes(deps: StartRouteDeps): Route[] {
   function batchGet(request: ApiRequest): ApiResponse {
     const ids = readIds(request, 'ids');
     if (!Array.isArray(ids)) return ids;
-    return json(
-      200,
-      ids.map((id) => {
-        const task = store.getTask(request.tenant, id);
-        return task ? records.task(task) : null;
-      }),
-    );
+    return batchAnswer(ids, (id) => {
+      const task = store.getTask(request.tenant, id);
+      return task && records.task(task);
+    });
   }
 
   function readTaskFilters(q: QueryReader) {
