@@ -12,6 +12,19 @@ export interface ReconnectSettings {
   maxAttempts: number;
 }
 
+/**
+ * The backoff with the defaults filled in: first retry after 100 ms, doubling to at most 2 s, giving
+ * up after 8 failed attempts in a row. One place for both bridges (V0's Socket.IO, V1's WebSocket),
+ * which take the same `live` settings.
+ */
+export function resolveReconnect(given: Partial<ReconnectSettings> | undefined): ReconnectSettings {
+  return {
+    initialDelayMs: given?.initialDelayMs ?? 100,
+    maxDelayMs: given?.maxDelayMs ?? 2000,
+    maxAttempts: given?.maxAttempts ?? 8,
+  };
+}
+
 export class ReconnectSchedule {
   readonly #settings: ReconnectSettings;
   readonly #counters: { timers: number };

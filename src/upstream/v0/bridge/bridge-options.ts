@@ -3,7 +3,7 @@
  * file because the bridge (event-bridge.ts) and each shared socket (conversation-socket.ts) read the
  * same resolved settings, and the bridge builds the sockets.
  */
-import type { ReconnectSettings } from '../../bridge/reconnect-schedule.ts';
+import { type ReconnectSettings, resolveReconnect } from '../../bridge/reconnect-schedule.ts';
 import type { UpstreamCredentials } from '../../credentials.ts';
 import type { SocketTargetResolver } from '../socket-target.ts';
 import type { StoredEventsRead } from '../stored-events.ts';
@@ -68,10 +68,6 @@ export function resolveBridgeOptions(options: EventBridgeOptions): ResolvedBridg
     historySize: options.historySize ?? 1000,
     connectTimeoutMs: options.connectTimeoutMs ?? 5000,
     echoTimeoutMs: options.echoTimeoutMs ?? 10_000,
-    reconnect: {
-      initialDelayMs: options.reconnect?.initialDelayMs ?? 100,
-      maxDelayMs: options.reconnect?.maxDelayMs ?? 2000,
-      maxAttempts: options.reconnect?.maxAttempts ?? 8,
-    },
+    reconnect: resolveReconnect(options.reconnect),
   };
 }

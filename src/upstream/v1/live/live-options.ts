@@ -4,7 +4,7 @@
  * same resolved settings. The names match the V0 bridge's options, so the composition root hands both
  * the same `live` settings.
  */
-import type { ReconnectSettings } from '../../bridge/reconnect-schedule.ts';
+import { type ReconnectSettings, resolveReconnect } from '../../bridge/reconnect-schedule.ts';
 
 /** Options of the V1 live bridge. */
 export interface V1LiveOptions {
@@ -57,10 +57,6 @@ export function resolveV1LiveOptions(options: V1LiveOptions = {}): ResolvedV1Liv
     connectTimeoutMs: options.connectTimeoutMs ?? 5000,
     authProbeMs: options.authProbeMs ?? 1000,
     pingIntervalMs: options.pingIntervalMs ?? 15_000,
-    reconnect: {
-      initialDelayMs: options.reconnect?.initialDelayMs ?? 100,
-      maxDelayMs: options.reconnect?.maxDelayMs ?? 2000,
-      maxAttempts: options.reconnect?.maxAttempts ?? 8,
-    },
+    reconnect: resolveReconnect(options.reconnect),
   };
 }
