@@ -21,9 +21,10 @@ import { UpstreamClient, type UpstreamClientOptions } from '../upstream/http.ts'
 import type { PagingSettings } from '../upstream/page-walker.ts';
 import type { Upstream } from '../upstream/port/upstream.ts';
 import type { EventBridgeOptions } from '../upstream/v0/bridge/bridge-options.ts';
-import type { EventBridge } from '../upstream/v0/bridge/event-bridge.ts';
+import type { BridgeStats, EventBridge } from '../upstream/v0/bridge/event-bridge.ts';
 import { createV0Upstream } from '../upstream/v0/upstream.ts';
-import { createV1Upstream } from '../upstream/v1/upstream.ts';
+import type { V1LiveStats } from '../upstream/v1/live/live-events.ts';
+import { createV1Upstream, type V1Upstream } from '../upstream/v1/upstream.ts';
 import { type ContextSettings, createContext } from './context.ts';
 import { useStaticGraphiQL } from './graphiql/graphiql.ts';
 import { createHardening, type Hardening, type HardeningOptions } from './hardening.ts';
@@ -74,6 +75,9 @@ interface WebSocketServerContext {
   connectionParams?: Readonly<Record<string, unknown>>;
 }
 
+/** The live bridges' counters (V0's shape; V1 has no pending actions or late drops, counted as 0). */
+export type LiveStats = BridgeStats;
+
 /** A built gateway. */
 export interface Gateway {
   yoga: YogaServerInstance<WebSocketServerContext, GatewayContext>;
@@ -81,6 +85,11 @@ export interface Gateway {
   logger: pino.Logger;
   /** V0's upstream conversation sockets shared by subscriptions and sendMessage/changeAgentState. */
   eventBridge: EventBridge;
+  /**
+   * The live bridges' counters, whichever API answers: V0's Socket.IO bridge and, when built, V1's
+   * agent-server sockets, added up (only one of them holds sockets unless `auto` saw the API change).
+   */
+  liveStats(): LiveStats;
   /** The API the upstream speaks: configured, or as found out so far with `auto` (null: not yet). */
   upstreamApi(): UpstreamApi | null;
   /** Metrics, rate limiter, shutdown coordinator and the other hardening parts. */
@@ -114,7 +123,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const hardening = createHardening(
     options.hardening ?? {},
     {
-      upstreamSockets: () => eventBridge.stats().upstreamSockets,
+      upstreamSockets: () => liveStats().upstreamSockets,
       circuitState: () => upstream.circuitState,
       upstreamLoad: () => upstream.load,
     },
@@ -161,6 +170,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   // An agent server's client gets its own pool: a dispatcher given for the app server is pinned to it.
   const { dispatcher: _appServersOnly, ...agentServerOptions } = clientOptions;
   const choice = chooseAdapter(options, upstream, v0, agentServerOptions, logger, teardown);
+  const liveStats = (): LiveStats => addLiveStats(eventBridge.stats(), choice.v1?.liveEvents.stats());
   const settings: ContextSettings = {
     upstream: choice.adapter,
     defaultSessionApiKey: options.defaultSessionApiKey,
@@ -245,9 +255,22 @@ export function createGateway(options: GatewayOptions): Gateway {
     upstream,
     logger,
     eventBridge,
+    liveStats,
     upstreamApi: choice.api,
     hardening,
     close: () => (closing ??= teardown.disposeAsync()),
+  };
+}
+
+/** V0's counters plus V1's where a V1 adapter exists (V1 holds no pending actions, drops no late events). */
+function addLiveStats(v0: BridgeStats, v1: V1LiveStats | undefined): LiveStats {
+  if (!v1) return v0;
+  return {
+    ...v0,
+    upstreamSockets: v0.upstreamSockets + v1.upstreamSockets,
+    subscribers: v0.subscribers + v1.subscribers,
+    timers: v0.timers + v1.timers,
+    connectionsOpened: v0.connectionsOpened + v1.connectionsOpened,
   };
 }
 
@@ -265,6 +288,8 @@ function chooseAdapter(
   teardown: { defer(onDispose: () => unknown): void },
 ): {
   adapter: Upstream;
+  /** The V1 adapter, when `upstreamApi` may choose it. */
+  v1?: V1Upstream;
   api: () => UpstreamApi | null;
   detectNow: (c: UpstreamCredentials) => Promise<UpstreamApi | null>;
 } {
@@ -283,7 +308,7 @@ function chooseAdapter(
   teardown.defer(() => v1.close());
   if (mode === 'v1') {
     logger.info({ upstream: appServer.origin, api: 'v1' }, 'upstream API: v1 (configured)');
-    return { adapter: v1, api: () => 'v1', detectNow: async () => 'v1' };
+    return { adapter: v1, v1, api: () => 'v1', detectNow: async () => 'v1' };
   }
   const switching = createSwitchingUpstream({
     adapters: { v0, v1 },
@@ -298,7 +323,7 @@ function chooseAdapter(
   });
   // Found out at once where the upstream answers without a caller's key; otherwise by the first call.
   void switching.detectNow(resolveCredentials(null, options.defaultSessionApiKey));
-  return { adapter: switching, api: () => switching.api, detectNow: (c) => switching.detectNow(c) };
+  return { adapter: switching, v1, api: () => switching.api, detectNow: (c) => switching.detectNow(c) };
 }
 
 /**

@@ -101,7 +101,7 @@ export class GatewayMetrics {
     });
     new Gauge({
       name: 'upstream_sockets_open',
-      help: 'Upstream Socket.IO connections held by the event bridge.',
+      help: 'Upstream event sockets held by the live bridge (V0: Socket.IO; V1: agent-server WebSockets).',
       registers,
       collect() {
         this.set(sources.upstreamSockets());
