@@ -3,7 +3,7 @@
  * outcome (a failed start is a readable conversation and a coded outcome), the `ids=` batch (N
  * conversations in one query, one upstream call), detection with `--upstream-api auto` (against a V0
  * service, a V1 service, and after the upstream was replaced by one speaking the other API), and the
- * conversations' own keys never reaching a log line. (Live events on V1: test/live/v1-*.test.ts.)
+ * conversations' own keys never reaching a log line, and confirming or rejecting an action the agent holds. (Live events on V1: test/live/v1-*.test.ts.)
  */
 import { describe, expect, it } from 'vitest';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
@@ -200,6 +200,81 @@ describe('V1: talking to the agent, and history while the sandbox is paused', ()
     expect(cursors(copies)).toEqual(cursors(live));
     expect(JSON.stringify(copies.data)).toContain('"content":"ping"');
     expect(gateway.countCalls('GET', `/api/v1/conversation/${id}/events/search`)).toBe(1);
+  });
+});
+
+describe('V1: confirming and rejecting a held action', () => {
+  it('USER_CONFIRMED runs the action the agent waits on, USER_REJECTED answers it with the rejection', async () => {
+    const { service, gateway } = await serviceAndGatewayForTest({
+      api: 'v1',
+      service: { sessionApiKeys: [KEY] },
+    });
+    const id = await create(gateway);
+    await expect.poll(() => statusOf(gateway, id), { timeout: 5_000, interval: 20 }).toBe('RUNNING');
+    // The graph has no confirmation setting (V0 has none either): the policy is set on the agent server.
+    const [record] = (
+      await rest<Array<{ conversation_url: string; session_api_key: string }>>(
+        service.url,
+        `/api/v1/app-conversations?ids=${id}`,
+        { key: KEY },
+      )
+    ).body;
+    const policy = await fetch(`${record?.conversation_url}/confirmation_policy`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-session-api-key': record?.session_api_key ?? '' },
+      body: JSON.stringify({ policy: { kind: 'AlwaysConfirm' } }),
+    });
+    expect(policy.status).toBe(200);
+
+    const HISTORY = `query($id: ID!) { conversation(id: $id) { executionStatus events(first: 100) { edges { node {
+      __typename upstreamKind message ... on CommandOutputEvent { output } } } } } }`;
+    type Read = { executionStatus: string; events: { edges: Array<{ node: Json }> } };
+    const read = async () => (await gql(gateway, HISTORY, { id })).data?.conversation as Read;
+    const answer = async (content: string, state: string): Promise<void> => {
+      await gql(
+        gateway,
+        `mutation($id: ID!, $content: String!) { sendMessage(input: { conversationId: $id, content: $content }) { __typename } }`,
+        { id, content },
+      );
+      await expect
+        .poll(async () => (await read()).executionStatus, { timeout: 5_000, interval: 20 })
+        .toBe('WAITING_FOR_CONFIRMATION');
+      const changed = await gql(
+        gateway,
+        `mutation($id: ID!, $state: RequestableAgentState!) { changeAgentState(input: { conversationId: $id, state: $state }) {
+          __typename ... on ChangeAgentStatePayload { event { requestedState } } } }`,
+        { id, state },
+      );
+      expect(changed).toEqual({
+        data: {
+          changeAgentState: { __typename: 'ChangeAgentStatePayload', event: { requestedState: state } },
+        },
+      });
+    };
+
+    await answer('run: echo confirmed', 'USER_CONFIRMED');
+    await expect
+      .poll(async () => (await read()).events.edges.map((edge) => edge.node.output).filter(Boolean), {
+        timeout: 5_000,
+        interval: 20,
+      })
+      .toEqual(['confirmed']);
+
+    await answer('run: echo refused', 'USER_REJECTED');
+    await expect
+      .poll(
+        async () =>
+          (await read()).events.edges.some((edge) => edge.node.upstreamKind === 'UserRejectObservation'),
+        {
+          timeout: 5_000,
+          interval: 20,
+        },
+      )
+      .toBe(true);
+    // The rejected command never ran: still only the confirmed one's output.
+    expect((await read()).events.edges.map((edge) => edge.node.output).filter(Boolean)).toEqual([
+      'confirmed',
+    ]);
   });
 });
 
