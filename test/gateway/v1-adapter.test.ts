@@ -2,8 +2,9 @@
  * What only the V1 adapter does, against the real bundled local service speaking V1: the start task's
  * outcome (a failed start is a readable conversation and a coded outcome), the `ids=` batch (N
  * conversations in one query, one upstream call), detection with `--upstream-api auto` (against a V0
- * service, a V1 service, and after the upstream was replaced by one speaking the other API), and the
- * conversations' own keys never reaching a log line, and confirming or rejecting an action the agent holds. (Live events on V1: test/live/v1-*.test.ts.)
+ * service, a V1 service, and after the upstream was replaced by one speaking the other API), the
+ * conversations' own keys never reaching a log line, and confirming or rejecting an action the agent
+ * holds. (Live events on V1: test/live/v1-*.test.ts.)
  */
 import { describe, expect, it } from 'vitest';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
