@@ -1,7 +1,8 @@
 /**
  * The gateway's conversation fields against the real bundled local service: create with every input
- * field and read back, Relay paging over 250 conversations, filters with short upstream pages, and
- * node lookups with the number of upstream calls they cost.
+ * field and read back, provider tokens, Relay paging over 250 conversations, filters with short
+ * upstream pages, and node lookups with the number of upstream calls they cost. Create, tokens, paging
+ * and lookups run on both APIs; the filter suite seeds through V0's own routes.
  */
 
 import type { ExecutionResult } from 'graphql';
@@ -9,8 +10,8 @@ import { describe, expect, it } from 'vitest';
 import type { CreateConversationResponseRecord } from '../../src/contract/records.ts';
 import type { LocalServiceOptions } from '../../src/local-service/index.ts';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
-import type { ListConversationsQuery } from '../generated/graphql.ts';
-import { APIS, defaultTitle, searchPath, seedConversations } from '../helpers/both-apis.ts';
+import type { CreateConversationInput, ListConversationsQuery } from '../generated/graphql.ts';
+import { APIS, type Api, defaultTitle, searchPath, seedConversations } from '../helpers/both-apis.ts';
 import { serviceAndGatewayForTest } from '../helpers/gateway.ts';
 import { rest } from '../helpers/local-service.ts';
 import {
@@ -26,8 +27,9 @@ import {
 
 const KEY = 'alice-key';
 /** The local service (with one key) and the gateway, closed when the test finishes. */
-function start(options: Partial<LocalServiceOptions> = {}, paging?: TestPaging) {
+function start(options: Partial<LocalServiceOptions> = {}, paging?: TestPaging, api: Api = 'v0') {
   return serviceAndGatewayForTest({
+    api,
     service: { sessionApiKeys: [KEY], ...options },
     ...(paging ? { paging } : {}),
   });
@@ -59,98 +61,113 @@ async function storeGithubToken(url: string) {
   expect(res.status).toBe(200);
 }
 
-describe('createConversation', () => {
-  it('sends every input field upstream and reads the conversation back', async () => {
-    const { gateway } = await start();
+/** The graph's createConversation input with every field V0 and V1 both take (V1: docs/upstream-apis.md). */
+const EVERY_SHARED_FIELD: CreateConversationInput = {
+  repository: 'acme/widgets',
+  gitProvider: 'GITHUB',
+  selectedBranch: 'main',
+  initialUserMessage: 'Fix the failing test',
+  imageUrls: ['https://example.com/a.png'],
+  conversationInstructions: 'Be brief.',
+  suggestedTask: {
+    gitProvider: 'GITHUB',
+    taskType: 'FAILING_CHECKS',
+    repo: 'acme/widgets',
+    issueNumber: 42,
+    title: 'CI is red',
+  },
+  createMicroagent: { repo: 'acme/widgets', gitProvider: 'GITHUB', title: 'A microagent' },
+};
+
+/** V0-only inputs: V1's start request has no field for them. */
+const V0_ONLY_FIELDS: CreateConversationInput = {
+  replayJson: '[]',
+  mcpConfig: {
+    sseServers: [{ url: 'https://mcp.example.com/sse', apiKey: 'sse-secret' }],
+    shttpServers: [{ url: 'https://mcp.example.com/mcp', apiKey: 'shttp-secret' }],
+    stdioServers: [
+      {
+        name: 'fs',
+        command: 'mcp-fs',
+        args: ['--root', '/'],
+        env: [{ name: 'TOKEN', value: 'env-secret' }],
+      },
+    ],
+  },
+};
+
+describe.each(APIS)('createConversation on %s', (api) => {
+  type Gateway = Awaited<ReturnType<typeof start>>['gateway'];
+  const create = (gateway: Gateway, input: object, credential: object = { key: KEY }) =>
+    gateway.execute(CreateConversationDocument, { input }, credential);
+  const statusOf = async (gateway: Gateway, id: string) =>
+    (await gateway.execute(GetConversationDocument, { id }, { key: KEY })).body.data?.conversation?.status;
+  /** Once the start has run its course: RUNNING, or ERROR for a start V1 refused (it refuses late). */
+  const settled = (gateway: Gateway, id: string) =>
+    expect.poll(() => statusOf(gateway, id), { timeout: 5_000, interval: 20 }).not.toBe('STARTING');
+  const addToken = async (gateway: Gateway, token: string, host?: string) => {
     const added = await gateway.execute(
       AddGitProviderTokenDocument,
-      { input: { provider: 'GITHUB', token: 'ghp_test_token', host: 'github.com' } },
+      { input: { provider: 'GITHUB', token, ...(host ? { host } : {}) } },
       { key: KEY },
     );
-    expect(added.body).toEqual({
-      data: {
-        addGitProviderToken: {
-          __typename: 'AddGitProviderTokenPayload',
-          statusMessage: 'Git providers stored',
-        },
-      },
+    expect(added.body.errors).toBeUndefined();
+    return added.body.data?.addGitProviderToken;
+  };
+
+  it('sends every input field upstream and reads the conversation back', async () => {
+    const { gateway } = await start({}, undefined, api);
+    // V1's route answers no message: the adapter answers V0's, so clients see one outcome.
+    expect(await addToken(gateway, 'ghp_test_token', 'github.com')).toEqual({
+      __typename: 'AddGitProviderTokenPayload',
+      statusMessage: 'Git providers stored',
     });
 
     const conversationId = 'c0ffee00c0ffee00c0ffee00c0ffee00';
-    const { body } = await gateway.execute(
-      CreateConversationDocument,
-      {
-        input: {
-          conversationId,
-          repository: 'acme/widgets',
-          gitProvider: 'GITHUB',
-          selectedBranch: 'main',
-          initialUserMessage: 'Fix the failing test',
-          imageUrls: ['https://example.com/a.png'],
-          replayJson: '[]',
-          conversationInstructions: 'Be brief.',
-          suggestedTask: {
-            gitProvider: 'GITHUB',
-            taskType: 'FAILING_CHECKS',
-            repo: 'acme/widgets',
-            issueNumber: 42,
-            title: 'CI is red',
-          },
-          createMicroagent: { repo: 'acme/widgets', gitProvider: 'GITHUB', title: 'A microagent' },
-          mcpConfig: {
-            sseServers: [{ url: 'https://mcp.example.com/sse', apiKey: 'sse-secret' }],
-            shttpServers: [{ url: 'https://mcp.example.com/mcp', apiKey: 'shttp-secret' }],
-            stdioServers: [
-              {
-                name: 'fs',
-                command: 'mcp-fs',
-                args: ['--root', '/'],
-                env: [{ name: 'TOKEN', value: 'env-secret' }],
-              },
-            ],
-          },
-        },
-      },
-      { key: KEY },
-    );
+    const input = { conversationId, ...EVERY_SHARED_FIELD, ...(api === 'v0' ? V0_ONLY_FIELDS : {}) };
+    const { body } = await create(gateway, input);
     expect(body.errors).toBeUndefined();
     const created = body.data?.createConversation;
-    expect(created?.__typename).toBe('CreateConversationPayload');
-    if (created?.__typename !== 'CreateConversationPayload') throw new Error('unreachable');
+    if (created?.__typename !== 'CreateConversationPayload') throw new Error(JSON.stringify(body));
     expect(created.conversationId).toBe(conversationId);
     expect(created.conversationStatus).toBe('STARTING');
     expect(created.statusMessage).toBeNull();
     expect(created.conversation).toMatchObject({
       id: encodeGlobalId('Conversation', conversationId),
       conversationId,
-      title: `Conversation ${conversationId.slice(0, 5)}`,
+      title: defaultTitle(api, conversationId),
+      selectedRepository: 'acme/widgets',
+      // A suggested task sets the trigger upstream, which proves the nested object arrived.
+      trigger: 'SUGGESTED_TASK',
+      triggerRaw: 'suggested_task',
+    });
+    expect(created.conversation?.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T.*Z$/);
+
+    // Read back by raw id once started (V1: the conversation exists upstream once its start task is READY).
+    await settled(gateway, conversationId);
+    const read = await gateway.execute(GetConversationDocument, { id: conversationId }, { key: KEY });
+    expect(read.body.data?.conversation).toMatchObject({
+      conversationId,
+      status: 'RUNNING',
       selectedRepository: 'acme/widgets',
       selectedBranch: 'main',
       gitProvider: 'GITHUB',
       gitProviderRaw: 'github',
-      // A suggested task sets the trigger upstream, which proves the nested object arrived.
       trigger: 'SUGGESTED_TASK',
-      triggerRaw: 'suggested_task',
       prNumbers: [],
     });
-    expect(created.conversation?.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T.*Z$/);
 
-    // Read back by raw id through `conversation`.
-    const read = await gateway.execute(GetConversationDocument, { id: conversationId }, { key: KEY });
-    expect(read.body.data?.conversation).toMatchObject({ conversationId, selectedBranch: 'main' });
-
-    // Join with the same id: metadata unchanged.
-    const joined = await gateway.execute(
-      CreateConversationDocument,
-      { input: { conversationId, selectedBranch: 'other' } },
-      { key: KEY },
-    );
-    const joinedPayload = joined.body.data?.createConversation;
-    expect(joinedPayload?.__typename).toBe('CreateConversationPayload');
-    if (joinedPayload?.__typename !== 'CreateConversationPayload') throw new Error('unreachable');
-    expect(joinedPayload.conversationId).toBe(conversationId);
-    expect(['STARTING', 'RUNNING']).toContain(joinedPayload.conversationStatus);
-    expect(joinedPayload.conversation?.selectedBranch).toBe('main');
+    // The same id again: V0 joins (metadata unchanged); V1 has no join and starts it anew with the
+    // new request (docs/upstream-apis.md, "Order of the list").
+    const again = await create(gateway, { conversationId, selectedBranch: 'other' });
+    const againPayload = again.body.data?.createConversation;
+    if (againPayload?.__typename !== 'CreateConversationPayload') throw new Error(JSON.stringify(again.body));
+    expect(againPayload.conversationId).toBe(conversationId);
+    // V1 re-saves it when the new start task is READY: until then the old record still reads.
+    const branch = async () =>
+      (await gateway.execute(GetConversationDocument, { id: conversationId }, { key: KEY })).body.data
+        ?.conversation?.selectedBranch;
+    await expect.poll(branch, { timeout: 5_000, interval: 20 }).toBe(api === 'v0' ? 'main' : 'other');
 
     // The secrets sent in the input never reach a log line.
     const logText = gateway.logs().join('\n');
@@ -160,13 +177,11 @@ describe('createConversation', () => {
   });
 
   it('createMicroagent alone fills repository and trigger; Bearer callers get OPENHANDS_API', async () => {
-    const { service, gateway } = await start();
-    await storeGithubToken(service.url);
-    const microagent = await gateway.execute(
-      CreateConversationDocument,
-      { input: { createMicroagent: { repo: 'acme/agents', gitProvider: 'GITHUB' } } },
-      { key: KEY },
-    );
+    const { gateway } = await start({}, undefined, api);
+    await addToken(gateway, 'ghp_seed');
+    const microagent = await create(gateway, {
+      createMicroagent: { repo: 'acme/agents', gitProvider: 'GITHUB' },
+    });
     const payload = microagent.body.data?.createConversation;
     if (payload?.__typename !== 'CreateConversationPayload') throw new Error(JSON.stringify(microagent.body));
     expect(payload.conversation).toMatchObject({
@@ -174,7 +189,7 @@ describe('createConversation', () => {
       trigger: 'MICROAGENT_MANAGEMENT',
     });
 
-    const viaBearer = await gateway.execute(CreateConversationDocument, { input: {} }, { bearer: KEY });
+    const viaBearer = await create(gateway, {}, { bearer: KEY });
     const bearerPayload = viaBearer.body.data?.createConversation;
     if (bearerPayload?.__typename !== 'CreateConversationPayload')
       throw new Error(JSON.stringify(viaBearer.body));
@@ -182,44 +197,58 @@ describe('createConversation', () => {
   });
 
   it('addGitProviderToken makes a repository accessible; unsetProviderTokens logs out again', async () => {
-    const { gateway } = await start();
-    const before = await gateway.execute(
-      CreateConversationDocument,
-      { input: { repository: 'acme/private', gitProvider: 'GITHUB' } },
-      { key: KEY },
-    );
-    expect(before.body.data?.createConversation).toEqual({
-      __typename: 'UpstreamDomainError',
-      message: 'Unable to access repo acme/private',
-      msgId: 'STATUS$GIT_PROVIDER_AUTHENTICATION_ERROR',
-    });
-    await gateway.execute(
-      AddGitProviderTokenDocument,
-      { input: { provider: 'GITHUB', token: 'ghp_x' } },
-      { key: KEY },
-    );
-    const after = await gateway.execute(
-      CreateConversationDocument,
-      { input: { repository: 'acme/private', gitProvider: 'GITHUB' } },
-      { key: KEY },
-    );
-    expect(after.body.data?.createConversation.__typename).toBe('CreateConversationPayload');
+    const { gateway } = await start({}, undefined, api);
+    const PRIVATE = { repository: 'acme/private', gitProvider: 'GITHUB' };
+    /**
+     * What creating a conversation on the private repository comes to. V0 checks access while it answers
+     * the create; V1 answers a start task at once and fails it later, so the conversation reads ERROR
+     * (docs/upstream-apis.md, "A failed start is readable and coded").
+     */
+    const outcome = async (): Promise<string | undefined> => {
+      const { body } = await create(gateway, PRIVATE);
+      const created = body.data?.createConversation;
+      if (created?.__typename === 'UpstreamDomainError') return `refused: ${created.message}`;
+      if (created?.__typename !== 'CreateConversationPayload') throw new Error(JSON.stringify(body));
+      await settled(gateway, created.conversationId);
+      return statusOf(gateway, created.conversationId);
+    };
+    const refused = api === 'v0' ? 'refused: Unable to access repo acme/private' : 'ERROR';
+
+    expect(await outcome()).toBe(refused);
+    await addToken(gateway, 'ghp_x');
+    expect(await outcome()).toBe('RUNNING');
 
     const unset = await gateway.execute(UnsetProviderTokensDocument, {}, { key: KEY });
-    expect(unset.body).toEqual({
-      data: {
-        unsetProviderTokens: {
-          statusMessage: 'Unset Git provider tokens',
-          entries: [{ key: 'message', value: 'Unset Git provider tokens' }],
-        },
-      },
+    expect(unset.body.errors).toBeUndefined();
+    // V1's DELETE answers no message: the adapter answers V0's.
+    expect(unset.body.data?.unsetProviderTokens).toEqual({
+      statusMessage: 'Unset Git provider tokens',
+      entries: [{ key: 'message', value: 'Unset Git provider tokens' }],
     });
-    const again = await gateway.execute(
+    expect(await outcome()).toBe(refused);
+  });
+});
+
+describe('createConversation on v1: inputs V1 has no field for', () => {
+  it('replayJson and mcpConfig are refused by name, nothing is started, no secret is logged', async () => {
+    const { gateway } = await start({}, undefined, 'v1');
+    const conversationId = 'c0ffee00c0ffee00c0ffee00c0ffee01';
+    const { body } = await gateway.execute(
       CreateConversationDocument,
-      { input: { repository: 'acme/private', gitProvider: 'GITHUB' } },
+      { input: { conversationId, ...V0_ONLY_FIELDS } },
       { key: KEY },
     );
-    expect(again.body.data?.createConversation.__typename).toBe('UpstreamDomainError');
+    expect(body.data?.createConversation).toMatchObject({
+      __typename: 'UpstreamValidationError',
+      issues: [
+        { loc: ['body', 'replay_json'], msg: 'not available on the V1 API', type: 'unsupported' },
+        { loc: ['body', 'mcp_config'], msg: 'not available on the V1 API', type: 'unsupported' },
+      ],
+    });
+    const read = await gateway.execute(GetConversationDocument, { id: conversationId }, { key: KEY });
+    expect(read.body.data?.conversation).toBeNull();
+    expect(gateway.countCalls('POST', '/api/v1/app-conversations')).toBe(0);
+    expect(gateway.logs().join('\n')).not.toMatch(/sse-secret|shttp-secret|env-secret/);
   });
 });
 
