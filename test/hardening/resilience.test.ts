@@ -1,18 +1,23 @@
 /**
  * Per-credential rate limit, circuit breaker, bounded upstream concurrency and the operation
- * deadline: units (the breaker's with an injected clock), then the real gateway against a misbehaving upstream
- * (127.0.0.1, port 0) or the real local service.
+ * deadline: units (the breaker's with an injected clock), then the real gateway on both APIs against a
+ * misbehaving upstream (127.0.0.1, port 0, answering each API's own list) or the real local service;
+ * and, V1 only, an agent server that is down while its app server answers (each agent-server origin
+ * has its own breaker: one sandbox failing must not open the app server's circuit).
  */
-import { describe, expect, it, vi } from 'vitest';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { budgetWindow, RateLimiter } from '../../src/gateway/protection/rate-limit.ts';
 import { CircuitBreaker, ConcurrencyGate, GateRefusal } from '../../src/upstream/circuit-breaker.ts';
-import { gatewayForTest } from '../helpers/gateway.ts';
+import { APIS, searchPath } from '../helpers/both-apis.ts';
+import { emptyPage, runningAppConversation } from '../helpers/both-apis-hardening.ts';
+import { gatewayForTest, serviceAndGatewayForTest } from '../helpers/gateway.ts';
+import { startHostileUpstream } from '../helpers/hostile-upstream.ts';
 import { codes, metric, post } from '../helpers/http.ts';
-import { localServiceForTest } from '../helpers/local-service.ts';
+import { stopServer } from '../helpers/loopback.ts';
 import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
 
 const LIST = 'query List { conversations(first: 2) { edges { node { id } } } }';
-const EMPTY_PAGE = { results: [], next_page_id: null };
 
 describe('RateLimiter', () => {
   it('turns (rate, burst) into a window that never grants more than the rate', () => {
@@ -59,11 +64,11 @@ describe('RateLimiter', () => {
   });
 });
 
-describe('rate limit at the gateway', () => {
+describe.each(APIS)('rate limit at the gateway on %s', (api) => {
   it('refuses a credential past its budget with 429 RATE_LIMITED and Retry-After; other credentials are unaffected', async () => {
-    const service = await localServiceForTest({ sessionApiKeys: ['key-a', 'key-b'] });
-    const gateway = await gatewayForTest({
-      upstreamUrl: service.url,
+    const { gateway } = await serviceAndGatewayForTest({
+      api,
+      service: { sessionApiKeys: ['key-a', 'key-b'] },
       hardening: { rateLimit: { perSecond: 0.2, burst: 3 } },
     });
     const asA = () => post(gateway.url, { query: LIST }, { 'x-session-api-key': 'key-a' });
@@ -129,15 +134,16 @@ describe('CircuitBreaker and ConcurrencyGate', () => {
   });
 });
 
-describe('circuit breaker at the gateway', () => {
+describe.each(APIS)('circuit breaker at the gateway on %s', (api) => {
   it('fails fast with CIRCUIT_OPEN while the upstream fails, probes after the cool-down and recovers', async () => {
     let healthy = false;
     const upstream = await misbehavingUpstreamForTest((_req, res) => {
-      if (healthy) sendJson(res, 200, EMPTY_PAGE);
+      if (healthy) sendJson(res, 200, emptyPage(api));
       else sendJson(res, 500, { detail: 'boom' });
     });
     const gateway = await gatewayForTest({
       upstreamUrl: upstream.url,
+      upstreamApi: api,
       upstream: { retries: 0, circuitBreaker: { failureThreshold: 3, resetTimeoutMs: 300 } },
     });
     for (let i = 0; i < 3; i++)
@@ -159,12 +165,17 @@ describe('circuit breaker at the gateway', () => {
     );
     expect(upstream.requests.length).toBe(seen + 1); // exactly one probe, then closed
     expect((await post(gateway.url, { query: LIST })).json?.data).toEqual({ conversations: { edges: [] } });
+    // Every call was the API's own search: the breaker guards the V1 app server as it does V0's server.
+    expect(new Set(upstream.requests.map((request) => request.path.split('?')[0]))).toEqual(
+      new Set([searchPath(api)]),
+    );
   });
 
   it('a 4xx is a healthy upstream: it never opens the circuit', async () => {
     const upstream = await misbehavingUpstreamForTest((_req, res) => sendJson(res, 401, { detail: 'no' }));
     const gateway = await gatewayForTest({
       upstreamUrl: upstream.url,
+      upstreamApi: api,
       upstream: { retries: 0, circuitBreaker: { failureThreshold: 2 } },
     });
     for (let i = 0; i < 4; i++)
@@ -173,14 +184,94 @@ describe('circuit breaker at the gateway', () => {
   });
 });
 
-describe('bounded concurrency and the operation deadline', () => {
+describe('a V1 agent server that is down while its app server answers (V1 only: V0 has one server)', () => {
+  it("opens that agent server's circuit only: the app server and other sandboxes keep answering; it recovers", async () => {
+    const [down, healthy] = ['4d1c0b9ee5f34c6a9d2b7f1e8a0c3b21', '7e2a5c8f01d94b3e9a6c2d8f4b1e0a57'] as const;
+    const SANDBOX_KEY = 'sandbox-key-hardening-9Qw2Er4Ty6Ui8Op0';
+    const noEvents = (_req: IncomingMessage, res: ServerResponse) =>
+      sendJson(res, 200, { items: [], next_page_id: null });
+    // The first sandbox's agent server: its port is closed (connections refused) until it comes back.
+    const first = await misbehavingUpstreamForTest(noEvents);
+    const port = Number(new URL(first.url).port);
+    await first.close();
+    const other = await misbehavingUpstreamForTest(noEvents);
+    const app = await startHostileUpstream();
+    onTestFinished(() => app.close());
+    const records = {
+      [down]: runningAppConversation(down, first.url, SANDBOX_KEY),
+      [healthy]: runningAppConversation(healthy, other.url, 'sandbox-key-other'),
+    };
+    app.on('GET', '/api/v1/app-conversations', (request) => ({
+      json: request.query.getAll('ids').map((id) => records[id as keyof typeof records] ?? null),
+    }));
+    app.on('GET', '/api/v1/app-conversations/search', {
+      json: { items: Object.values(records), next_page_id: null },
+    });
+    const gateway = await gatewayForTest({
+      upstreamUrl: app.url,
+      upstreamApi: 'v1',
+      upstream: { retries: 0, circuitBreaker: { failureThreshold: 2, resetTimeoutMs: 300 } },
+    });
+    const HISTORY = `query($id: ID!) { conversation(id: $id) { conversationId status events(first: 5) { edges { cursor } } } }`;
+    const history = async (id: string) =>
+      (await post(gateway.url, { query: HISTORY, variables: { id } })).json;
+    const unavailable = (extensions: Record<string, unknown>) => ({
+      data: { conversation: { conversationId: down, status: 'RUNNING', events: null } },
+      errors: [expect.objectContaining({ path: ['conversation', 'events'], extensions })],
+    });
+
+    // Refused twice: the history field is null with its code, the conversation itself still reads.
+    for (let i = 0; i < 2; i++)
+      expect(await history(down)).toEqual(unavailable({ code: 'UPSTREAM_UNAVAILABLE' }));
+    // Then that agent server's circuit is open: no call goes to it, whatever the operation.
+    expect(await history(down)).toEqual(
+      unavailable({ code: 'UPSTREAM_UNAVAILABLE', reason: 'CIRCUIT_OPEN', retryAfterSeconds: 1 }),
+    );
+    const sent = await post(gateway.url, {
+      query: `mutation($id: ID!) { sendMessage(input: { conversationId: $id, content: "hello?" }) { __typename } }`,
+      variables: { id: down },
+    });
+    expect(sent.json?.errors?.map((error) => error.extensions)).toEqual([
+      { code: 'UPSTREAM_UNAVAILABLE', reason: 'CIRCUIT_OPEN', retryAfterSeconds: 1 },
+    ]);
+    // The app server's circuit stays closed, and another sandbox's agent server answers as before.
+    expect(await history(healthy)).toEqual({
+      data: { conversation: { conversationId: healthy, status: 'RUNNING', events: { edges: [] } } },
+    });
+    const listed = await post(gateway.url, { query: LIST });
+    expect(listed.json).toEqual({
+      data: {
+        conversations: {
+          edges: [{ node: { id: expect.any(String) } }, { node: { id: expect.any(String) } }],
+        },
+      },
+    });
+    expect(await metric(gateway.url, 'upstream_circuit_state')).toBe(0);
+
+    // The agent server comes back on its port: after the cool-down one probe closes its circuit.
+    const back = createServer(noEvents);
+    await new Promise<void>((resolve) => back.listen(port, '127.0.0.1', resolve));
+    onTestFinished(() => stopServer(back));
+    await vi.waitFor(async () => expect((await history(down))?.errors).toBeUndefined(), {
+      timeout: 3000,
+      interval: 20,
+    });
+    expect(await history(down)).toEqual({
+      data: { conversation: { conversationId: down, status: 'RUNNING', events: { edges: [] } } },
+    });
+    expect(gateway.logs().filter((line) => line.includes(SANDBOX_KEY))).toEqual([]);
+  });
+});
+
+describe.each(APIS)('bounded concurrency and the operation deadline on %s', (api) => {
   it('queues calls beyond the bound, refuses beyond the queue with GATEWAY_OVERLOADED, and recovers', async () => {
     const held: Array<() => void> = [];
     const upstream = await misbehavingUpstreamForTest((_req, res) =>
-      held.push(() => sendJson(res, 200, EMPTY_PAGE)),
+      held.push(() => sendJson(res, 200, emptyPage(api))),
     );
     const gateway = await gatewayForTest({
       upstreamUrl: upstream.url,
+      upstreamApi: api,
       // The shared gate itself: one caller here, so its per-credential share (fair-share.ts) is off.
       upstream: { retries: 0, maxConcurrent: 1, maxQueued: 1, concurrencyPerCredential: 0 },
       hardening: { rateLimit: false },
@@ -215,6 +306,7 @@ describe('bounded concurrency and the operation deadline', () => {
     const upstream = await misbehavingUpstreamForTest(() => {}); // never answers
     const gateway = await gatewayForTest({
       upstreamUrl: upstream.url,
+      upstreamApi: api,
       upstream: { retries: 0 },
       hardening: { operationTimeoutMs: 150 },
     });
@@ -236,6 +328,7 @@ describe('bounded concurrency and the operation deadline', () => {
     );
     const gateway = await gatewayForTest({
       upstreamUrl: upstream.url,
+      upstreamApi: api,
       hardening: { operationTimeoutMs: 150 },
     });
     const answer = await post(gateway.url, { query: LIST });

@@ -38,3 +38,37 @@ export async function upstreamSessionKey(
   );
   return read.body[0]?.session_api_key ?? null;
 }
+
+/**
+ * A V1 `AppConversation` as a real app server answers it: running, its agent server at
+ * `agentServerUrl` with `sessionApiKey`; `fields` replace (undefined: leave out).
+ */
+export function runningAppConversation(
+  conversationId: string,
+  agentServerUrl: string,
+  sessionApiKey: string,
+  fields: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    id: conversationId,
+    created_by_user_id: null,
+    sandbox_id: 'oh-agent-server-hardening',
+    selected_repository: null,
+    selected_branch: null,
+    git_provider: null,
+    title: 'Hardening',
+    trigger: 'gui',
+    pr_number: [],
+    llm_model: 'anthropic/claude-sonnet-4-5',
+    metrics: null,
+    parent_conversation_id: null,
+    sub_conversation_ids: [],
+    created_at: '2026-08-21T18:00:00.000001Z',
+    updated_at: '2026-08-21T18:00:05.000001Z',
+    sandbox_status: 'RUNNING',
+    execution_status: 'idle',
+    conversation_url: `${agentServerUrl}/api/conversations/${conversationId}`,
+    session_api_key: sessionApiKey,
+    ...fields,
+  };
+}
