@@ -3,7 +3,8 @@
  * `relayStylePagination` pages 250 conversations with `first: 100` as a variable and as a literal;
  * `PersistedQueryLink` (sha256 from node:crypto, hashed queries over GET) registers each document once
  * and then sends hashes only; a union mutation selects `statusMessage` beside `Error.message`;
- * `GraphQLWsLink` carries a subscription.
+ * `GraphQLWsLink` carries a subscription. Every test runs on both upstream APIs (V0 and V1); the
+ * paging tests share one seeded service per API.
  */
 import { createHash } from 'node:crypto';
 import {
@@ -21,7 +22,8 @@ import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { relayStylePagination } from '@apollo/client/utilities';
 import { OperationTypeNode } from 'graphql';
 import { createClient } from 'graphql-ws';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { APIS } from '../helpers/both-apis.ts';
 import {
   type ClientStack,
   CONVERSATION_FIELDS,
@@ -29,7 +31,9 @@ import {
   PAGE,
   possibleTypesFromSchema,
   SEEDED,
+  type SeededService,
   Seen,
+  startSeededService,
   WebSocket,
 } from './helpers.ts';
 
@@ -151,9 +155,15 @@ async function pageThrough<V extends OperationVariables>(
   return (settled.items.at(-1) as Page).conversations.edges.map((edge) => edge.node.conversationId);
 }
 
-describe('Apollo Client 4', () => {
+describe.each(APIS)('Apollo Client 4 on %s', (api) => {
+  let upstream: SeededService;
+  beforeAll(async () => {
+    upstream = await startSeededService(api);
+  }, 120_000);
+  afterAll(() => upstream?.service.close());
+
   it('pages 250 conversations with first: 100 as a variable through relayStylePagination, over persisted queries', async () => {
-    const stack = await clientStackForTest();
+    const stack = await clientStackForTest(api, { upstream });
     const { client, exchanges } = apolloClient(stack);
 
     const ids = await pageThrough(client, BY_VARIABLE, { first: PAGE });
@@ -169,7 +179,7 @@ describe('Apollo Client 4', () => {
   });
 
   it('pages 250 conversations with first: 100 as a literal (with every __typename Apollo adds)', async () => {
-    const stack = await clientStackForTest();
+    const stack = await clientStackForTest(api, { upstream });
     const { client, exchanges } = apolloClient(stack);
 
     const ids = await pageThrough(client, BY_LITERAL, {});
@@ -178,7 +188,8 @@ describe('Apollo Client 4', () => {
   });
 
   it('selects statusMessage and Error.message in one union selection, and follows a subscription over GraphQLWsLink', async () => {
-    const stack = await clientStackForTest();
+    // Its own service: the conversation it creates would join the paging tests' list.
+    const stack = await clientStackForTest(api);
     const { client } = apolloClient(stack);
 
     const created = await client.mutate({
@@ -201,7 +212,8 @@ describe('Apollo Client 4', () => {
       statusMessage: null,
     });
 
-    const events = new Seen<{ __typename: string; content?: string }>();
+    type Event = { __typename: string; eventId: number | null; cursor: string; content?: string };
+    const events = new Seen<Event>();
     const subscription = client
       .subscribe({
         query: gql`
@@ -219,14 +231,19 @@ describe('Apollo Client 4', () => {
         fetchPolicy: 'no-cache',
       })
       .subscribe((result) => {
-        const event = (result.data as { conversationEvents?: { __typename: string; content?: string } })
-          ?.conversationEvents;
+        if (result.error) events.fail(result.error);
+        const event = (result.data as { conversationEvents?: Event } | undefined)?.conversationEvents;
         if (event) events.push(event);
       });
     onTestFinished(() => subscription.unsubscribe());
     await events.until((items) => items.some((event) => event.content === 'You said: hello from apollo'));
     expect(events.items.find((event) => event.__typename === 'AgentMessageEvent')).toMatchObject({
       content: 'You said: hello from apollo',
+      cursor: expect.any(String),
+      // V1 event ids are strings, so eventId is null there; `cursor` is the resume token on both
+      // (docs/live-events.md, docs/upstream-apis.md).
+      eventId: api === 'v0' ? expect.any(Number) : null,
     });
+    expect(new Set(events.items.map((event) => event.cursor)).size).toBeGreaterThan(1);
   });
 });

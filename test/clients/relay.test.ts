@@ -4,7 +4,8 @@
  * the compiled artifacts against the real gateway and local service as docs/clients.md sets it up:
  * a `@connection` paged like `usePaginationFragment` does (the `@refetchable` pagination query) with
  * `first` as a variable, the same with a literal `first: 100`, a `@refetchable` Node refetch, the union
- * mutation, and a subscription over graphql-ws.
+ * mutation, and a subscription over graphql-ws. The runs go against both upstream APIs (V0 and V1); the
+ * paging tests share one seeded service per API.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,15 +29,18 @@ import {
   requestSubscription,
   Store,
 } from 'relay-runtime';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { PersistedOperations } from '../../src/gateway/protection/limits.ts';
+import { APIS, defaultTitle } from '../helpers/both-apis.ts';
 import {
   type ClientStack,
   clientStackForTest,
   PAGE,
   SCHEMA_PATH,
   SEEDED,
+  type SeededService,
   Seen,
+  startSeededService,
   WebSocket,
 } from './helpers.ts';
 
@@ -87,6 +91,10 @@ async function compileRelay(extraConfig: Record<string, unknown> = {}) {
 beforeAll(async () => {
   ({ artifacts } = await compileRelay());
 }, 60_000);
+/** The set compiled with a persistConfig, once for both APIs' persisted-query tests. */
+let persistedSet: ReturnType<typeof compileRelay> | null = null;
+const compilePersisted = () =>
+  (persistedSet ??= compileRelay({ persistConfig: { file: './persisted.json', algorithm: 'SHA256' } }));
 afterAll(() => {
   for (const dir of outDirs) rmSync(dir, { recursive: true, force: true });
 });
@@ -150,7 +158,7 @@ function rowIds(environment: Environment, connection: Connection): string[] {
   );
 }
 
-describe('Relay 21 (relay-compiler + relay-runtime)', () => {
+describe('Relay 21: relay-compiler', () => {
   it('compiles the fragment set against schema.graphql, with first: 100 left literal in the operation text', () => {
     expect([...artifacts.keys()].sort()).toEqual([
       'RelayConversationDetailRefetchQuery',
@@ -176,9 +184,17 @@ describe('Relay 21 (relay-compiler + relay-runtime)', () => {
     );
     expect(request('RelayConversationDetailRefetchQuery').params.text).toContain('node(id: $id)');
   });
+});
+
+describe.each(APIS)('Relay 21 (relay-runtime) on %s', (api) => {
+  let upstream: SeededService;
+  beforeAll(async () => {
+    upstream = await startSeededService(api);
+  }, 120_000);
+  afterAll(() => upstream?.service.close());
 
   it('pages 250 conversations with first: 100 as a variable, as usePaginationFragment does (@refetchable + @connection)', async () => {
-    const stack = await clientStackForTest();
+    const stack = await clientStackForTest(api, { upstream });
     const environment = relayEnvironment(stack);
 
     const root = request('RelayConversationListQuery');
@@ -205,7 +221,7 @@ describe('Relay 21 (relay-compiler + relay-runtime)', () => {
   });
 
   it('pages 250 conversations with first: 100 as a literal (with the ids, cursors and __typenames Relay adds)', async () => {
-    const stack = await clientStackForTest();
+    const stack = await clientStackForTest(api, { upstream });
     const environment = relayEnvironment(stack);
 
     const query = request('RelayLiteralPageQuery');
@@ -230,7 +246,8 @@ describe('Relay 21 (relay-compiler + relay-runtime)', () => {
   });
 
   it('refetches a conversation through Query.node (@refetchable), runs the union mutation and follows a subscription', async () => {
-    const stack = await clientStackForTest();
+    // Its own service: the conversation it creates is the newest in the list, and would join the paging tests'.
+    const stack = await clientStackForTest(api);
     const environment = relayEnvironment(stack);
 
     const created = await new Promise<Record<string, unknown>>((resolve, reject) => {
@@ -245,15 +262,23 @@ describe('Relay 21 (relay-compiler + relay-runtime)', () => {
     expect(created).toMatchObject({ __typename: 'CreateConversationPayload', statusMessage: null });
 
     // A Relay node id of the newest conversation (the one just created), from the first page of the list.
-    await fetchQuery(environment, request('RelayConversationListPaginationQuery'), { count: 1 }).toPromise();
-    const list = readFragment<{ conversations: Connection }>(
-      environment,
-      'RelayConversationList_query',
-      environment.lookup(
-        createOperationDescriptor(getRequest(request('RelayConversationListPaginationQuery')), { count: 1 })
-          .fragment,
-      ).data,
-    ).conversations;
+    // V1 lists it once its start task made it a conversation (docs/upstream-apis.md), V0 at once.
+    const listQuery = request('RelayConversationListPaginationQuery');
+    const readFirstPage = () =>
+      readFragment<{ conversations: Connection }>(
+        environment,
+        'RelayConversationList_query',
+        environment.lookup(createOperationDescriptor(getRequest(listQuery), { count: 1 }).fragment).data,
+      ).conversations;
+    let list: Connection = { edges: [] };
+    await vi.waitFor(
+      async () => {
+        await fetchQuery(environment, listQuery, { count: 1 }).toPromise();
+        list = readFirstPage();
+        expect(list.edges).toHaveLength(1);
+      },
+      { timeout: 5_000, interval: 20 },
+    );
     const firstNode = readFragment<{ id: string }>(
       environment,
       'RelayConversationRow_conversation',
@@ -264,32 +289,36 @@ describe('Relay 21 (relay-compiler + relay-runtime)', () => {
     }).toPromise()) as { node: unknown };
     expect(readFragment(environment, 'RelayConversationDetail_conversation', refetched.node)).toMatchObject({
       id: firstNode.id,
-      title: `Conversation ${String(created.conversationId).slice(0, 5)}`,
+      title: defaultTitle(api, String(created.conversationId)),
     });
 
-    const events = new Seen<{ __typename: string; content?: string }>();
+    type Event = { __typename: string; eventId: number | null; cursor: string; content?: string };
+    const events = new Seen<Event>();
     const subscription = requestSubscription(environment, {
       subscription: request('RelayConversationEventsSubscription'),
       variables: { id: created.conversationId },
       onNext: (response) => {
-        const event = (response as { conversationEvents?: { __typename: string; content?: string } })
-          ?.conversationEvents;
+        const event = (response as { conversationEvents?: Event })?.conversationEvents;
         if (event) events.push(event);
       },
       onError: (error) => events.fail(error),
     });
     onTestFinished(() => subscription.dispose());
     await events.until((items) => items.some((event) => event.content === 'You said: hello from relay'));
+    expect(events.items.find((event) => event.__typename === 'AgentMessageEvent')).toMatchObject({
+      cursor: expect.any(String),
+      // V1 event ids are strings, so eventId is null there; `cursor` is the resume token on both
+      // (docs/live-events.md, docs/upstream-apis.md).
+      eventId: api === 'v0' ? expect.any(Number) : null,
+    });
   });
 
   it('runs Relay persisted queries (persistConfig, SHA256) as the PERSISTED_OPERATIONS_FILE allow-list', async () => {
-    const persisted = await compileRelay({
-      persistConfig: { file: './persisted.json', algorithm: 'SHA256' },
-    });
+    const persisted = await compilePersisted();
     // fromFile checks that every key is the sha256 of its document: Relay's file is the gateway's format.
     const allowList = PersistedOperations.fromFile(join(persisted.dir, 'persisted.json'));
     expect(allowList.size).toBe(8); // every query, mutation and subscription of operations.ts
-    const stack = await clientStackForTest({ seeded: 3, hardening: { persistedOperations: allowList } });
+    const stack = await clientStackForTest(api, { seeded: 3, hardening: { persistedOperations: allowList } });
     const environment = relayEnvironment(stack, { persisted: true });
 
     const root = persisted.artifacts.get('RelayConversationListQuery') as ConcreteRequest;

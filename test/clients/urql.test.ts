@@ -2,7 +2,8 @@
  * urql 6 (@urql/core) with Graphcache, configured as docs/clients.md says, against the real
  * gateway and local service: `relayPagination` merges 250 conversations paged with `first: 100` as a
  * variable and as a literal; `persistedExchange` speaks APQ (hash over GET, document on a miss);
- * `subscriptionExchange` over graphql-ws carries a subscription.
+ * `subscriptionExchange` over graphql-ws carries a subscription. Every test runs on both upstream APIs
+ * (V0 and V1); the paging tests share one seeded service per API.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -12,7 +13,8 @@ import { relayPagination } from '@urql/exchange-graphcache/extras';
 import { persistedExchange } from '@urql/exchange-persisted';
 import { buildSchema, introspectionFromSchema } from 'graphql';
 import { createClient } from 'graphql-ws';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { APIS } from '../helpers/both-apis.ts';
 import {
   type ClientStack,
   CONVERSATION_FIELDS,
@@ -20,7 +22,9 @@ import {
   PAGE,
   SCHEMA_PATH,
   SEEDED,
+  type SeededService,
   Seen,
+  startSeededService,
   WebSocket,
 } from './helpers.ts';
 
@@ -123,9 +127,15 @@ async function pageThrough(
   return edges.map((edge) => edge.node.conversationId);
 }
 
-describe('urql 6 with Graphcache', () => {
+describe.each(APIS)('urql 6 with Graphcache on %s', (api) => {
+  let upstream: SeededService;
+  beforeAll(async () => {
+    upstream = await startSeededService(api);
+  }, 120_000);
+  afterAll(() => upstream?.service.close());
+
   it('pages 250 conversations with first: 100 as a variable through relayPagination, over persisted queries', async () => {
-    const stack = await clientStackForTest();
+    const stack = await clientStackForTest(api, { upstream });
     const { client, requests } = urqlClient(stack);
 
     expect(await pageThrough(client, BY_VARIABLE, { first: PAGE })).toEqual(stack.newestFirst);
@@ -138,14 +148,15 @@ describe('urql 6 with Graphcache', () => {
   });
 
   it('pages 250 conversations with first: 100 as a literal (with the __typenames urql adds)', async () => {
-    const stack = await clientStackForTest();
+    const stack = await clientStackForTest(api, { upstream });
     const { client } = urqlClient(stack);
 
     expect(await pageThrough(client, BY_LITERAL, {})).toEqual(stack.newestFirst);
   });
 
   it('creates a conversation (statusMessage beside Error.message) and follows its events over subscriptionExchange', async () => {
-    const stack = await clientStackForTest();
+    // Its own service: the conversation it creates would join the paging tests' list.
+    const stack = await clientStackForTest(api);
     const { client } = urqlClient(stack);
 
     const created = await client
@@ -166,7 +177,12 @@ describe('urql 6 with Graphcache', () => {
     const payload = created.data.createConversation;
     expect(payload).toMatchObject({ __typename: 'CreateConversationPayload', statusMessage: null });
 
-    const events = new Seen<{ __typename: string; content?: string }>();
+    const events = new Seen<{
+      __typename: string;
+      eventId: number | null;
+      cursor: string;
+      content?: string;
+    }>();
     const { unsubscribe } = client
       .subscription(
         gql`
@@ -189,6 +205,10 @@ describe('urql 6 with Graphcache', () => {
     await events.until((items) => items.some((event) => event.content === 'You said: hello from urql'));
     expect(events.items.find((event) => event.__typename === 'AgentMessageEvent')).toMatchObject({
       content: 'You said: hello from urql',
+      cursor: expect.any(String),
+      // V1 event ids are strings, so eventId is null there; `cursor` is the resume token on both
+      // (docs/live-events.md, docs/upstream-apis.md).
+      eventId: api === 'v0' ? expect.any(Number) : null,
     });
   });
 });
