@@ -2,24 +2,29 @@
  * Every subscription gauge comes back to 0 when nothing is open, whatever ended the subscription:
  * refused at subscribe time (bad id, rate limited, too many on one socket), left by the client
  * (`complete`), its socket closed, ended by an upstream failure, or ended by shutdown; and the
- * operation counter counts each one once. Both delivery paths: a catch-up (`afterEventId`, its own
- * stream through envelop) and live events only (a live group's member, live-fan-out.ts). Read from
- * `GET /metrics` over real graphql-ws against the local service.
+ * operation counter counts each one once. Both delivery paths: a catch-up (`fromBeginning`, its own
+ * stream through envelop) and live events only (a live group's member, live-fan-out.ts), on both
+ * APIs: `upstream_sockets_open` counts V0's Socket.IO sockets and V1's agent-server sockets alike.
+ * Read from `GET /metrics` over real graphql-ws against the local service.
  */
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { gatewayForTest, startTestGateway } from '../helpers/gateway.ts';
+import { APIS, seedConversations } from '../helpers/both-apis.ts';
+import { serviceAndGatewayForTest, startTestGateway } from '../helpers/gateway.ts';
 import { RawGraphqlWs } from '../helpers/graphql-ws.ts';
 import { metric } from '../helpers/http.ts';
-import { localServiceForTest, rest } from '../helpers/local-service.ts';
+import { localServiceForTest } from '../helpers/local-service.ts';
 
 /** The two ways a graphql-ws subscription is delivered, and how a test knows it is streaming. */
 const PATHS = [
-  { path: 'catch-up stream', after: ', afterEventId: -1', streamingFrom: 'first result' },
+  { path: 'catch-up stream', after: ', fromBeginning: true', streamingFrom: 'first result' },
   { path: 'live group', after: '', streamingFrom: 'gauge' },
 ] as const;
 
+/** Each path on each API. */
+const CASES = APIS.flatMap((api) => PATHS.map((path) => ({ api, ...path })));
+
 function subscribe(socket: RawGraphqlWs, id: string, conversationId: string, after: string): void {
-  const query = `subscription E($id: ID!) { conversationEvents(conversationId: $id${after}) { eventId } }`;
+  const query = `subscription E($id: ID!) { conversationEvents(conversationId: $id${after}) { cursor } }`;
   socket.send(
     JSON.stringify({ id, type: 'subscribe', payload: { query, variables: { id: conversationId } } }),
   );
@@ -41,7 +46,7 @@ function errorCodesOf(frames: RawGraphqlWs['messages']): unknown[] {
   });
 }
 
-describe.each(PATHS)('graphql_subscriptions_open ($path)', ({ after, streamingFrom }) => {
+describe.each(CASES)('graphql_subscriptions_open on $api ($path)', ({ api, after, streamingFrom }) => {
   /** Resolves once `count` subscriptions stream, operation `id` among them. */
   const streaming = async (socket: RawGraphqlWs, id: string, gatewayUrl: string, count: number) => {
     // A catch-up sends its history at once; a live-only one sends nothing until the agent acts.
@@ -54,9 +59,8 @@ describe.each(PATHS)('graphql_subscriptions_open ($path)', ({ after, streamingFr
   };
 
   it('returns to 0 after refusals, complete, socket close, upstream failure and shutdown', async () => {
-    const service = await localServiceForTest();
-    const gateway = await gatewayForTest({
-      upstreamUrl: service.url,
+    const { service, gateway } = await serviceAndGatewayForTest({
+      api,
       fastLive: true,
       hardening: { rateLimit: { perSecond: 0.01, burst: 8 } },
       wsLimits: { maxSubscriptionsPerSocket: 2 },
@@ -71,16 +75,9 @@ describe.each(PATHS)('graphql_subscriptions_open ($path)', ({ after, streamingFr
         interval: 20,
       });
       expect(gateway.gateway.hardening.shutdown.streams).toBe(0);
-      expect(gateway.gateway.eventBridge.stats().subscribers).toBe(0);
+      expect(gateway.gateway.liveStats().subscribers).toBe(0);
     };
-    const newConversation = async () =>
-      (
-        await rest<{ conversation_id: string }>(service.url, '/api/conversations', {
-          method: 'POST',
-          body: {},
-        })
-      ).body.conversation_id;
-    const id = await newConversation();
+    const [id] = (await seedConversations(api, service.url, 1)) as [string];
     const socket = await RawGraphqlWs.open(gateway.url);
     onTestFinished(() => socket.close());
 
@@ -94,6 +91,11 @@ describe.each(PATHS)('graphql_subscriptions_open ($path)', ({ after, streamingFr
     subscribe(socket, 'b', id, after);
     await streaming(socket, 'a', gateway.url, 2);
     await streaming(socket, 'b', gateway.url, 2);
+    // Both share the conversation's one upstream socket (V1: its agent server's event socket).
+    await vi.waitFor(async () => expect(await metric(gateway.url, 'upstream_sockets_open')).toBe(1), {
+      timeout: 5000,
+      interval: 20,
+    });
     subscribe(socket, 'too-many', id, after);
     expect(errorCodesOf(await ended(socket, 'too-many'))).toEqual(['TOO_MANY_SUBSCRIPTIONS']);
     expect(await open()).toBe(2);
@@ -128,16 +130,15 @@ describe.each(PATHS)('graphql_subscriptions_open ($path)', ({ after, streamingFr
   });
 
   it('returns to 0 when shutdown ends the streams', async () => {
-    const service = await localServiceForTest();
+    const service = await localServiceForTest({ api });
     const gateway = await startTestGateway({
       upstreamUrl: service.url,
+      upstreamApi: api,
       fastLive: true,
       shutdownGraceMs: 2000,
     });
     onTestFinished(() => gateway.close());
-    const id = (
-      await rest<{ conversation_id: string }>(service.url, '/api/conversations', { method: 'POST', body: {} })
-    ).body.conversation_id;
+    const [id] = (await seedConversations(api, service.url, 1)) as [string];
     const socket = await RawGraphqlWs.open(gateway.url);
     onTestFinished(() => socket.close());
     subscribe(socket, 's1', id, after);
