@@ -234,8 +234,11 @@ eventType('FINISH', 'The agent declares the task finished.', (t) => ({
 eventType('AGENT_STATE_CHANGED', "The agent's state changed.", (t) => ({
   agentState: t.field({
     type: AgentStateEnum,
-    description: 'The new state; UNKNOWN for states this gateway does not know yet.',
-    resolve: (event) => knownOrUnknown(KNOWN_AGENT_STATES, event.stateRaw),
+    description:
+      'The new state; UNKNOWN for states this gateway does not know yet. On V1, the agent state the execution status maps to (`agentStateRaw` holds the execution status).',
+    // The adapter's mapping, not the raw value: V1's raw value is an execution status (`idle`), which
+    // maps onto an agent state (`awaiting_user_input`) under another name.
+    resolve: (event) => event.state ?? UNKNOWN_VALUE,
   }),
   agentStateRaw: t.exposeString('stateRaw', { description: 'The upstream value as sent.' }),
   reason: t.exposeString('reason', { description: 'Why, when the upstream says (often empty).' }),
