@@ -235,3 +235,49 @@ export async function upstreamEventCount(
   expect(read.status).toBe(200);
   return read.body;
 }
+
+/** Every stored event's cursor, oldest first, read through the graph's history connection. */
+export async function historyCursors(gatewayUrl: string, id: string, key: string): Promise<string[]> {
+  const cursors: string[] = [];
+  for (let after: string | null = null; ; ) {
+    const response = await fetch(gatewayUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-session-api-key': key },
+      body: JSON.stringify({
+        query: `query($id: ID!, $after: String) { conversation(id: $id) {
+          events(first: 100, after: $after) { edges { cursor } pageInfo { hasNextPage endCursor } } } }`,
+        variables: { id, after },
+      }),
+    });
+    const answer = (await response.json()) as {
+      data?: {
+        conversation: {
+          events: { edges: Array<{ cursor: string }>; pageInfo: { hasNextPage: boolean; endCursor: string } };
+        } | null;
+      };
+      errors?: unknown;
+    };
+    expect(answer.errors).toBeUndefined();
+    const events = answer.data?.conversation?.events;
+    if (!events) throw new Error(`no conversation ${id}`);
+    cursors.push(...events.edges.map((edge) => edge.cursor));
+    if (!events.pageInfo.hasNextPage) return cursors;
+    after = events.pageInfo.endCursor;
+  }
+}
+
+/**
+ * The cursors of the stored events a stream delivered, in its order, without the live-only events
+ * that have no id of their own (each carries the cursor of the stored event before it,
+ * docs/live-events.md): V0 marks them with a null `eventId`; every event a V1 agent server sends
+ * carries its own id, so none is left out there.
+ */
+export function storedEventCursors(
+  api: Api,
+  events: ReadonlyArray<{ cursor: string; eventId: number | null } | null | undefined>,
+): string[] {
+  return events
+    .filter((event): event is { cursor: string; eventId: number | null } => event != null)
+    .filter((event) => api === 'v1' || event.eventId !== null)
+    .map((event) => event.cursor);
+}
