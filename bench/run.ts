@@ -1,10 +1,14 @@
 /**
  * `npm run bench [-- --quick] [-- --only list,lookups,create,history,fanout,many-conversations,workers,cold-start,soak,fairness,replicas]
- *   [-- --cpu-prof] [-- --subscribers 1000,5000] [-- --conversations 2000x2]`
+ *   [-- --api v0,v1] [-- --cpu-prof] [-- --subscribers 1000,5000] [-- --conversations 2000x2] [-- --out file.json]`
  *
  * Starts the local conversation service and the gateway in separate processes (temp data dir, port 0,
- * seeded with conversations), drives load from this third process, alternating gateway and direct
- * REST runs, prints a table and writes bench/results/latest.json. Not a test: it prints figures and
+ * seeded with conversations), one such pair per API (`--api`, default both: the service with
+ * `--api v1` and the gateway with `--upstream-api v1` for V1), drives load from this third process,
+ * alternating gateway and direct REST runs, prints a table and writes bench/results/latest.json (or
+ * `--out`). list, history and fanout run on both APIs, each V0 row followed by its V1 row (`list (v1)`);
+ * the other scenarios measure V0. A partial run (`--only`, or fewer APIs) folds its scenarios into the
+ * existing file and keeps the others' (bench/lib/results-file.ts). Not a test: it prints figures and
  * marks targets met or missed; it never fails on a missed target.
  */
 
@@ -14,9 +18,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 // @ts-expect-error: plain JS build script without type declarations
 import { build } from '../scripts/build.mjs';
+import { type BenchApi, named, parseApis } from './lib/bench-api.ts';
 import type { BenchContext } from './lib/context.ts';
 import { type BenchProcess, ROOT, spawnGateway, spawnLocalService } from './lib/processes.ts';
-import { printTable, type Row, type ScenarioResult } from './lib/report.ts';
+import { printTable, type ScenarioResult } from './lib/report.ts';
+import { type MeasuredScenario, readResultsFile, resultsFile } from './lib/results-file.ts';
 import { seed } from './lib/seed.ts';
 import { runColdStart } from './scenarios/cold-start.ts';
 import { runCreate } from './scenarios/create.ts';
@@ -44,6 +50,8 @@ const SCENARIOS = [
   'replicas',
 ] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
+/** Scenarios measured on V1 too (issue 24); the others measure paths the bench runs on V0 only. */
+const ON_V1: readonly ScenarioName[] = ['list', 'history', 'fanout'];
 
 const { values } = parseArgs({
   options: {
@@ -53,6 +61,7 @@ const { values } = parseArgs({
     subscribers: { type: 'string' },
     conversations: { type: 'string' },
     out: { type: 'string' },
+    api: { type: 'string' },
   },
 });
 const quick = values.quick ?? false;
@@ -61,6 +70,19 @@ for (const name of only) {
   if (!SCENARIOS.includes(name))
     throw new Error(`unknown scenario "${name}"; known: ${SCENARIOS.join(', ')}`);
 }
+const apis = parseApis(values.api);
+/** What this run measures, in table order: each scenario on each API it runs on. */
+const plan = only.flatMap((name) =>
+  apis.filter((api) => api === 'v0' || ON_V1.includes(name)).map((api) => ({ name, api })),
+);
+for (const name of only) {
+  for (const api of apis) {
+    if (values.only && !plan.some((p) => p.name === name && p.api === api))
+      console.log(`${name}: not measured on ${api} (V0 only)`);
+  }
+}
+if (plan.length === 0)
+  throw new Error('nothing to measure: the scenarios asked for do not run on the APIs asked for');
 const subscriberCounts = values.subscribers
   ? values.subscribers.split(',').map(Number)
   : quick
@@ -81,95 +103,114 @@ process.env.RATE_LIMIT_PER_SECOND ??= '0';
 process.env.MAX_STREAMS_PER_CREDENTIAL ??= '0';
 const dataDir = mkdtempSync(join(os.tmpdir(), 'gateway-bench-'));
 const processes: BenchProcess[] = [];
-const results: ScenarioResult[] = [];
+const measured: MeasuredScenario[] = [];
 const startedAt = new Date();
+const began = performance.now();
 try {
   // The gateway runs from the same bundle `npm start` runs; build it from the current sources.
   await build();
-  const service = await spawnLocalService(dataDir, KEY);
-  processes.push(service);
   const profileDir = join(ROOT, 'bench', 'results', 'profiles');
   if (values['cpu-prof']) mkdirSync(profileDir, { recursive: true });
   const gatewayNodeFlags = values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
-  const gateway = await spawnGateway(service.url, { nodeFlags: gatewayNodeFlags });
-  processes.push(gateway);
-  const conversationIds = await seed(service.url, KEY, SEED_CONVERSATIONS);
-  const context: BenchContext = {
-    serviceUrl: service.url,
-    gatewayUrl: gateway.url,
-    gatewayPid: gateway.pid,
-    servicePid: service.pid,
-    key: KEY,
-    conversationIds,
-    rounds: quick ? 1 : 3,
-    seconds: quick ? 2 : 4,
-    connections: 32,
-    quick,
-    gatewayNodeFlags,
-  };
+  const rounds = quick ? 1 : 3;
+  const seconds = quick ? 2 : 4;
   console.log(
     `conversation-gateway benchmark: node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ` +
-      `${context.rounds} alternating round(s) x ${context.seconds} s per side, ${SEED_CONVERSATIONS} seeded conversations`,
+      `${rounds} alternating round(s) x ${seconds} s per side, ${SEED_CONVERSATIONS} seeded conversations per API (${apis.join(', ')})`,
   );
-  const runners: Record<ScenarioName, () => Promise<ScenarioResult>> = {
-    list: () => runList(context),
-    lookups: () => runLookups(context),
-    create: () => runCreate(context),
-    history: () => runHistory(context),
-    fanout: () => runFanout(context, subscriberCounts),
-    'many-conversations': () =>
+
+  /** One local service and gateway per API, started when a scenario first needs that API. */
+  const stacks = new Map<BenchApi, Promise<BenchContext>>();
+  const stackFor = (api: BenchApi): Promise<BenchContext> => {
+    let stack = stacks.get(api);
+    if (!stack) {
+      stack = (async () => {
+        const service = await spawnLocalService(join(dataDir, api), KEY, ['--api', api]);
+        processes.push(service);
+        const gateway = await spawnGateway(service.url, { api, nodeFlags: gatewayNodeFlags });
+        processes.push(gateway);
+        const seeded = await seed(service.url, KEY, SEED_CONVERSATIONS, api);
+        return {
+          api,
+          serviceUrl: service.url,
+          gatewayUrl: gateway.url,
+          gatewayPid: gateway.pid,
+          servicePid: service.pid,
+          key: KEY,
+          conversationIds: seeded.ids,
+          sandboxId: seeded.sandboxId,
+          rounds,
+          seconds,
+          connections: 32,
+          quick,
+          gatewayNodeFlags,
+        };
+      })();
+      stacks.set(api, stack);
+    }
+    return stack;
+  };
+  const runners: Record<ScenarioName, (context: BenchContext) => Promise<ScenarioResult>> = {
+    list: runList,
+    lookups: runLookups,
+    create: runCreate,
+    history: runHistory,
+    fanout: (context) => runFanout(context, subscriberCounts),
+    'many-conversations': (context) =>
       runManyConversations(context, {
         conversations: manyConversations,
         subscribersPerConversation: manySubscribers,
       }),
-    workers: () => runWorkers(context),
-    'cold-start': () => runColdStart(context),
-    soak: () => runSoak(context),
-    fairness: () => runFairness(context),
-    replicas: () => runReplicas(context),
+    workers: runWorkers,
+    'cold-start': runColdStart,
+    soak: runSoak,
+    fairness: runFairness,
+    replicas: runReplicas,
   };
-  for (const name of only) {
-    const began = performance.now();
-    process.stdout.write(`running ${name}... `);
-    const result = await runners[name]();
-    results.push(result);
-    console.log(`${((performance.now() - began) / 1000).toFixed(1)} s`);
+  for (const { name, api } of plan) {
+    const context = await stackFor(api);
+    const scenarioBegan = performance.now();
+    process.stdout.write(`running ${named(name, api)}... `);
+    const result = await runners[name](context);
+    measured.push({
+      api,
+      result: { ...result, rows: result.rows.map((row) => ({ ...row, scenario: named(row.scenario, api) })) },
+    });
+    console.log(`${((performance.now() - scenarioBegan) / 1000).toFixed(1)} s`);
   }
 } finally {
   await Promise.all(processes.map((p) => p.stop()));
   rmSync(dataDir, { recursive: true, force: true });
 }
 
-const rows: Row[] = results.flatMap((r) => r.rows);
 console.log('');
-printTable(rows);
-const output = {
-  command: `npm run bench${quick ? ' -- --quick' : ''}${values.only ? ` -- --only ${values.only}` : ''}`,
-  startedAt: startedAt.toISOString(),
-  machine: {
-    node: process.version,
-    cpus: os.cpus().length,
-    cpuModel: os.cpus()[0]?.model ?? null,
-    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-    platform: `${os.platform()} ${os.release()}`,
-  },
-  rows,
-  // gateway / floor per scenario (the floors are bench/floors/; raw figures are under scenarios.*).
-  vsFloor: Object.fromEntries(results.flatMap((r) => floorRatios(r.name, r.details))),
-  scenarios: Object.fromEntries(results.map((r) => [r.name, r.details])),
-};
-/** The `vsFloor` objects a scenario's details carry (one, or one per fan-out size). */
-function floorRatios(name: string, details: unknown): Array<[string, unknown]> {
-  if (Array.isArray(details)) {
-    return details.flatMap((d: { subscribers?: number; vsFloor?: unknown }) =>
-      d.vsFloor ? [[`${name} ${d.subscribers}`, d.vsFloor] as [string, unknown]] : [],
-    );
-  }
-  const vsFloor = (details as { vsFloor?: Record<string, unknown> } | null)?.vsFloor;
-  return vsFloor && Object.keys(vsFloor).length > 0 ? [[name, vsFloor]] : [];
-}
-
+printTable(measured.flatMap((m) => m.result.rows));
+const flags = [
+  ...(quick ? ['--quick'] : []),
+  ...(values.only ? [`--only ${values.only}`] : []),
+  ...(values.api ? [`--api ${values.api}`] : []),
+  ...(values.subscribers ? [`--subscribers ${values.subscribers}`] : []),
+  ...(values.conversations ? [`--conversations ${values.conversations}`] : []),
+];
 const outPath = values.out ?? join(ROOT, 'bench', 'results', 'latest.json');
+const output = resultsFile(
+  {
+    command: `npm run bench${flags.length > 0 ? ` -- ${flags.join(' ')}` : ''}`,
+    startedAt: startedAt.toISOString(),
+    machine: {
+      node: process.version,
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model ?? null,
+      memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+      platform: `${os.platform()} ${os.release()}`,
+    },
+    // Fewer scenarios or APIs than a plain run: the file keeps what this run did not measure.
+    partial: values.only !== undefined || apis.length < parseApis(undefined).length,
+  },
+  measured,
+  SCENARIOS,
+  readResultsFile(outPath),
+);
 mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
 writeFileSync(outPath, `${JSON.stringify(output, null, 2)}\n`);
-console.log(`\nwritten to ${outPath}`);
+console.log(`\nwritten to ${outPath} (${((performance.now() - began) / 1000).toFixed(0)} s in all)`);

@@ -2,14 +2,18 @@
  * HTTP floor of the list scenario: the least work Node can do for the gateway's `conversations(first: 20)`
  * answer, run as its own process beside the gateway (bench/lib/http-comparison.ts alternates them).
  *
- *   node --import tsx bench/floors/http-floor.ts --upstream http://127.0.0.1:PORT --mode proxy|reshape
+ *   node --import tsx bench/floors/http-floor.ts --upstream http://127.0.0.1:PORT --mode proxy|reshape [--api v0|v1]
  *
  * Every request (whatever its path and body: the load generator sends the gateway's GraphQL POST) is
- * read to its end, then answered from one upstream `GET /api/conversations?limit=20` carrying the
- * caller's X-Session-API-Key, through one undici Pool (the gateway's default 64 connections):
+ * read to its end, then answered from one upstream page of 20 carrying the caller's X-Session-API-Key,
+ * through one undici Pool (the gateway's default 64 connections): V0 `GET /api/conversations?limit=20`
+ * (`{results, next_page_id}`), V1 the app server's `GET /api/v1/app-conversations/search?limit=20`
+ * (`{items, next_page_id}`):
  * - `proxy`: the upstream body passed through as bytes (one hop, no parsing);
  * - `reshape`: JSON.parse of the page, the 20 records mapped to the camelCase node shape with global ids
- *   and cursors, JSON.stringify of `{data: {conversations: {edges, pageInfo}}}`.
+ *   and cursors, JSON.stringify of `{data: {conversations: {edges, pageInfo}}}`. On V1 the record is
+ *   mapped as the gateway maps it (src/upstream/v1/conversation-record.ts): status from the sandbox
+ *   status, `updated_at` as lastUpdatedAt, the V0-only fields null (or 0 connections).
  * Prints `floor: http://HOST:PORT/graphql` once it listens. Not a product: no limits, no errors mapped.
  */
 import { createServer } from 'node:http';
@@ -21,16 +25,21 @@ const { values } = parseArgs({
   options: {
     upstream: { type: 'string' },
     mode: { type: 'string', default: 'reshape' },
-    path: { type: 'string', default: '/api/conversations?limit=20' },
+    api: { type: 'string', default: 'v0' },
+    path: { type: 'string' },
   },
 });
 if (!values.upstream) throw new Error('--upstream is required');
 const mode = values.mode;
 if (mode !== 'proxy' && mode !== 'reshape') throw new Error('--mode is proxy or reshape');
-const upstreamPath = values.path as string;
+const api = values.api;
+if (api !== 'v0' && api !== 'v1') throw new Error('--api is v0 or v1');
+const upstreamPath =
+  values.path ?? (api === 'v0' ? '/api/conversations?limit=20' : '/api/v1/app-conversations/search?limit=20');
 const pool = new Pool(values.upstream, { connections: 64, pipelining: 1 });
 
 type UpstreamRecord = Record<string, unknown> & { conversation_id: string };
+type V1Record = Record<string, unknown> & { id: string };
 
 const UPPER: Record<string, string> = {};
 /** `running` -> `RUNNING`, cached (the gateway maps enum values through a table too). */
@@ -69,12 +78,53 @@ function toNode(r: UpstreamRecord) {
   };
 }
 
+/** V1: the V0 status the upstream's own V0 shim gave a sandbox status (the gateway's table). */
+const STATUS_OF_SANDBOX: Record<string, string> = {
+  RUNNING: 'RUNNING',
+  STARTING: 'STARTING',
+  PAUSED: 'STOPPED',
+  ERROR: 'ERROR',
+  MISSING: 'ARCHIVED',
+};
+
+/** The same node from a V1 `AppConversation` (timestamps already UTC with `Z` on the app server). */
+function toV1Node(r: V1Record) {
+  const status =
+    typeof r.sandbox_status === 'string' ? (STATUS_OF_SANDBOX[r.sandbox_status] ?? r.sandbox_status) : null;
+  return {
+    id: Buffer.from(`Conversation:${r.id}`, 'utf8').toString('base64url'),
+    conversationId: r.id,
+    title: r.title ?? `Conversation ${r.id}`,
+    status: enumValue(status),
+    statusRaw: status,
+    runtimeStatus: null,
+    runtimeStatusRaw: null,
+    selectedRepository: r.selected_repository ?? null,
+    selectedBranch: r.selected_branch ?? null,
+    gitProvider: enumValue(r.git_provider),
+    gitProviderRaw: r.git_provider ?? null,
+    trigger: enumValue(r.trigger),
+    triggerRaw: r.trigger ?? null,
+    numConnections: 0,
+    url: null,
+    sessionApiKey: null,
+    createdAt: r.created_at ?? null,
+    lastUpdatedAt: r.updated_at ?? null,
+    prNumbers: r.pr_number ?? [],
+  };
+}
+
 function reshape(text: string): string {
-  const page = JSON.parse(text) as { results: UpstreamRecord[]; next_page_id: string | null };
-  const edges = page.results.map((record, index) => ({
+  const page = JSON.parse(text) as {
+    results?: UpstreamRecord[];
+    items?: V1Record[];
+    next_page_id: string | null;
+  };
+  const records = (api === 'v0' ? page.results : page.items) ?? [];
+  const edges = records.map((record, index) => ({
     // Same content as the gateway's cursor: page token, page size, index, filter key.
     cursor: Buffer.from(JSON.stringify([null, 20, index, '']), 'utf8').toString('base64url'),
-    node: toNode(record),
+    node: api === 'v0' ? toNode(record as UpstreamRecord) : toV1Node(record as V1Record),
   }));
   return JSON.stringify({
     data: {
@@ -114,7 +164,7 @@ const server = createServer((req, res) => {
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => {
   const { port } = server.address() as AddressInfo;
-  console.log(`floor: http://127.0.0.1:${port}/graphql (${mode})`);
+  console.log(`floor: http://127.0.0.1:${port}/graphql (${mode}, ${api})`);
 });
 process.once('SIGTERM', () => {
   server.close();

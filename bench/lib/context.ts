@@ -1,9 +1,12 @@
 /** What every scenario receives from the runner. */
+import type { BenchApi } from './bench-api.ts';
 import type { HttpTarget } from './http-load.ts';
 
 /** Running processes and settings shared by the scenarios. */
 export interface BenchContext {
-  /** Local service origin, e.g. http://127.0.0.1:41234. */
+  /** The API the local service speaks and the gateway is told to speak (`--upstream-api` on V1). */
+  api: BenchApi;
+  /** Local service origin, e.g. http://127.0.0.1:41234 (V1: the app server's). */
   serviceUrl: string;
   /** Gateway endpoint, e.g. http://127.0.0.1:41235/graphql. */
   gatewayUrl: string;
@@ -13,6 +16,8 @@ export interface BenchContext {
   key: string;
   /** Ids of the seeded conversations, newest last. */
   conversationIds: string[];
+  /** V1: the sandbox of the seeded conversations, which the scenarios' own conversations join; V0 null. */
+  sandboxId: string | null;
   /** Rounds per side (alternating) and seconds per run. */
   rounds: number;
   seconds: number;
@@ -55,11 +60,25 @@ export function restTarget(
   body: unknown,
   check: (parsed: unknown) => void,
 ): HttpTarget {
+  return upstreamTarget(`${context.serviceUrl}${path}`, context.key, method, body, check);
+}
+
+/**
+ * A REST call straight to an upstream (the service, or on V1 a conversation's agent server with its
+ * sandbox's key); `check` gets the parsed body.
+ */
+export function upstreamTarget(
+  url: string,
+  key: string,
+  method: 'GET' | 'POST',
+  body: unknown,
+  check: (parsed: unknown) => void,
+): HttpTarget {
   return {
-    url: `${context.serviceUrl}${path}`,
+    url,
     method,
     headers: {
-      'x-session-api-key': context.key,
+      'x-session-api-key': key,
       ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
     },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),

@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { BenchApi } from './bench-api.ts';
 
 /** Repository root (bench/lib/ -> ../..). */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -109,7 +110,7 @@ export function withRaisedFdLimit(command: string): { command: string; args: str
   };
 }
 
-/** Starts the bundled local service on port 0 with a temp data dir and one session key. */
+/** Starts the bundled local service on port 0 with a temp data dir and one session key (`--api v1`: its V1 face). */
 export function spawnLocalService(
   dataDir: string,
   sessionApiKey: string,
@@ -143,6 +144,11 @@ export interface GatewaySpawn {
   /** Entry and its loader flags. @default the production bundle dist/index.js (what `npm start` runs) */
   entry?: string[];
   env?: NodeJS.ProcessEnv;
+  /**
+   * `v1`: started with `--upstream-api v1`. V0 gateways keep the default (`auto`, which finds V0), as
+   * every V0 figure so far was measured. @default 'v0'
+   */
+  api?: BenchApi;
 }
 
 /** Starts the gateway on port 0 in front of `upstreamUrl`, at its default log level (info, one line per operation). */
@@ -156,6 +162,7 @@ export function spawnGateway(upstreamUrl: string, how: GatewaySpawn = {}): Promi
       ...(how.entry ?? ['dist/index.js']),
       '--upstream',
       upstreamUrl,
+      ...(how.api === 'v1' ? ['--upstream-api', 'v1'] : []),
       '--port',
       '0',
     ],
@@ -167,6 +174,15 @@ export function spawnGateway(upstreamUrl: string, how: GatewaySpawn = {}): Promi
 /** Which floor program (bench/floors/) to start. */
 export type FloorKind = 'proxy' | 'reshape' | 'fanout';
 
+/** How a floor is started. */
+export interface FloorSpawn {
+  /** The upstream's API (the floor's `--api`). @default 'v0' */
+  api?: BenchApi;
+  /** Node flags before the program (the heap probe). @default [] */
+  nodeFlags?: string[];
+  env?: NodeJS.ProcessEnv;
+}
+
 /**
  * Starts a floor in front of `upstreamUrl`, in its own process like the gateway (raised descriptor
  * limit, port 0), announcing `floor: http://.../graphql`. TypeScript is loaded through tsx in the same
@@ -175,19 +191,19 @@ export type FloorKind = 'proxy' | 'reshape' | 'fanout';
 export function spawnFloor(
   kind: FloorKind,
   upstreamUrl: string,
-  nodeFlags: string[] = [],
-  env?: NodeJS.ProcessEnv,
+  how: FloorSpawn = {},
 ): Promise<BenchProcess> {
   const shell = withRaisedFdLimit(process.execPath);
+  const api = ['--api', how.api ?? 'v0'];
   const program =
     kind === 'fanout'
-      ? ['bench/floors/fanout-floor.ts', '--upstream', upstreamUrl]
-      : ['bench/floors/http-floor.ts', '--upstream', upstreamUrl, '--mode', kind];
+      ? ['bench/floors/fanout-floor.ts', '--upstream', upstreamUrl, ...api]
+      : ['bench/floors/http-floor.ts', '--upstream', upstreamUrl, '--mode', kind, ...api];
   return spawnAnnounced({
     command: shell.command,
-    args: [...shell.args, ...nodeFlags, ...TSX_NODE_ARGS, ...program],
+    args: [...shell.args, ...(how.nodeFlags ?? []), ...TSX_NODE_ARGS, ...program],
     announce: /floor: (http:\/\/\S+\/graphql)/,
-    ...(env ? { env } : {}),
+    ...(how.env ? { env: how.env } : {}),
   });
 }
 

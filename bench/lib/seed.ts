@@ -1,7 +1,25 @@
 /** Conversations created in the local service before a scenario measures anything. */
+import type { BenchApi } from './bench-api.ts';
+import { startV1Conversations } from './v1-upstream.ts';
 
-/** Creates `count` conversations for `key`, ten in flight at a time (quick, without tripping anything). */
-export async function seed(serviceUrl: string, key: string, count: number): Promise<string[]> {
+/** The seeded conversations, and on V1 the one sandbox (agent server) they all run in. */
+export interface Seeded {
+  ids: string[];
+  /** V1: the sandbox later conversations of the run join (null on V0). */
+  sandboxId: string | null;
+}
+
+/**
+ * Creates `count` conversations for `key`: on V0 ten creates in flight at a time (quick, without
+ * tripping anything); on V1 start tasks run concurrently, all in one sandbox (bench/lib/v1-upstream.ts).
+ */
+export async function seed(
+  serviceUrl: string,
+  key: string,
+  count: number,
+  api: BenchApi = 'v0',
+): Promise<Seeded> {
+  if (api === 'v1') return startV1Conversations(serviceUrl, key, count);
   const ids: string[] = [];
   for (let i = 0; i < count; i += 10) {
     const batch = Array.from({ length: Math.min(10, count - i) }, async () => {
@@ -16,5 +34,5 @@ export async function seed(serviceUrl: string, key: string, count: number): Prom
     });
     ids.push(...(await Promise.all(batch)));
   }
-  return ids;
+  return { ids, sandboxId: null };
 }

@@ -176,7 +176,7 @@ export async function runFairness(context: BenchContext): Promise<ScenarioResult
   try {
     // 200: the page lists the newest 100, `nodes` asks for the oldest 100, so none of its lookups is
     // served from the page (the context shares what a list returned) and all 100 reach the upstream.
-    const aIds = await seed(service.url, TENANT_A, 200);
+    const aIds = (await seed(service.url, TENANT_A, 200)).ids;
     await seed(service.url, TENANT_B, 10);
     const globalIds = aIds.slice(0, 100).map((id) => Buffer.from(`Conversation:${id}`).toString('base64url'));
     const heavyBody = JSON.stringify({ query: HEAVIEST, variables: { ids: globalIds } });

@@ -1,14 +1,20 @@
 /**
  * Scenario 4: N graphql-ws subscribers (one WebSocket each) on one conversation's `conversationEvents`.
- * A driver socket talks to the local service directly and sends `think:` messages; the agent answers
- * with ~5 events per message. Measured: delivery delay from the upstream's event timestamp to receipt
- * in the subscriber processes (p50/p99), gateway RSS per subscriber (a fresh gateway per N, so the
- * baseline is clean), and upstream sockets the local service counts for the conversation.
+ * A driver socket talks to the upstream directly and sends `think:` messages; the agent answers with ~5
+ * events per message. V0: the driver is a Socket.IO client on the service; V1: a bare WebSocket on the
+ * conversation's agent-server event socket (`/sockets/events/{id}`, the sandbox's key as
+ * `X-Session-API-Key`), whose messages run the agent. Measured: delivery delay from the upstream's event
+ * timestamp to receipt in the subscriber processes (p50/p99), gateway RSS per subscriber (a fresh gateway
+ * per N, so the baseline is clean), and the upstream sockets held for the conversation (V0: the
+ * service's `num_connections` minus the driver; V1, which has no such count: the server's own
+ * `upstream_sockets_open` gauge on `/metrics`).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
-import { io, type Socket } from 'socket.io-client';
+import { io } from 'socket.io-client';
+import WebSocket from 'ws';
 import type { FanoutCommand, FanoutReply } from '../fanout-client.ts';
+import type { BenchApi } from '../lib/bench-api.ts';
 import type { BenchContext } from '../lib/context.ts';
 import { heapProbe } from '../lib/live-heap.ts';
 import {
@@ -23,6 +29,7 @@ import {
 } from '../lib/processes.ts';
 import { fmt, type Row, ratio, type ScenarioResult } from '../lib/report.ts';
 import { percentile, round, sorted } from '../lib/stats.ts';
+import { startV1Conversations, v1AgentOf, v1EventSocketUrl, v1Message } from '../lib/v1-upstream.ts';
 
 /**
  * Issue 13's goal for fan-out: CPU per delivery, delivery p99 and RSS per subscriber within this many
@@ -74,7 +81,16 @@ export class SubscriberProcess {
   }
 }
 
-export async function createConversation(context: Pick<BenchContext, 'serviceUrl' | 'key'>): Promise<string> {
+/** What creating a conversation needs: V1 starts it in the run's sandbox (`sandboxId`). */
+type CreateContext = Pick<BenchContext, 'serviceUrl' | 'key'> &
+  Partial<Pick<BenchContext, 'api' | 'sandboxId'>>;
+
+/** Creates a conversation on the service (V1: started on the app server and READY) and answers its id. */
+export async function createConversation(context: CreateContext): Promise<string> {
+  if (context.api === 'v1') {
+    const { ids } = await startV1Conversations(context.serviceUrl, context.key, 1, context.sandboxId ?? null);
+    return ids[0] as string;
+  }
   const response = await fetch(`${context.serviceUrl}/api/conversations`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-session-api-key': context.key },
@@ -85,16 +101,64 @@ export async function createConversation(context: Pick<BenchContext, 'serviceUrl
   return body.conversation_id;
 }
 
-async function numConnections(context: BenchContext, conversationId: string): Promise<number> {
+/**
+ * Upstream event sockets the server (gateway or floor) holds for the conversation. V0: the service's
+ * `num_connections` minus the driver. V1 has no such count, so the server's own `upstream_sockets_open`
+ * gauge (`GET /metrics`, which the fan-out floor serves too) is read; the run watches one conversation.
+ */
+async function upstreamSockets(context: BenchContext, conversationId: string, server: BenchProcess) {
+  if (context.api === 'v1') {
+    const text = await (await fetch(new URL('/metrics', server.url))).text();
+    const match = /^upstream_sockets_open (\d+)$/m.exec(text);
+    return match?.[1] === undefined ? Number.NaN : Number(match[1]);
+  }
   const response = await fetch(`${context.serviceUrl}/api/conversations/${conversationId}`, {
     headers: { 'x-session-api-key': context.key },
   });
   const body = (await response.json()) as { num_connections?: number };
-  return body.num_connections ?? Number.NaN;
+  return (body.num_connections ?? Number.NaN) - 1;
 }
 
-/** The driver: a Socket.IO client straight to the local service, the "user" typing to the agent. */
-async function connectDriver(context: BenchContext, conversationId: string): Promise<Socket> {
+/** The "user" typing to the agent straight on the upstream, seeing every event the agent stores. */
+interface Driver {
+  say(content: string): void;
+  /** Calls `listener` for every event from now on; answers the unsubscribe. */
+  onEvent(listener: () => void): () => void;
+  close(): void;
+}
+
+/**
+ * The driver. V0: a Socket.IO client on the local service. V1: a WebSocket on the agent server's event
+ * socket; its first frame (the connect state, `full_state`, never stored) is not an event, and a
+ * message sent on it runs the agent.
+ */
+async function connectDriver(context: BenchContext, conversationId: string): Promise<Driver> {
+  if (context.api === 'v1') {
+    const agent = await v1AgentOf(context.serviceUrl, context.key, conversationId);
+    const ws = new WebSocket(v1EventSocketUrl(agent), {
+      headers: { 'X-Session-API-Key': agent.sessionApiKey },
+      perMessageDeflate: false,
+    });
+    const listeners = new Set<() => void>();
+    await new Promise<void>((resolve, reject) => {
+      ws.once('error', reject);
+      ws.once('close', (code) => reject(new Error(`driver socket closed ${code}`)));
+      ws.once('message', () => {
+        ws.on('message', () => {
+          for (const listener of listeners) listener();
+        });
+        resolve();
+      });
+    });
+    return {
+      say: (content) => ws.send(v1Message(content, true)),
+      onEvent(listener) {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+      close: () => ws.terminate(),
+    };
+  }
   const socket = io(context.serviceUrl, {
     transports: ['websocket'],
     query: { conversation_id: conversationId, latest_event_id: '-1', session_api_key: context.key },
@@ -104,14 +168,19 @@ async function connectDriver(context: BenchContext, conversationId: string): Pro
     socket.once('connect', () => resolve());
     socket.once('connect_error', (error) => reject(error));
   });
-  return socket;
-}
-
-function say(driver: Socket, content: string): void {
-  driver.emit('oh_user_action', {
-    action: 'message',
-    args: { content, image_urls: [], file_urls: [], timestamp: new Date().toISOString() },
-  });
+  return {
+    say(content) {
+      socket.emit('oh_user_action', {
+        action: 'message',
+        args: { content, image_urls: [], file_urls: [], timestamp: new Date().toISOString() },
+      });
+    },
+    onEvent(listener) {
+      socket.on('oh_event', listener);
+      return () => socket.off('oh_event', listener);
+    },
+    close: () => socket.close(),
+  };
 }
 
 async function collect(clients: SubscriberProcess[]) {
@@ -172,21 +241,26 @@ interface FanoutFigures {
 export type FanoutServer = 'gateway' | 'floor';
 
 /**
- * Starts the gateway or the floor in front of `serviceUrl`, fresh for each run (clean RSS baseline);
- * with `probe`, the bench-only heap probe is loaded into it (live-heap.ts).
+ * Starts the gateway or the floor in front of `serviceUrl` (speaking `api`), fresh for each run (clean
+ * RSS baseline); with `probe`, the bench-only heap probe is loaded into it (live-heap.ts).
  */
 export function spawnFanoutServer(
   server: FanoutServer,
   serviceUrl: string,
   gatewayNodeFlags: string[],
   probe?: { nodeFlags: string[]; env: NodeJS.ProcessEnv },
+  api: BenchApi = 'v0',
 ): Promise<BenchProcess> {
   return server === 'gateway'
     ? spawnGateway(serviceUrl, {
+        api,
         nodeFlags: [...gatewayNodeFlags, ...(probe?.nodeFlags ?? [])],
         ...(probe ? { env: probe.env } : {}),
       })
-    : spawnFloor('fanout', serviceUrl, probe?.nodeFlags, probe?.env);
+    : spawnFloor('fanout', serviceUrl, {
+        api,
+        ...(probe ? { nodeFlags: probe.nodeFlags, env: probe.env } : {}),
+      });
 }
 
 async function runOne(
@@ -196,7 +270,13 @@ async function runOne(
 ): Promise<FanoutFigures> {
   const conversationId = await createConversation(context);
   const probe = heapProbe(`fanout-${server}`);
-  const gateway = await spawnFanoutServer(server, context.serviceUrl, context.gatewayNodeFlags, probe);
+  const gateway = await spawnFanoutServer(
+    server,
+    context.serviceUrl,
+    context.gatewayNodeFlags,
+    probe,
+    context.api,
+  );
   const driver = await connectDriver(context, conversationId);
   const clients: SubscriberProcess[] = [];
   try {
@@ -239,7 +319,7 @@ async function runOne(
     const warmUntil = performance.now() + 60_000;
     let warmed = 0;
     for (let attempt = 0; performance.now() < warmUntil; attempt++) {
-      say(driver, `think: warm-up ${attempt}`);
+      driver.say(`think: warm-up ${attempt}`);
       await sleep(1500);
       warmed = (await collect(clients)).reached;
       if (warmed >= opened) break;
@@ -247,7 +327,7 @@ async function runOne(
     await sleep(1000);
     const rssWithSubscribers = rssBytes(gateway.pid);
     const liveHeapWithSubscribers = await probe.liveHeapBytes(gateway.pid);
-    const upstreamSockets = (await numConnections(context, conversationId)) - 1; // minus the driver
+    const heldSockets = await upstreamSockets(context, conversationId, gateway);
 
     for (const client of clients) client.child.send({ type: 'reset' } satisfies FanoutCommand);
     // The driver sees every event too: what it receives from now on, every subscriber should receive.
@@ -255,16 +335,16 @@ async function runOne(
     const countEmitted = () => {
       emitted++;
     };
-    driver.on('oh_event', countEmitted);
+    const stopCounting = driver.onEvent(countEmitted);
     // CPU per delivery does not depend on how busy the other cores are, unlike the delays.
     const cpuBefore = cpuMs(gateway.pid);
     const messages = context.quick ? 5 : 10;
     for (let m = 0; m < messages; m++) {
-      say(driver, `think: event ${m}`);
+      driver.say(`think: event ${m}`);
       await sleep(1000);
     }
     await sleep(500);
-    driver.off('oh_event', countEmitted);
+    stopCounting();
     const expected = emitted * opened;
     const result = await collectWhenSettled(clients, expected);
     // The wait loop polls every 500 ms, so up to one idle poll is included (an idle gateway uses ~0 CPU).
@@ -285,7 +365,7 @@ async function runOne(
       rssWithSubscribersMiB: round(rssWithSubscribers / 2 ** 20),
       rssPerSubscriberKiB: round((rssWithSubscribers - rssBaseline) / opened / 1024),
       liveHeapPerSubscriberKiB: round((liveHeapWithSubscribers - liveHeapBaseline) / opened / 1024),
-      upstreamSockets,
+      upstreamSockets: heldSockets,
       gatewayCpuUsPerDelivery: round((cpuSpent * 1000) / Math.max(1, result.received)),
       errors: [...new Set(result.errors)].slice(0, 5),
     };

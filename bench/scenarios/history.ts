@@ -1,14 +1,20 @@
 /**
  * Scenario: reading the newest 50 events of a 1,000-event conversation (the chat view's first query),
- * `conversation(id:) { events(last: 50) }` through the gateway vs
- * `GET /api/conversations/{id}/events?reverse=true&limit=50` directly, at one connection (added
- * latency) and at saturation (throughput ratio). The gateway side makes two upstream calls (the
- * conversation record, then the events page): `events` is a field of the Conversation node.
+ * `conversation(id:) { events(last: 50) }` through the gateway vs the upstream's own newest-50 read
+ * directly, at one connection (added latency) and at saturation (throughput ratio):
+ * - V0: `GET /api/conversations/{id}/events?reverse=true&limit=50` on the service;
+ * - V1: the agent server's `GET {conversation_url}/events/search?sort_order=TIMESTAMP_DESC&limit=50`
+ *   with the sandbox's `session_api_key` as `X-Session-API-Key` (where the gateway reads a running
+ *   conversation's history, src/upstream/v1/history.ts).
+ * The gateway side makes two upstream calls (the conversation record, then the events page): `events`
+ * is a field of the Conversation node.
  */
-import { type BenchContext, graphqlTarget, restTarget } from '../lib/context.ts';
+import { type BenchContext, graphqlTarget, restTarget, upstreamTarget } from '../lib/context.ts';
 import { compareGatewayWithDirect } from '../lib/http-comparison.ts';
 import type { HttpTarget } from '../lib/http-load.ts';
 import type { ScenarioResult } from '../lib/report.ts';
+import { startV1Conversations, type V1Agent, v1AgentOf, v1Message } from '../lib/v1-upstream.ts';
+import { createConversation } from './fanout.ts';
 
 const EVENT_COUNT = 1000;
 const PAGE = 50;
@@ -23,63 +29,85 @@ const HISTORY_QUERY = `query BenchHistory($id: ID!) {
   }
 }`;
 
-async function post(context: BenchContext, path: string, body: unknown): Promise<void> {
-  const response = await fetch(`${context.serviceUrl}${path}`, {
+/** The seeded conversation; on V1 with its agent server (where the direct read goes). */
+export interface HistoryConversation {
+  id: string;
+  agent: V1Agent | null;
+}
+
+async function post(url: string, key: string, body: string | undefined): Promise<void> {
+  const response = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-session-api-key': context.key },
-    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', 'x-session-api-key': key },
+    ...(body === undefined ? {} : { body }),
   });
   await response.arrayBuffer();
-  if (response.status !== 200) throw new Error(`seeding ${path} answered ${response.status}`);
+  if (response.status !== 200) throw new Error(`seeding ${url} answered ${response.status}`);
+}
+
+/** Posts `body` to `url` {@link EVENT_COUNT} times, 20 in flight. */
+async function postMany(url: string, key: string, body: string): Promise<void> {
+  for (let i = 0; i < EVENT_COUNT; i += 20) {
+    await Promise.all(Array.from({ length: 20 }, () => post(url, key, body)));
+  }
 }
 
 /**
- * A conversation with at least 1,000 stored events, seeded fast: once stopped, each
- * `change_agent_state: stopped` posted to the events route stores just its echo (no agent step).
+ * A conversation with at least 1,000 stored events, seeded fast, with no agent step:
+ * - V0: once stopped, each `change_agent_state: stopped` posted to the events route stores just its echo;
+ * - V1: each user message posted to the agent server's `POST .../events` with `"run": false` is appended
+ *   and nothing runs (the agent server's default; the conversation stays idle in the run's sandbox).
  */
-export async function seedHistory(context: BenchContext): Promise<string> {
-  const response = await fetch(`${context.serviceUrl}/api/conversations`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-session-api-key': context.key },
-    body: '{}',
-  });
-  const { conversation_id: id } = (await response.json()) as { conversation_id: string };
-  await post(context, `/api/conversations/${id}/stop`, undefined);
-  const action = { action: 'change_agent_state', args: { agent_state: 'stopped' } };
-  for (let i = 0; i < EVENT_COUNT; i += 20) {
-    await Promise.all(
-      Array.from({ length: 20 }, () => post(context, `/api/conversations/${id}/events`, action)),
-    );
+export async function seedHistory(context: BenchContext): Promise<HistoryConversation> {
+  if (context.api === 'v1') {
+    const { ids } = await startV1Conversations(context.serviceUrl, context.key, 1, context.sandboxId);
+    const id = ids[0] as string;
+    const agent = await v1AgentOf(context.serviceUrl, context.key, id);
+    await postMany(`${agent.conversationUrl}/events`, agent.sessionApiKey, v1Message('seeded', false));
+    return { id, agent };
   }
-  return id;
+  const id = await createConversation(context);
+  await post(`${context.serviceUrl}/api/conversations/${id}/stop`, context.key, undefined);
+  const action = { action: 'change_agent_state', args: { agent_state: 'stopped' } };
+  await postMany(`${context.serviceUrl}/api/conversations/${id}/events`, context.key, JSON.stringify(action));
+  return { id, agent: null };
 }
 
 /** The two targets of the history scenario (also used by bench/ab.ts). */
 export function historyTargets(
   context: BenchContext,
-  id: string,
+  seeded: HistoryConversation,
 ): { gateway: HttpTarget; direct: HttpTarget } {
+  const { id, agent } = seeded;
+  const checkPage = (entries: unknown[] | undefined, what: string) => {
+    if (entries?.length !== PAGE) throw new Error(`expected ${PAGE} ${what}, got ${entries?.length}`);
+  };
   return {
     gateway: graphqlTarget(context, HISTORY_QUERY, { id }, (data) => {
       const events = (data.conversation as { events: { edges: unknown[] } } | null)?.events;
       if (events?.edges.length !== PAGE)
         throw new Error(`expected ${PAGE} edges, got ${JSON.stringify(data).slice(0, 200)}`);
     }),
-    direct: restTarget(
-      context,
-      'GET',
-      `/api/conversations/${id}/events?reverse=true&limit=${PAGE}`,
-      undefined,
-      (body) => {
-        const events = (body as { events: unknown[] }).events;
-        if (events.length !== PAGE) throw new Error(`expected ${PAGE} events, got ${events.length}`);
-      },
-    ),
+    direct:
+      agent === null
+        ? restTarget(
+            context,
+            'GET',
+            `/api/conversations/${id}/events?reverse=true&limit=${PAGE}`,
+            undefined,
+            (body) => checkPage((body as { events?: unknown[] }).events, 'events'),
+          )
+        : upstreamTarget(
+            `${agent.conversationUrl}/events/search?sort_order=TIMESTAMP_DESC&limit=${PAGE}`,
+            agent.sessionApiKey,
+            'GET',
+            undefined,
+            (body) => checkPage((body as { items?: unknown[] }).items, 'items'),
+          ),
   };
 }
 
 /** Runs the history scenario. */
 export async function runHistory(context: BenchContext): Promise<ScenarioResult> {
-  const id = await seedHistory(context);
-  return compareGatewayWithDirect(context, 'history', historyTargets(context, id));
+  return compareGatewayWithDirect(context, 'history', historyTargets(context, await seedHistory(context)));
 }

@@ -1,6 +1,7 @@
 /**
- * Scenario 1: `conversations(first: 20)` through the gateway vs `GET /api/conversations?limit=20`
- * directly, at one connection (added latency) and at saturation (throughput ratio).
+ * Scenario 1: `conversations(first: 20)` through the gateway vs one upstream page of 20 directly (V0
+ * `GET /api/conversations?limit=20`, V1 the app server's `GET /api/v1/app-conversations/search?limit=20`),
+ * at one connection (added latency) and at saturation (throughput ratio).
  */
 import { type BenchContext, CONVERSATION_FIELDS, graphqlTarget, restTarget } from '../lib/context.ts';
 import { compareGatewayWithDirect } from '../lib/http-comparison.ts';
@@ -15,16 +16,23 @@ const LIST_QUERY = `query BenchList {
   }
 }`;
 
+/** The upstream's page of 20 and the key its entries are under, per API. */
+const DIRECT = {
+  v0: { path: '/api/conversations?limit=20', list: 'results' },
+  v1: { path: '/api/v1/app-conversations/search?limit=20', list: 'items' },
+} as const;
+
 /** The two targets of the list scenario (also used by the profiler). */
 export function listTargets(context: BenchContext): { gateway: HttpTarget; direct: HttpTarget } {
+  const direct = DIRECT[context.api];
   return {
     gateway: graphqlTarget(context, LIST_QUERY, {}, (data) => {
       const edges = (data.conversations as { edges: unknown[] }).edges;
       if (edges.length !== 20) throw new Error(`expected 20 edges, got ${edges.length}`);
     }),
-    direct: restTarget(context, 'GET', '/api/conversations?limit=20', undefined, (body) => {
-      const results = (body as { results: unknown[] }).results;
-      if (results.length !== 20) throw new Error(`expected 20 results, got ${results.length}`);
+    direct: restTarget(context, 'GET', direct.path, undefined, (body) => {
+      const entries = (body as Record<string, unknown[] | undefined>)[direct.list];
+      if (entries?.length !== 20) throw new Error(`expected 20 ${direct.list}, got ${entries?.length}`);
     }),
   };
 }
@@ -37,7 +45,9 @@ export async function runList(context: BenchContext): Promise<ScenarioResult> {
   const targets = listTargets(context);
   const floors: BenchProcess[] = [];
   try {
-    for (const kind of ['proxy', 'reshape'] as const) floors.push(await spawnFloor(kind, context.serviceUrl));
+    for (const kind of ['proxy', 'reshape'] as const) {
+      floors.push(await spawnFloor(kind, context.serviceUrl, { api: context.api }));
+    }
     const [proxy, reshape] = floors as [BenchProcess, BenchProcess];
     return await compareGatewayWithDirect(
       context,
@@ -46,7 +56,11 @@ export async function runList(context: BenchContext): Promise<ScenarioResult> {
       // Issue 13: gateway CPU per request within 1.25x of the parse-and-reshape floor.
       { maxAddedP50Ms: 1, minThroughputRatio: 0.7, maxCpuVsFloor: { floor: 'reshape', ratio: 1.25 } },
       [
-        { name: 'proxy', pid: proxy.pid, target: floorTarget(targets.gateway, proxy.url, 'results') },
+        {
+          name: 'proxy',
+          pid: proxy.pid,
+          target: floorTarget(targets.gateway, proxy.url, DIRECT[context.api].list),
+        },
         { name: 'reshape', pid: reshape.pid, target: floorTarget(targets.gateway, reshape.url, 'edges') },
       ],
     );
@@ -55,14 +69,18 @@ export async function runList(context: BenchContext): Promise<ScenarioResult> {
   }
 }
 
-/** The gateway's request sent to a floor; its answer must hold 20 entries under `list`. */
-function floorTarget(gateway: HttpTarget, url: string, list: 'results' | 'edges'): HttpTarget {
+/**
+ * The gateway's request sent to a floor; its answer must hold 20 entries under `list` (the proxy: the
+ * upstream page's `results` or `items`; the reshape floor: the GraphQL `edges`).
+ */
+function floorTarget(gateway: HttpTarget, url: string, list: 'results' | 'items' | 'edges'): HttpTarget {
   const entries = (body: string): number => {
     const parsed = JSON.parse(body) as {
       results?: unknown[];
+      items?: unknown[];
       data?: { conversations?: { edges?: unknown[] } };
     };
-    return (list === 'results' ? parsed.results : parsed.data?.conversations?.edges)?.length ?? -1;
+    return (list === 'edges' ? parsed.data?.conversations?.edges : parsed[list])?.length ?? -1;
   };
   return {
     ...gateway,
