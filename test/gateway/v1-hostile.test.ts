@@ -2,7 +2,8 @@
  * The V1 adapter against upstreams the bundled service never imitates, each a small scripted double
  * over real sockets (test/helpers/hostile-upstream.ts): the real app server's text/plain 500, the web
  * UI's HTML fallback and 405 of an older server (one coded error naming the missing route), records
- * with unknown statuses, dashed ids, naive timestamps and omitted fields, a start task that fails,
+ * with unknown statuses, dashed ids, naive timestamps and omitted fields, a start task that fails or
+ * never finishes,
  * unknown event kinds, and where credentials go: the caller's (`X-Access-Token` too) to the app server
  * only, a conversation's own key to its agent server's origin only, never into an answer or a log line.
  */
@@ -222,6 +223,69 @@ describe('V1 against hostile app servers', () => {
       ['UPSTREAM_REFUSED', 'The conversation failed to start: clone failed with token [redacted]'],
     ]);
     expect(text).not.toContain(CALLER_KEY);
+  });
+});
+
+describe('V1: a start task that never finishes', () => {
+  it('reads STARTING with an empty history; a message or state request is a coded refusal, not a wait', async () => {
+    const app = await double();
+    app.on('GET', '/api/v1/app-conversations', { json: [null] });
+    app.on('GET', '/api/v1/app-conversations/start-tasks/search', {
+      json: {
+        items: [
+          {
+            id: '9b2e6f0c1d4a4e7b8c3f5a6d7e8f9013',
+            created_by_user_id: null,
+            // Stuck where a real one waits for a sandbox that never comes up.
+            status: 'WAITING_FOR_SANDBOX',
+            detail: null,
+            app_conversation_id: null,
+            sandbox_id: null,
+            agent_server_url: null,
+            request: { conversation_id: DASHED, trigger: 'gui', pr_number: [] },
+            created_at: '2026-08-21T18:00:00.000001Z',
+            updated_at: '2026-08-21T18:00:01.000001Z',
+          },
+        ],
+        next_page_id: null,
+      },
+    });
+    const gateway = await gatewayForTest({ upstreamUrl: app.url, upstreamApi: 'v1' });
+    const read = await gql(
+      gateway,
+      `query($id: ID!) { conversation(id: $id) { status statusRaw events(first: 3) { edges { cursor } pageInfo { hasNextPage } } } }`,
+      { id: HEX },
+    );
+    expect(read.body).toEqual({
+      data: {
+        conversation: {
+          status: 'STARTING',
+          statusRaw: 'STARTING',
+          events: { edges: [], pageInfo: { hasNextPage: false } },
+        },
+      },
+    });
+    const UNAVAILABLE = `__typename ... on ConversationUnavailableError { reason }`;
+    const sent = await gql(
+      gateway,
+      `mutation($id: ID!) { sendMessage(input: { conversationId: $id, content: "hi" }) { ${UNAVAILABLE} } }`,
+      { id: HEX },
+    );
+    expect(sent.body.data?.sendMessage).toEqual({
+      __typename: 'ConversationUnavailableError',
+      reason: 'UNREACHABLE',
+    });
+    const paused = await gql(
+      gateway,
+      `mutation($id: ID!) { changeAgentState(input: { conversationId: $id, state: PAUSED }) { ${UNAVAILABLE} } }`,
+      { id: HEX },
+    );
+    expect(paused.body.data?.changeAgentState).toEqual({
+      __typename: 'ConversationUnavailableError',
+      reason: 'UNREACHABLE',
+    });
+    // Nothing went to an agent server: the task named none.
+    expect(app.requests.some((r) => r.path.includes('/events'))).toBe(false);
   });
 });
 
