@@ -2,16 +2,17 @@
  * Errors of every origin reach the client as answers, never as HTTP 500 or a closed socket: variable
  * coercion errors are BAD_USER_INPUT request errors (HTTP 400 / 200 by Accept, graphql-ws `error` for
  * that operation only, a live subscription on the same socket untouched). Real gateway, real local
- * service. (graphql-jit's own errors, which carry no `extensions`, are fed through every observer in
+ * service, on both APIs (the refusals come before any upstream call; the live subscription that goes
+ * on is V0's Socket.IO bridge or V1's agent-server socket). (graphql-jit's own errors, which carry no `extensions`, are fed through every observer in
  * test/gateway/observers.test.ts: since records are read defensively, no upstream answer can produce
  * one any more.)
  */
 import type { ExecutionResult } from 'graphql';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { gatewayForTest } from '../helpers/gateway.ts';
+import { APIS, seedConversations } from '../helpers/both-apis.ts';
+import { serviceAndGatewayForTest } from '../helpers/gateway.ts';
 import { RawGraphqlWs } from '../helpers/graphql-ws.ts';
 import { codes, metric, post } from '../helpers/http.ts';
-import { localServiceForTest, rest } from '../helpers/local-service.ts';
 
 const LIST = 'query V($f: Int) { conversations(first: $f) { edges { node { id } } } }';
 const ONE = 'query One($id: ID!) { conversation(id: $id) { id } }';
@@ -62,10 +63,9 @@ const VARIABLE_MISTAKES: Array<{ name: string; body: string; message: string }> 
   },
 ];
 
-describe('variable coercion errors are request errors', () => {
+describe.each(APIS)('variable coercion errors are request errors on %s', (api) => {
   it('over HTTP: 400 for graphql-response+json, 200 for json, BAD_USER_INPUT, no upstream call, logged and counted', async () => {
-    const service = await localServiceForTest();
-    const gateway = await gatewayForTest({ upstreamUrl: service.url, hardening: { rateLimit: false } });
+    const { gateway } = await serviceAndGatewayForTest({ api, hardening: { rateLimit: false } });
     for (const mistake of VARIABLE_MISTAKES) {
       const spec = await post(gateway.url, mistake.body);
       expect({ name: mistake.name, status: spec.status, json: spec.json }).toEqual({
@@ -97,8 +97,7 @@ describe('variable coercion errors are request errors', () => {
   });
 
   it('never echoes the value sent (it may be a secret in the wrong field)', async () => {
-    const service = await localServiceForTest();
-    const gateway = await gatewayForTest({ upstreamUrl: service.url });
+    const { gateway } = await serviceAndGatewayForTest({ api });
     const secret = 'ghp_secretTokenInTheWrongField0001';
     const answers = [
       await post(gateway.url, { query: BY_TRIGGER, variables: { t: secret } }),
@@ -115,18 +114,14 @@ describe('variable coercion errors are request errors', () => {
   });
 
   it('over graphql-ws: an `error` for that operation only; the socket and its live subscription go on', async () => {
-    const service = await localServiceForTest();
-    const gateway = await gatewayForTest({ upstreamUrl: service.url, hardening: { rateLimit: false } });
-    const created = await rest<{ conversation_id: string }>(service.url, '/api/conversations', {
-      method: 'POST',
-      body: {},
-    });
-    const id = created.body.conversation_id;
+    const { service, gateway } = await serviceAndGatewayForTest({ api, hardening: { rateLimit: false } });
+    const [id] = await seedConversations(api, service.url, 1);
     const socket = await RawGraphqlWs.open(gateway.url);
     onTestFinished(() => socket.close());
     socket.send(
       `{"id":"live","type":"subscribe","payload":${body(
-        'subscription L($id: ID!) { conversationEvents(conversationId: $id, afterEventId: -1) { eventId ... on AgentMessageEvent { content } } }',
+        // The whole history, then live events (afterEventId: -1 is V0-only, docs/live-events.md).
+        'subscription L($id: ID!) { conversationEvents(conversationId: $id, fromBeginning: true) { cursor ... on AgentMessageEvent { content } } }',
         { id },
       )}}`,
     );
