@@ -3,17 +3,19 @@
  * second or two: the header deadline and the whole-request deadline answer 408 REQUEST_TIMEOUT; an
  * SSE stream whose reader stops reading is cut as graphql-ws cuts a paused socket; one credential
  * holds at most MAX_STREAMS_PER_CREDENTIAL sockets + SSE streams (4429 / 429 TOO_MANY_STREAMS).
+ * What streams a conversation runs on both APIs (the events come from V0's Socket.IO bridge or from
+ * V1's agent-server sockets); the deadlines of requests that never reach an upstream run once.
  */
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { conversationEventsSubscription } from '../helpers/fixtures.ts';
+import { APIS } from '../helpers/both-apis.ts';
+import { cursorSubscription, seedConversation } from '../helpers/both-apis-live.ts';
 import { serviceAndGatewayForTest, type TestGateway } from '../helpers/gateway.ts';
 import { initSocket } from '../helpers/graphql-ws.ts';
 import { parseRawAnswer, post, rawConnection, readUntilClosed } from '../helpers/http.ts';
-import { createConversation } from '../helpers/local-service.ts';
 import { sseSubscribe } from '../helpers/sse.ts';
 
-const EVENTS = conversationEventsSubscription(`
-  __typename eventId message
+const EVENTS = cursorSubscription(`
+  __typename cursor message
   ... on UserMessageEvent { content }
   ... on AgentMessageEvent { content }
 `);
@@ -21,7 +23,7 @@ const EVENTS = conversationEventsSubscription(`
 /** The raw request of an SSE subscription to a conversation's whole history (as EventSource sends it). */
 function openSse(url: string, id: string): string {
   const { pathname, host } = new URL(url);
-  const variables = encodeURIComponent(JSON.stringify({ id, after: -1 }));
+  const variables = encodeURIComponent(JSON.stringify({ id, fromBeginning: true }));
   const path = `${pathname}?query=${encodeURIComponent(EVENTS)}&variables=${variables}`;
   return `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nAccept: text/event-stream\r\n\r\n`;
 }
@@ -44,7 +46,7 @@ async function expectTimedOut(gateway: TestGateway, request: string, deadline: s
   expect(gateway.calls).toHaveLength(0);
 }
 
-describe('request deadlines', () => {
+describe('request deadlines (no upstream call: the API plays no part)', () => {
   it('answers 408 REQUEST_TIMEOUT when the headers do not arrive within HEADERS_TIMEOUT_MS', async () => {
     const { gateway } = await serviceAndGatewayForTest({
       transportLimits: { headersTimeoutMs: 500, requestTimeoutMs: 5_000 },
@@ -71,12 +73,15 @@ describe('request deadlines', () => {
     // The gateway still answers complete requests.
     expect((await post(gateway.url, { query: '{ __typename }' })).status).toBe(200);
   });
+});
 
+describe.each(APIS)('request deadlines of streams on %s', (api) => {
   it('does not cut an answer streamed for longer than the request deadline (SSE, graphql-ws)', async () => {
     const { gateway, service } = await serviceAndGatewayForTest({
+      api,
       transportLimits: { headersTimeoutMs: 1_000, requestTimeoutMs: 1_000 },
     });
-    const id = await createConversation(service.url);
+    const id = await seedConversation(api, service.url);
     const abort = new AbortController();
     onTestFinished(() => abort.abort());
     const stream = sseSubscribe(gateway.url, { query: EVENTS, variables: { id } }, {}, abort.signal);
@@ -100,18 +105,19 @@ describe('request deadlines', () => {
   });
 });
 
-describe('SSE stall cut', () => {
+describe.each(APIS)('SSE stall cut on %s', (api) => {
   /**
    * A conversation whose stored history is ~6 MB of SSE frames, more than loopback's socket buffers
    * hold: one long first message (sendMessage allows 100,000 characters; the REST create takes more),
    * stored as the user's event and quoted back by the agent, each carrying it as `message` and `content`.
    */
   async function bigHistory(serviceUrl: string): Promise<string> {
-    return createConversation(serviceUrl, { initial_user_msg: `one ${'x'.repeat(1_500_000)}` });
+    return seedConversation(api, serviceUrl, { message: `one ${'x'.repeat(1_500_000)}` });
   }
 
   it('cuts a stream whose reader stopped reading, and only that stream', async () => {
     const { gateway, service } = await serviceAndGatewayForTest({
+      api,
       transportLimits: { sseStallTimeoutMs: 300 },
     });
     const id = await bigHistory(service.url);
@@ -157,12 +163,13 @@ describe('SSE stall cut', () => {
   });
 });
 
-describe('streams per credential', () => {
+describe.each(APIS)('streams per credential on %s', (api) => {
   it('refuses a third socket or SSE stream of one credential (4429 / 429 TOO_MANY_STREAMS), not another credential’s', async () => {
     const { gateway, service } = await serviceAndGatewayForTest({
+      api,
       transportLimits: { maxStreamsPerCredential: 2 },
     });
-    const id = await createConversation(service.url);
+    const id = await seedConversation(api, service.url);
     const keyA = { 'X-Session-API-Key': 'key-a' };
 
     const first = await initSocket(gateway.url, keyA);
