@@ -3,8 +3,9 @@
  * every query, mutation and subscription at the same time through one gateway. Neither ever sees the
  * other's conversations, events, tokens or conversation keys (V0's nested-runtime key, V1's sandbox
  * `session_api_key`): not in answers, not in streams, not via ids taken from the other tenant (read,
- * rename, stop, delete, message, change the agent's state, subscribe over graphql-ws and SSE), not
- * through the shared upstream sockets of the event bridge (one per conversation and credential).
+ * rename, stop, delete, message, change the agent's state, over HTTP and graphql-ws; subscribe over
+ * graphql-ws and SSE), not through the shared upstream sockets of the event bridge (one per
+ * conversation and credential).
  */
 import { describe, expect, it, vi } from 'vitest';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
@@ -13,12 +14,14 @@ import { upstreamSessionKey } from '../helpers/both-apis-hardening.ts';
 import type { Collector } from '../helpers/collector.ts';
 import { serviceAndGatewayForTest } from '../helpers/gateway.ts';
 import { subscribeOverWs, wsClient } from '../helpers/graphql-ws.ts';
-import { post } from '../helpers/http.ts';
+import { post, type RawAnswer } from '../helpers/http.ts';
 import { subscribeOverSse } from '../helpers/sse.ts';
 
 const TENANTS = { a: 'tenant-a-key-111111', b: 'tenant-b-key-222222' } as const;
 type Tenant = keyof typeof TENANTS;
 const BOTH = ['a', 'b'] as const;
+const TRANSPORTS = ['http', 'graphql-ws'] as const;
+type Transport = (typeof TRANSPORTS)[number];
 const otherThan = (tenant: Tenant): Tenant => (tenant === 'a' ? 'b' : 'a');
 
 const CREATE = `mutation Create($input: CreateConversationInput!) {
@@ -61,8 +64,23 @@ describe.each(APIS)('two credentials at once on %s', (api) => {
       hardening: { rateLimit: false },
     });
     const as = (tenant: Tenant) => ({ 'x-session-api-key': TENANTS[tenant] });
-    const call = (tenant: Tenant, query: string, variables: Json = {}) =>
-      post(gateway.url, { query, variables }, as(tenant));
+    const sockets = {
+      a: wsClient(gateway.url, { connectionParams: { 'X-Session-API-Key': TENANTS.a } }),
+      b: wsClient(gateway.url, { connectionParams: { 'X-Session-API-Key': TENANTS.b } }),
+    };
+    /** One operation as `tenant` over HTTP or over its graphql-ws socket: the body, parsed and as text. */
+    const call = async (
+      tenant: Tenant,
+      query: string,
+      variables: Json = {},
+      transport: Transport = 'http',
+    ): Promise<Pick<RawAnswer, 'json' | 'text'>> => {
+      if (transport === 'http') return post(gateway.url, { query, variables }, as(tenant));
+      for await (const result of sockets[tenant].iterate({ query, variables })) {
+        return { json: result as RawAnswer['json'], text: JSON.stringify(result) };
+      }
+      throw new Error('no result over graphql-ws');
+    };
 
     // Creates, interleaved.
     const created: Record<Tenant, string[]> = { a: [], b: [] };
@@ -101,7 +119,7 @@ describe.each(APIS)('two credentials at once on %s', (api) => {
     const own: Record<Tenant, Array<Collector<Result>>> = { a: [], b: [] };
     const foreign: Record<Tenant, Array<Collector<Result>>> = { a: [], b: [] };
     for (const tenant of BOTH) {
-      const ws = wsClient(gateway.url, { connectionParams: { 'X-Session-API-Key': TENANTS[tenant] } });
+      const ws = sockets[tenant];
       for (const [streams, id] of [
         [own, created[tenant][0]],
         [foreign, created[otherThan(tenant)][0]],
@@ -135,23 +153,25 @@ describe.each(APIS)('two credentials at once on %s', (api) => {
         const key = sessionKeys[tenant][mine.indexOf(id)];
         expect(lookup.json?.data?.conversation).toMatchObject({ sessionApiKey: api === 'v0' ? key : null });
       }
-      for (const id of theirs) {
-        const lookup = await call(tenant, LOOKUPS, { id, gid: encodeGlobalId('Conversation', id) });
-        answers.push(lookup.text);
-        record('lookup', lookup.json?.data);
-        const conversationId = id;
-        const intruding: Array<[string, string, Json]> = [
-          ['send', SEND, { conversationId, content: `intrusion-by-${tenant}` }],
-          ['change', CHANGE, { conversationId, state: 'STOPPED' }],
-          ['rename', RENAME, { conversationId, title: `renamed-by-${tenant}` }],
-          ['stop', STOP, { conversationId }],
-          ['delete', DELETE, { conversationId }],
-        ];
-        for (const [name, mutation, input] of intruding) {
-          const answer = await call(tenant, mutation, { input });
-          answers.push(answer.text);
-          expect(answer.json?.errors, name).toBeUndefined();
-          record(name, Object.values(answer.json?.data ?? {})[0]);
+      for (const conversationId of theirs) {
+        for (const transport of TRANSPORTS) {
+          const gid = encodeGlobalId('Conversation', conversationId);
+          const lookup = await call(tenant, LOOKUPS, { id: conversationId, gid }, transport);
+          answers.push(lookup.text);
+          record('lookup', lookup.json?.data);
+          const intruding: Array<[string, string, Json]> = [
+            ['send', SEND, { conversationId, content: `intrusion-by-${tenant}` }],
+            ['change', CHANGE, { conversationId, state: 'STOPPED' }],
+            ['rename', RENAME, { conversationId, title: `renamed-by-${tenant}` }],
+            ['stop', STOP, { conversationId }],
+            ['delete', DELETE, { conversationId }],
+          ];
+          for (const [name, mutation, input] of intruding) {
+            const answer = await call(tenant, mutation, { input }, transport);
+            answers.push(answer.text);
+            expect(answer.json?.errors, `${name} over ${transport}`).toBeUndefined();
+            record(name, Object.values(answer.json?.data ?? {})[0]);
+          }
         }
       }
       const send = await call(tenant, SEND, {
@@ -170,16 +190,17 @@ describe.each(APIS)('two credentials at once on %s', (api) => {
       const other = otherThan(tenant);
       const { answers, outcomes } = results[index] as (typeof results)[number];
       expect(outcomes.list).toEqual([[...created[tenant]].sort()]);
-      const four = <T>(value: T) => [value, value, value, value];
+      // Each of the other's four conversations, over both transports.
+      const every = <T>(value: T) => Array.from({ length: 4 * TRANSPORTS.length }, () => value);
       expect(outcomes).toMatchObject({
-        lookup: four({ conversation: null, node: null, nodes: [null] }),
-        send: four({ __typename: 'ConversationUnavailableError', reason: 'NOT_FOUND' }),
-        change: four({ __typename: 'ConversationUnavailableError', reason: 'NOT_FOUND' }),
+        lookup: every({ conversation: null, node: null, nodes: [null] }),
+        send: every({ __typename: 'ConversationUnavailableError', reason: 'NOT_FOUND' }),
+        change: every({ __typename: 'ConversationUnavailableError', reason: 'NOT_FOUND' }),
         // V0's server refuses another user's rename with 403; V1's app server answers 404 on every
         // route (docs/upstream-apis.md, "Another user's conversation").
-        rename: four({ __typename: api === 'v0' ? 'PermissionDeniedError' : 'ConversationNotFoundError' }),
-        stop: four({ __typename: 'ConversationNotFoundError' }),
-        delete: four({ __typename: 'ConversationNotFoundError' }),
+        rename: every({ __typename: api === 'v0' ? 'PermissionDeniedError' : 'ConversationNotFoundError' }),
+        stop: every({ __typename: 'ConversationNotFoundError' }),
+        delete: every({ __typename: 'ConversationNotFoundError' }),
       });
       const everything = answers.join('\n');
       for (const id of created[other]) expect(everything).not.toContain(id);
@@ -204,7 +225,10 @@ describe.each(APIS)('two credentials at once on %s', (api) => {
       for (const stream of foreign[tenant]) {
         await stream.finished();
         expect(stream.items.map((item) => item.data ?? null)).toEqual([null]);
-        expect(JSON.stringify(stream.items)).toMatch(/"code":"CONVERSATION_NOT_FOUND"/);
+        const seen = JSON.stringify(stream.items);
+        expect(seen).toMatch(/"code":"CONVERSATION_NOT_FOUND"/);
+        expect(seen).not.toContain(`secret-${other}`);
+        for (const key of sessionKeys[other]) expect(seen).not.toContain(key);
       }
     }
 
