@@ -2,10 +2,50 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tryUpgrade } from '../helpers/graphql-ws.ts';
 import { httpRequest } from '../helpers/http.ts';
-import { tempDataDirForTest } from '../helpers/local-service.ts';
+import { spawnLocalServiceCli, tempDataDirForTest } from '../helpers/local-service.ts';
 import { killAfterTest, spawnTypeScript } from '../helpers/processes.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
+
+/** The gateway's URL once the process prints it. */
+async function gatewayUrlOf(proc: ReturnType<typeof run>): Promise<string> {
+  let gatewayUrl: string | undefined;
+  for (let i = 0; i < 300 && !gatewayUrl; i++) {
+    gatewayUrl = /gateway: (http:\/\/\S+\/graphql)/.exec(proc.output().stdout)?.[1];
+    if (!gatewayUrl) await new Promise((done) => setTimeout(done, 50));
+  }
+  if (!gatewayUrl) throw new Error(`no gateway address printed: ${JSON.stringify(proc.output())}`);
+  return gatewayUrl;
+}
+
+/** Creates a conversation through the graph, then waits until the list shows it; answers its id. */
+async function createAndList(gatewayUrl: string): Promise<string> {
+  const post = async (query: string) =>
+    (await (
+      await fetch(gatewayUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query }),
+      })
+    ).json()) as {
+      data: Record<string, { conversationId?: string; edges?: Array<{ node: { conversationId: string } }> }>;
+    };
+  const created = await post(
+    'mutation { createConversation(input: {}) { ... on CreateConversationPayload { conversationId } } }',
+  );
+  const id = created.data.createConversation?.conversationId as string;
+  expect(id).toMatch(/^[0-9a-f]{32}$/);
+  await expect
+    .poll(
+      async () =>
+        (
+          await post('{ conversations(first: 5) { edges { node { conversationId } } } }')
+        ).data.conversations?.edges?.map((edge) => edge.node.conversationId),
+      { timeout: 10_000, interval: 50 },
+    )
+    .toContain(id);
+  return id;
+}
 
 function run(args: string[], env: Record<string, string>) {
   const child = spawnTypeScript('src/index.ts', args, {
@@ -30,14 +70,9 @@ describe('npm start', () => {
   it('starts the embedded local service and the gateway, prints both, refuses a rebound Host, stops on SIGTERM', async () => {
     const dataDir = tempDataDirForTest('gateway-entry-');
     const proc = run(['--port', '0'], { DATA_DIR: dataDir, LOCAL_SERVICE_PORT: '0', PORT: '1' });
-    let gatewayUrl: string | undefined;
-    for (let i = 0; i < 300 && !gatewayUrl; i++) {
-      gatewayUrl = /gateway: (http:\/\/\S+\/graphql)/.exec(proc.output().stdout)?.[1];
-      if (!gatewayUrl) await new Promise((done) => setTimeout(done, 50));
-    }
+    const gatewayUrl = await gatewayUrlOf(proc);
     expect(proc.output().stdout).toMatch(/local conversation service: http:\/\/127\.0\.0\.1:\d+/);
-    expect(gatewayUrl).toBeDefined();
-    const response = await fetch(gatewayUrl as string, {
+    const response = await fetch(gatewayUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ query: 'mutation { createConversation(input: {}) { __typename } }' }),
@@ -47,9 +82,9 @@ describe('npm start', () => {
     });
     // DNS rebinding: a page on evil.example whose name now resolves to 127.0.0.1 is same-origin with the
     // gateway, and the embedded service needs no key. Its requests carry its own name in Host and Origin.
-    const port = new URL(gatewayUrl as string).port;
+    const port = new URL(gatewayUrl).port;
     const rebound = { host: `evil.example:${port}`, origin: `http://evil.example:${port}` };
-    const refused = await httpRequest(gatewayUrl as string, {
+    const refused = await httpRequest(gatewayUrl, {
       method: 'POST',
       headers: { ...rebound, 'content-type': 'application/json' },
       body: JSON.stringify({ query: '{ conversations(first: 1) { edges { node { id } } } }' }),
@@ -58,10 +93,39 @@ describe('npm start', () => {
       status: 403,
       code: 'HOST_REJECTED',
     });
-    expect((await tryUpgrade(gatewayUrl as string, rebound)).status).toBe(403);
+    expect((await tryUpgrade(gatewayUrl, rebound)).status).toBe(403);
     proc.child.kill('SIGTERM');
     expect(await proc.exit).toBe(0);
   }, 30_000);
+
+  it('in front of a V1 service with the default --upstream-api auto: finds V1, says so, serves the graph', async () => {
+    const service = await spawnLocalServiceCli(tempDataDirForTest('gateway-entry-v1-'), ['--api', 'v1']);
+    const proc = run(['--port', '0', '--upstream', service.url], { LOG_LEVEL: 'info', PORT: '1' });
+    const gatewayUrl = await gatewayUrlOf(proc);
+    const ready = await fetch(new URL('/ready', gatewayUrl));
+    expect({ status: ready.status, api: ready.headers.get('x-upstream-api') }).toEqual({
+      status: 200,
+      api: 'v1',
+    });
+    await createAndList(gatewayUrl);
+    expect(proc.output().stdout).toContain('upstream API: v1 (detected)');
+    proc.child.kill('SIGTERM');
+    expect(await proc.exit).toBe(0);
+  }, 60_000);
+
+  it('with --local-service-api v1: the embedded service speaks V1 and the gateway follows', async () => {
+    const dataDir = tempDataDirForTest('gateway-entry-embedded-v1-');
+    const proc = run(['--port', '0', '--local-service-api', 'v1'], {
+      DATA_DIR: dataDir,
+      LOCAL_SERVICE_PORT: '0',
+      PORT: '1',
+    });
+    const gatewayUrl = await gatewayUrlOf(proc);
+    expect((await fetch(new URL('/ready', gatewayUrl))).headers.get('x-upstream-api')).toBe('v1');
+    await createAndList(gatewayUrl);
+    proc.child.kill('SIGTERM');
+    expect(await proc.exit).toBe(0);
+  }, 60_000);
 
   it('stops with a message naming a bad setting', async () => {
     const proc = run(['--port', 'eighty'], {});
