@@ -80,7 +80,8 @@ const MessageDeliveryEnum = builder.enumType('MessageDelivery', {
         "The conversation socket (`oh_user_action`); the upstream's echo is the payload's `event`.",
     },
     REST: {
-      description: '`POST /api/conversations/{id}/events`: no socket was open and `event` was not selected.',
+      description:
+        "A plain request: on V0 `POST /api/conversations/{id}/events` (no socket was open and `event` was not selected); on V1 always (the agent server's `POST .../events`).",
     },
   },
 });
@@ -91,7 +92,7 @@ const SendMessagePayload = builder.objectRef<SentMessage>('SendMessagePayload').
     event: t.field({
       type: UserMessageEventType,
       description:
-        'The accepted message as the upstream stored it (with its new `eventId`). Selecting it makes the message go over the socket (the REST route answers no event).',
+        "The accepted message as the upstream stored it. V0: with its new `eventId`; selecting it makes the message go over the socket (V0's REST route answers no event). V1: the stored copy read back (`eventId` null, its `cursor` set).",
       // Never null when selected: the REST path is taken only when this field is not selected.
       resolve: (payload) => payload.event as EventOf<'USER_MESSAGE'>,
     }),
