@@ -108,7 +108,7 @@ builder.mutationField('sendMessage', (t) =>
   t.field({
     type: SendMessagePayload,
     description:
-      "Sends a user message; the agent answers on `conversationEvents`. Over the conversation socket (`oh_user_action`, answering the upstream's echo as `event`) when `event` is selected or this gateway already has the conversation's socket open for the caller; otherwise over `POST /api/conversations/{id}/events`, which needs no socket (no connect, no history replay).",
+      "Sends a user message; the agent answers on `conversationEvents`. Over the conversation socket (`oh_user_action`, answering the upstream's echo as `event`) when `event` is selected or this gateway already has the conversation's socket open for the caller; otherwise over `POST /api/conversations/{id}/events`, which needs no socket (no connect, no history replay). On V1 always over the agent server's REST route (a paused sandbox is resumed first).",
     args: { input: t.arg({ type: SendMessageInput, required: true, description: 'The message.' }) },
     errors: {
       types: [ConversationUnavailableError],
@@ -166,7 +166,7 @@ builder.mutationField('changeAgentState', (t) =>
   t.field({
     type: ChangeAgentStatePayload,
     description:
-      'Asks the agent to stop, pause, resume or confirm/reject a pending action, over the conversation socket.',
+      "Asks the agent to stop, pause, resume or confirm/reject a pending action: over the conversation socket on V0, over the agent server's routes on V1 (`STOPPED` pauses there).",
     args: { input: t.arg({ type: ChangeAgentStateInput, required: true, description: 'The request.' }) },
     errors: {
       types: [ConversationUnavailableError],
