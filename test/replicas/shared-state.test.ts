@@ -1,9 +1,10 @@
 /**
  * Two gateway processes (the CLI) sharing one real redis-server, behind real HAProxy running
- * deploy/haproxy.cfg, in front of the real local service. What docs/operations.md's "Running several
- * replicas" promises: one rate-limit budget across replicas, APQ documents registered once, Redis
- * killed / frozen under load costs no operation, a subscriber survives its replica's kill -9 exactly,
- * and Redis never holds a credential.
+ * deploy/haproxy.cfg, in front of the real local service, once per upstream API (V0 and V1, the
+ * replicas started with UPSTREAM_API). What docs/operations.md's "Running several replicas" promises:
+ * one rate-limit budget across replicas, APQ documents registered once, Redis killed / frozen under
+ * load costs no operation, a subscriber survives its replica's kill -9 exactly (resuming by `cursor`,
+ * the token both APIs have), and Redis never holds a credential (the caller's, nor V1's sandbox key).
  */
 import { createHash } from 'node:crypto';
 import type { ExecutionResult } from 'graphql';
@@ -11,13 +12,8 @@ import { createClient } from 'graphql-ws';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
-import { conversationEventsSubscription } from '../helpers/fixtures.ts';
-import {
-  rest,
-  startTestLocalService,
-  storedEvents,
-  type TestLocalService,
-} from '../helpers/local-service.ts';
+import { APIS, type Api } from '../helpers/both-apis.ts';
+import { rest, startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
 import {
   replicaTools,
   type SpawnedGateway,
@@ -33,6 +29,8 @@ const tools = replicaTools();
 /** The replicas' budget: 100 operations per 10 s window (RATE_LIMIT_PER_SECOND=10, BURST=100). */
 const BUDGET = 100;
 const TYPENAME = '{ __typename }';
+/** An operation that reaches the upstream (the replicas' adapter for the API under test). */
+const NEWEST = '{ conversations(first: 1) { edges { cursor } } }';
 
 type Answer = {
   status: number;
@@ -65,7 +63,62 @@ async function redisGauge(gateway: SpawnedGateway): Promise<string | undefined> 
 
 const warnings = (gateway: SpawnedGateway) => gateway.output().split('"redis":"down"').length - 1;
 
-describe.skipIf('missing' in tools)('two replicas sharing Redis behind HAProxy', () => {
+/** `data` of an operation that must succeed. */
+async function data(url: string, query: string, variables: unknown, key: string) {
+  const answer = await post(url, { query, variables }, key);
+  expect(answer.body.errors).toBeUndefined();
+  return answer.body.data as Record<string, unknown>;
+}
+
+type StoredEvent = { cursor: string; node: { __typename: string; content?: string } };
+
+/** Every stored event of a conversation through the history connection, oldest first, 100 a page. */
+async function history(url: string, id: string, key: string): Promise<StoredEvent[]> {
+  const events: StoredEvent[] = [];
+  for (let after: string | null = null; ; ) {
+    const found = await data(
+      url,
+      `query($id: ID!, $after: String) { conversation(id: $id) { events(first: 100, after: $after) {
+        edges { cursor node { __typename ... on AgentMessageEvent { content } } } pageInfo { hasNextPage endCursor } } } }`,
+      { id, after },
+      key,
+    );
+    const page = (
+      found.conversation as { events: { edges: StoredEvent[]; pageInfo: Record<string, unknown> } }
+    ).events;
+    events.push(...page.edges);
+    if (!page.pageInfo.hasNextPage) return events;
+    after = page.pageInfo.endCursor as string;
+  }
+}
+
+/** The open subscriptions a replica counts on /metrics. */
+async function openSubscriptions(gateway: SpawnedGateway): Promise<string | undefined> {
+  const text = await (await fetch(gateway.url.replace(/\/graphql$/, '/metrics'))).text();
+  return /^graphql_subscriptions_open (\d+)/m.exec(text)?.[1];
+}
+
+/**
+ * Status updates (and title changes) are sent live and never stored, so they are not in the history;
+ * each carries the cursor of the stored event before it (docs/live-events.md).
+ */
+const LIVE_ONLY = new Set(['StatusUpdateEvent', 'TitleChangedEvent']);
+
+/** The upstream's own session key of a running conversation (V1: its sandbox's), a secret Redis must not see. */
+async function upstreamSessionKey(api: Api, serviceUrl: string, id: string): Promise<string | null> {
+  if (api === 'v0') {
+    return (
+      (await rest<{ session_api_key?: string | null }>(serviceUrl, `/api/conversations/${id}`)).body
+        .session_api_key ?? null
+    );
+  }
+  const [record] = (
+    await rest<Array<{ session_api_key?: string | null }>>(serviceUrl, `/api/v1/app-conversations?ids=${id}`)
+  ).body;
+  return record?.session_api_key ?? null;
+}
+
+describe.skipIf('missing' in tools).each(APIS)('two replicas sharing Redis behind HAProxy, on %s', (api) => {
   const { redisServer, haproxy } = tools as { redisServer: string; haproxy: string };
   let service: TestLocalService;
   let redis: TestRedis;
@@ -82,11 +135,37 @@ describe.skipIf('missing' in tools)('two replicas sharing Redis behind HAProxy',
     return credential;
   };
 
+  /** Every key in Redis, with its value and time to live. */
+  async function redisEntries(): Promise<Array<{ name: string; value: string; pttl: number }>> {
+    await inspector.connect().catch(() => {});
+    const names: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, batch] = await inspector.scan(cursor, 'COUNT', 1000);
+      cursor = next;
+      names.push(...batch);
+    } while (cursor !== '0');
+    return Promise.all(
+      names.map(async (name) => ({
+        name,
+        value: (await inspector.get(name)) ?? '',
+        pttl: await inspector.pttl(name),
+      })),
+    );
+  }
+  const expectNoCredential = (entry: { name: string; value: string }) => {
+    for (const credential of credentials) {
+      expect(entry.name.includes(credential) || entry.value.includes(credential), entry.name).toBe(false);
+    }
+  };
+
   beforeAll(async () => {
-    service = await startTestLocalService({ agentTimings: { replayStepMs: 15 } });
+    // The agent answers each message 40 ms after the one before: a queue of messages is a burst.
+    service = await startTestLocalService({ api, agentTimings: { replyMs: 40 } });
     redis = await TestRedis.start(redisServer);
     const env = {
       UPSTREAM_URL: service.url,
+      UPSTREAM_API: api,
       REDIS_URL: redis.url,
       // No REDIS_KEY_SALT: both replicas share DATA_DIR, so the first generates the salt, both use it.
       DATA_DIR: dataDir.path,
@@ -135,12 +214,13 @@ describe.skipIf('missing' in tools)('two replicas sharing Redis behind HAProxy',
   });
 
   it('an APQ registered through replica 1 is served by replica 2 without the not-found round trip', async () => {
-    const query = `query SharedApq${Date.now()} { __typename }`;
+    // A document that reads the upstream: replica 2 runs it through its own adapter.
+    const query = `query SharedApq${Date.now()} ${NEWEST}`;
     const extensions = { persistedQuery: { version: 1, sha256Hash: sha256(query) } };
     const credential = key('apq');
     expect(ok(await post(one.url, { query, extensions }, credential))).toBe(true);
     const onTwo = await post(two.url, { extensions }, credential);
-    expect(onTwo.body).toEqual({ data: { __typename: 'Query' } });
+    expect(onTwo.body).toEqual({ data: { conversations: { edges: [] } } });
     // The control: a hash nobody registered is still unknown on replica 2.
     const unknown = { persistedQuery: { version: 1, sha256Hash: sha256(`${query} `) } };
     const missed = await post(two.url, { extensions: unknown }, credential);
@@ -164,37 +244,27 @@ describe.skipIf('missing' in tools)('two replicas sharing Redis behind HAProxy',
   });
 
   it('no Redis key or value contains a credential; every key expires', async () => {
-    await inspector.connect().catch(() => {});
-    const keys: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, batch] = await inspector.scan(cursor, 'COUNT', 1000);
-      cursor = next;
-      keys.push(...batch);
-    } while (cursor !== '0');
-    expect(keys.some((name) => name.startsWith('cg:rl:'))).toBe(true);
-    expect(keys.some((name) => name.startsWith('cg:apq:'))).toBe(true);
-    for (const name of keys) {
-      expect(name).toMatch(/^cg:(rl|apq):[0-9a-f]{64}$/);
-      const value = (await inspector.get(name)) ?? '';
-      for (const credential of credentials) {
-        expect(name.includes(credential) || value.includes(credential)).toBe(false);
-      }
-      expect(await inspector.pttl(name)).toBeGreaterThan(0);
+    const entries = await redisEntries();
+    expect(entries.some((entry) => entry.name.startsWith('cg:rl:'))).toBe(true);
+    expect(entries.some((entry) => entry.name.startsWith('cg:apq:'))).toBe(true);
+    for (const entry of entries) {
+      expect(entry.name).toMatch(/^cg:(rl|apq):[0-9a-f]{64}$/);
+      expectNoCredential(entry);
+      expect(entry.pttl).toBeGreaterThan(0);
     }
   });
 
   it('Redis killed, restarted and frozen under load: 0 failed operations; /ready and /metrics show the degraded state; one warning per change', async () => {
-    const apqQuery = `query LoadApq${Date.now()} { __typename }`;
+    const apqQuery = `query LoadApq${Date.now()} ${NEWEST}`;
     const extensions = { persistedQuery: { version: 1, sha256Hash: sha256(apqQuery) } };
     const outcomes: Answer[] = [];
     let running = true;
-    // Six callers through HAProxy, well under their budget, half of them speaking APQ as Apollo's link
-    // does (hash first, the document on PERSISTED_QUERY_NOT_FOUND).
+    // Six callers through HAProxy, well under their budget, each operation a read of the upstream, half
+    // of them speaking APQ as Apollo's link does (hash first, the document on PERSISTED_QUERY_NOT_FOUND).
     const callers = Array.from({ length: 6 }, async (_, index) => {
       const credential = key(`load${index}`);
       while (running) {
-        if (index % 2 === 0) outcomes.push(await post(lb.url, { query: TYPENAME }, credential));
+        if (index % 2 === 0) outcomes.push(await post(lb.url, { query: NEWEST }, credential));
         else {
           let answer = await post(lb.url, { extensions }, credential);
           if (answer.body.errors?.[0]?.extensions?.code === 'PERSISTED_QUERY_NOT_FOUND')
@@ -249,44 +319,72 @@ describe.skipIf('missing' in tools)('two replicas sharing Redis behind HAProxy',
     expect(outcomes.filter((answer) => !ok(answer))).toEqual([]);
   }, 40_000);
 
-  it('a subscriber whose replica is killed with kill -9 during an agent burst resumes through HAProxy: every stored event once, in order', async () => {
-    const recording = Array.from({ length: 200 }, (_, i) =>
-      i % 2 === 0
-        ? { source: 'agent', message: `step ${i}`, action: 'message', args: { content: `step ${i}` } }
-        : {
-            source: 'agent',
-            message: 'Running command: true',
-            action: 'run',
-            args: { command: 'true', is_input: false, thought: '' },
-          },
+  it('a subscriber whose replica is killed with kill -9 during an agent burst resumes through HAProxy with `after`: every stored event once, in order', async () => {
+    // One credential per role, each well inside its budget of 100 operations (the open service takes
+    // any key as the same caller).
+    const [sender, reader, subscriber] = ['resume-send', 'resume-read', 'resume-stream'].map(key) as [
+      string,
+      string,
+      string,
+    ];
+    const created = await data(
+      lb.url,
+      `mutation { createConversation(input: {}) { ... on CreateConversationPayload { conversationId } } }`,
+      {},
+      sender,
     );
-    recording.push({ source: 'agent', message: 'END', action: 'message', args: { content: 'END' } });
-    const created = await rest<{ conversation_id: string }>(service.url, '/api/conversations', {
-      method: 'POST',
-      body: { replay_json: JSON.stringify(recording) },
-    });
-    const id = created.body.conversation_id;
-    const EVENTS = conversationEventsSubscription('eventId');
+    const id = (created.createConversation as { conversationId: string }).conversationId;
+    await vi.waitFor(
+      async () => {
+        const read = await data(
+          lb.url,
+          `query($id: ID!) { conversation(id: $id) { status } }`,
+          { id },
+          reader,
+        );
+        expect(read.conversation).toEqual({ status: 'RUNNING' });
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    const sessionKey = await upstreamSessionKey(api, service.url, id);
+    // V1: the running sandbox's key, which the replicas send to its agent server; V0 (not nested) has none.
+    expect(sessionKey).toEqual(api === 'v1' ? expect.any(String) : null);
+    if (sessionKey) credentials.add(sessionKey);
 
-    // docs/live-events.md's recipe: retry, and resubscribe after the last eventId received.
-    const variables = { id, after: -1 };
+    // docs/live-events.md's recipe: retry, and resubscribe after the cursor of the last event received
+    // (every event has one on both APIs; eventId is null on V1).
+    const variables: { id: string; after: string | null; fromBeginning: boolean | null } = {
+      id,
+      after: null,
+      fromBeginning: true,
+    };
     const client = createClient({
       url: lb.wsUrl,
       webSocketImpl: WebSocket,
+      connectionParams: { 'X-Session-API-Key': subscriber },
       retryAttempts: 20,
       shouldRetry: () => true,
     });
-    const received: number[] = [];
+    type Event = { __typename: string; cursor: string; content?: string };
+    const received: Event[] = [];
     const errors: unknown[] = [];
-    const unsubscribe = client.subscribe<{ conversationEvents: { eventId: number | null } }>(
-      { query: EVENTS, variables },
+    const unsubscribe = client.subscribe<{ conversationEvents: Event }>(
+      {
+        query: `subscription($id: ID!, $after: String, $fromBeginning: Boolean) {
+          conversationEvents(conversationId: $id, after: $after, fromBeginning: $fromBeginning) {
+            __typename cursor ... on AgentMessageEvent { content }
+          }
+        }`,
+        variables,
+      },
       {
         next: (result) => {
           if (result.errors) errors.push(result.errors);
-          const eventId = result.data?.conversationEvents.eventId;
-          if (typeof eventId === 'number') {
-            received.push(eventId);
-            variables.after = eventId;
+          const event = result.data?.conversationEvents;
+          if (event) {
+            received.push(event);
+            variables.after = event.cursor;
+            variables.fromBeginning = null;
           }
         },
         error: (error) => errors.push(error),
@@ -294,34 +392,69 @@ describe.skipIf('missing' in tools)('two replicas sharing Redis behind HAProxy',
       },
     );
     try {
+      // The replica holding the stream is the one with an open subscription.
+      let holder: SpawnedGateway = one;
+      await vi.waitFor(
+        async () => {
+          const open = [await openSubscriptions(one), await openSubscriptions(two)];
+          expect([...open].sort()).toEqual(['0', '1']);
+          holder = open[0] === '1' ? one : two;
+        },
+        { timeout: 10_000, interval: 20 },
+      );
+      const survivor = holder === one ? two : one;
+      // The burst: 60 commands queued through the other replica (each answered 40 ms after the one
+      // before), then END; sent while the stream's replica is killed.
+      const sending = (async () => {
+        for (let i = 0; i < 60; i++) {
+          await data(
+            survivor.url,
+            `mutation($input: SendMessageInput!) { sendMessage(input: $input) { __typename } }`,
+            { input: { conversationId: id, content: `run: echo step ${i}` } },
+            sender,
+          );
+        }
+        await data(
+          survivor.url,
+          `mutation($input: SendMessageInput!) { sendMessage(input: $input) { __typename } }`,
+          { input: { conversationId: id, content: 'END' } },
+          sender,
+        );
+      })();
       await vi.waitFor(() => expect(received.length).toBeGreaterThanOrEqual(30), {
         timeout: 20_000,
         interval: 20,
       });
-      // The replica holding the stream is the one with an open subscription.
-      const open = async (gateway: SpawnedGateway) =>
-        /^graphql_subscriptions_open (\d+)/m.exec(
-          await (await fetch(gateway.url.replace(/\/graphql$/, '/metrics'))).text(),
-        )?.[1];
-      const holder = (await open(one)) === '1' ? one : two;
-      expect(await open(holder)).toBe('1');
+      expect(await openSubscriptions(holder)).toBe('1');
+      // Mid-burst: the answer to END is at least 60 x 40 ms away.
+      expect(received.some((event) => event.content === 'You said: END')).toBe(false);
       await stopChild(holder.child, 'SIGKILL');
+      await sending;
 
-      let stored: Array<{ id: number; action?: string; observation?: string }> = [];
       await vi.waitFor(
-        async () => {
-          stored = await storedEvents(service.url, id);
-          const end = stored.findIndex((event) => JSON.stringify(event).includes('"END"'));
-          if (!(end >= 0 && stored.length > end + 1 && received.includes(stored.at(-1)?.id as number)))
-            throw new Error(`played back ${stored.length} events, received ${received.length}`);
+        () => {
+          if (errors.length > 0) throw new Error(`the stream failed: ${JSON.stringify(errors)}`);
+          expect(received.some((event) => event.content === 'You said: END')).toBe(true);
         },
         { timeout: 30_000, interval: 20 },
       );
-      const expected = stored
-        .filter((event) => event.action !== 'null' && event.observation !== 'null')
-        .map((event) => event.id);
+      // The answer to END ends with the agent's state change: read until the stream has that too.
+      let stored: StoredEvent[] = [];
+      await vi.waitFor(
+        async () => {
+          stored = await history(survivor.url, id, reader);
+          expect(received.map((event) => event.cursor)).toContain(stored.at(-1)?.cursor);
+        },
+        { timeout: 10_000, interval: 250 },
+      );
       expect(errors).toEqual([]);
-      expect(received).toEqual(expected);
+      expect(stored.length).toBeGreaterThan(100);
+      expect(
+        received.filter((event) => !LIVE_ONLY.has(event.__typename)).map((event) => event.cursor),
+      ).toEqual(stored.map((event) => event.cursor));
+      // Nor did the conversation's traffic put a secret in Redis (V1: the sandbox key the replicas
+      // called its agent server with).
+      for (const entry of await redisEntries()) expectNoCredential(entry);
     } finally {
       unsubscribe();
       await client.dispose();
