@@ -28,10 +28,21 @@ const ROUTES: Record<Api, { search: string; lookup: string }> = {
   v1: { search: '/api/v1/app-conversations/search', lookup: '/api/v1/app-conversations' },
 };
 
-/** Routes the bounded-labels test's calls reach (V1: history and message on the agent server). */
+/** Routes the bounded-labels test's calls reach (V1: history and message on the agent server, stop and start on the sandbox). */
 const EXPECTED_ROUTES: Record<Api, string[]> = {
-  v0: ['/api/conversations/:id', '/api/conversations/:id/events'],
-  v1: ['/api/v1/app-conversations', '/api/conversations/:id/events/search', '/api/conversations/:id/events'],
+  v0: [
+    '/api/conversations/:id',
+    '/api/conversations/:id/events',
+    '/api/conversations/:id/stop',
+    '/api/conversations/:id/start',
+  ],
+  v1: [
+    '/api/v1/app-conversations',
+    '/api/conversations/:id/events/search',
+    '/api/conversations/:id/events',
+    '/api/v1/sandboxes/:id/pause',
+    '/api/v1/sandboxes/:id/resume',
+  ],
 };
 
 /** Every value of `label` on `name`'s series in a /metrics text. */
@@ -101,9 +112,6 @@ describe.each(APIS)('/metrics on the %s API', (api) => {
     const id = await seedConversation(api, service.url, { message: 'hi', key: KEY });
     const headers = { 'x-session-api-key': KEY };
     // History and a message: on V1 the agent server's routes, whose path carries the conversation id.
-    // Stop and start are left out: on V1 their sandbox routes' label still carries the sandbox's name
-    // (`/api/v1/sandboxes/oh-agent-server-<name>/pause`: routeOf in src/gateway/observability/
-    // metrics.ts templates hex ids and numbers only). Add them here once those are labelled by template.
     const history = await post(
       gateway.url,
       { query: `{ conversation(id: "${id}") { events(first: 5) { edges { cursor } } } }` },
@@ -118,6 +126,15 @@ describe.each(APIS)('/metrics on the %s API', (api) => {
       headers,
     );
     expect(sent.json).toEqual({ data: { sendMessage: { __typename: 'SendMessagePayload' } } });
+    // Stop and start: on V1 the sandbox routes, whose path carries the sandbox's name.
+    for (const mutation of ['stopConversation', 'startConversation']) {
+      const changed = await post(
+        gateway.url,
+        { query: `mutation { ${mutation}(input: { conversationId: "${id}" }) { __typename } }` },
+        headers,
+      );
+      expect(changed.json?.errors, mutation).toBeUndefined();
+    }
 
     const text = await (await fetch(new URL('/metrics', gateway.url))).text();
     const routes = labelValues(text, 'upstream_requests_total', 'route');

@@ -221,20 +221,39 @@ export class GatewayMetrics {
   }
 }
 
-/** `/api/conversations/0a1b...?limit=20` -> `/api/conversations/:id`. */
+/**
+ * `/api/conversations/0a1b...?limit=20` -> `/api/conversations/:id`; V1's sandbox names
+ * (`/api/v1/sandboxes/oh-agent-server-5kQ2.../pause`) and dashed UUIDs too.
+ */
 export function routeOf(path: string): string {
   let route = routes.get(path);
   if (route === undefined) {
     const pathname = path.split('?', 1)[0] ?? '';
     route = pathname
       .split('/')
-      .map((segment) => (/^[0-9a-f]{12,}$/i.test(segment) || /^\d+$/.test(segment) ? ':id' : segment))
+      .map((segment, i, segments) => (isIdSegment(segment, segments[i - 1]) ? ':id' : segment))
       .join('/');
     // Paths carry ids and cursors, so the cache is emptied rather than left to grow.
     if (routes.size >= MAX_CACHED_ROUTES) routes.clear();
     routes.set(path, route);
   }
   return route;
+}
+
+/**
+ * A path segment that names one thing rather than a route: hex ids, numbers, whatever follows
+ * `sandboxes/` (V1 sandbox names are free-form), and any long segment with a digit or a capital in it
+ * (dashed UUIDs, other generated names). No route word of either API has those and 16 characters
+ * (`app-conversations` has neither), so a template never loses a segment.
+ */
+function isIdSegment(segment: string, previous: string | undefined): boolean {
+  if (segment === '') return false;
+  return (
+    previous === 'sandboxes' ||
+    /^[0-9a-f]{12,}$/i.test(segment) ||
+    /^\d+$/.test(segment) ||
+    (segment.length >= 16 && /[\dA-Z]/.test(segment))
+  );
 }
 
 /** Recent upstream paths and their routes: a list request repeats the same few paths. */
