@@ -53,7 +53,8 @@ export async function runList(context: BenchContext): Promise<ScenarioResult> {
       context,
       'list',
       targets,
-      // Issue 13: gateway CPU per request within 1.25x of the parse-and-reshape floor.
+      // Issue 13: gateway CPU per request within 1.25x of the parse-and-reshape floor (V1: the same
+      // goals for the same job, against V1's own floor).
       { maxAddedP50Ms: 1, minThroughputRatio: 0.7, maxCpuVsFloor: { floor: 'reshape', ratio: 1.25 } },
       [
         {
