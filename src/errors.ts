@@ -170,7 +170,8 @@ export const ERROR_CATALOGUE = {
     message: 'The conversation service does not offer what this operation needs.',
   },
   UPSTREAM_REFUSED: {
-    meaning: 'the upstream refused with a 4xx and a readable reason (UpstreamDomainError union member)',
+    meaning:
+      'the upstream refused with a 4xx and a readable reason (UpstreamDomainError union member; as a field error, extensions.msgId when the upstream gave a reason id)',
     status: null,
     message: 'The conversation service refused the request.',
   },

@@ -219,8 +219,11 @@ describe('V1 against hostile app servers', () => {
     expect(body.data).toEqual({
       conversation: { status: 'ERROR', selectedRepository: 'acme/widgets', events: null },
     });
-    expect(body.errors?.map((e) => [e.extensions?.code, e.message])).toEqual([
-      ['UPSTREAM_REFUSED', 'The conversation failed to start: clone failed with token [redacted]'],
+    expect(body.errors?.map((e) => [e.extensions, e.message])).toEqual([
+      [
+        { code: 'UPSTREAM_REFUSED', msgId: 'START_TASK$ERROR' },
+        'The conversation failed to start: clone failed with token [redacted]',
+      ],
     ]);
     expect(text).not.toContain(CALLER_KEY);
   });

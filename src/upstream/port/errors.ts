@@ -10,8 +10,12 @@ import { ERROR_CATALOGUE, type ErrorCode } from '../../errors.ts';
 /** Base of the outcomes a client branches on (errors plugin channel 1). Also a coded GraphQLError so
  * that, thrown from a field without an error union, it still reaches the client with a code. */
 export class DomainError extends GraphQLError {
-  constructor(code: ErrorCode, message: string = ERROR_CATALOGUE[code].message) {
-    super(message, { extensions: { code } });
+  constructor(
+    code: ErrorCode,
+    message: string = ERROR_CATALOGUE[code].message,
+    extensions: Record<string, string> = {},
+  ) {
+    super(message, { extensions: { code, ...extensions } });
     this.name = 'DomainError';
   }
 }
@@ -41,14 +45,15 @@ export class UpstreamValidationError extends DomainError {
 /**
  * The upstream refused with a readable reason: a 400 with `msg_id` (e.g. missing settings), or any
  * other 4xx with a `message` or string `detail` (then `msgId` is null). The message is scrubbed of
- * the caller's secrets.
+ * the caller's secrets. Thrown from a field without an error union (history, sendMessage's reads), the
+ * reason id travels as `extensions.msgId`.
  */
 export class UpstreamDomainError extends DomainError {
   constructor(
     message: string,
     readonly msgId: string | null,
   ) {
-    super('UPSTREAM_REFUSED', message);
+    super('UPSTREAM_REFUSED', message, msgId === null ? {} : { msgId });
     this.name = 'UpstreamDomainError';
   }
 }
