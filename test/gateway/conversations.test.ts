@@ -116,7 +116,7 @@ describe.each(APIS)('createConversation on %s', (api) => {
   };
 
   it('sends every input field upstream and reads the conversation back', async () => {
-    const { gateway } = await start({}, undefined, api);
+    const { service, gateway } = await start({}, undefined, api);
     // V1's route answers no message: the adapter answers V0's, so clients see one outcome.
     expect(await addToken(gateway, 'ghp_test_token', 'github.com')).toEqual({
       __typename: 'AddGitProviderTokenPayload',
@@ -142,6 +142,21 @@ describe.each(APIS)('createConversation on %s', (api) => {
       triggerRaw: 'suggested_task',
     });
     expect(created.conversation?.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T.*Z$/);
+    if (api === 'v1') {
+      // V1: the whole task goes in the start request (later app servers build its prompt from it).
+      const tasks = await rest<{ items: Array<{ request: Record<string, unknown> }> }>(
+        service.url,
+        '/api/v1/app-conversations/start-tasks/search',
+        { key: KEY },
+      );
+      expect(tasks.body.items[0]?.request.suggested_task).toEqual({
+        git_provider: 'github',
+        task_type: 'FAILING_CHECKS',
+        repo: 'acme/widgets',
+        issue_number: 42,
+        title: 'CI is red',
+      });
+    }
 
     // Read back by raw id once started (V1: the conversation exists upstream once its start task is READY).
     await settled(gateway, conversationId);

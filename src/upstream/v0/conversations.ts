@@ -31,6 +31,7 @@ import {
   scrubSecrets,
   secretsOf,
 } from '../rejection-message.ts';
+import { suggestedTaskRecord } from '../suggested-task.ts';
 import { readConversationRecord } from './conversation-record.ts';
 
 /** Who is calling and how to abort, with the client to call through: passed to every V0 call. */
@@ -166,18 +167,7 @@ function toCreateRequest(input: CreateConversationInput): CreateConversationRequ
     request.conversation_instructions = input.conversationInstructions;
   }
   if (input.conversationId != null) request.conversation_id = input.conversationId;
-  const task = input.suggestedTask;
-  if (task != null) {
-    // The record type lists every field as present; absent ones are left out so the upstream's own
-    // validation names them (a 422 the client can act on) instead of us guessing defaults.
-    request.suggested_task = {
-      git_provider: task.gitProvider,
-      task_type: task.taskType,
-      ...(task.repo != null ? { repo: task.repo } : {}),
-      ...(task.issueNumber != null ? { issue_number: task.issueNumber } : {}),
-      ...(task.title != null ? { title: task.title } : {}),
-    } as CreateConversationRequestRecord['suggested_task'];
-  }
+  if (input.suggestedTask != null) request.suggested_task = suggestedTaskRecord(input.suggestedTask);
   const microagent = input.createMicroagent;
   if (microagent != null) {
     request.create_microagent = {

@@ -14,6 +14,7 @@ import { unexpectedAnswer } from '../failures.ts';
 import type { CreateConversationInput, CreatedConversation } from '../port/conversation.ts';
 import { ConversationNotFoundError, UpstreamValidationError } from '../port/errors.ts';
 import { CLIENT_REJECTION_STATUSES } from '../rejection-message.ts';
+import { suggestedTaskRecord } from '../suggested-task.ts';
 import { dashedId, hexId } from './ids.ts';
 import { type CallScope, call, secretsOfCall, withRejections } from './scope.ts';
 
@@ -108,6 +109,8 @@ function toStartRequest(
       ? { system_message_suffix: input.conversationInstructions }
       : {}),
     trigger,
+    // Later app servers build the task's prompt from it; older ones ignore it (docs/upstream-apis.md).
+    ...(task != null ? { suggested_task: { ...suggestedTaskRecord(task) } } : {}),
   };
 }
 
