@@ -76,7 +76,7 @@ interface WebSocketServerContext {
 }
 
 /** The live bridges' counters (V0's shape; V1 has no pending actions or late drops, counted as 0). */
-export type LiveStats = BridgeStats;
+type LiveStats = BridgeStats;
 
 /** A built gateway. */
 export interface Gateway {

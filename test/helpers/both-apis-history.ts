@@ -114,7 +114,7 @@ export function seedHistories(
 }
 
 /** What both APIs show of seeded event `i`: its content (`m<i>`), or its type for the state changes. */
-export function seededLabel(i: number): string {
+function seededLabel(i: number): string {
   return i % 5 === 4 ? 'AgentStateChangedEvent' : `m${i}`;
 }
 

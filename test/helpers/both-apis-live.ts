@@ -30,7 +30,7 @@ export function cursorSubscription(selection: string): string {
  * The agent state the scripted agent ends an answer in: V0's waits for input, V1's ends its run
  * `finished`, as the V1 SDK agent does once it replies without a tool call (src/local-service/v1/answer.ts).
  */
-export const ANSWERED_STATE: Readonly<Record<Api, string>> = { v0: 'AWAITING_USER_INPUT', v1: 'FINISHED' };
+const ANSWERED_STATE: Readonly<Record<Api, string>> = { v0: 'AWAITING_USER_INPUT', v1: 'FINISHED' };
 
 /** The fields {@link answered} reads of each event. */
 export interface AnswerFields {
