@@ -33,6 +33,9 @@ export function v1Cursor(place: V1EventPlace): string {
   return sealEventCursor({ api: API, parts: [place.id, place.timestamp, place.kind] });
 }
 
+/** The cursor of {@link BEFORE_FIRST}, minted once: the place of events with no id, and of "nothing yet". */
+export const BEFORE_FIRST_CURSOR = v1Cursor(BEFORE_FIRST);
+
 /**
  * Reads a token minted by this adapter.
  * @throws EventCursorError malformed or another API's

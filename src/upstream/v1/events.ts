@@ -11,7 +11,7 @@
 import type { AgentStateValue } from '../../contract/records.ts';
 import type { ConversationEvent, EventCommon, EventKindFields, EventPhase } from '../port/events.ts';
 import { upstreamTimestampToUtc } from '../timestamps.ts';
-import { BEFORE_FIRST, v1Cursor } from './event-cursor.ts';
+import { BEFORE_FIRST_CURSOR, v1Cursor } from './event-cursor.ts';
 
 type Json = Record<string, unknown>;
 
@@ -62,7 +62,7 @@ export function placeOf(payload: unknown): { id: string; timestamp: string; kind
 export function mapV1Event(
   payload: unknown,
   timeZone: string,
-  fallbackCursor: string = v1Cursor(BEFORE_FIRST),
+  fallbackCursor: string = BEFORE_FIRST_CURSOR,
 ): ConversationEvent | null {
   if (!isObject(payload)) return null;
   const kind = str(payload.kind) ?? 'unknown';

@@ -35,7 +35,7 @@ import { findEcho, postMessage, requestAgentState, setSandbox } from './agent-ac
 import { type AgentServerClientFactory, AgentServerClients } from './agent-servers.ts';
 import type { V1Conversation } from './conversation-record.ts';
 import * as reads from './conversations.ts';
-import { BEFORE_FIRST, noIntegerIds, readV1Cursor, v1Cursor } from './event-cursor.ts';
+import { BEFORE_FIRST_CURSOR, noIntegerIds, readV1Cursor } from './event-cursor.ts';
 import { agentServerEvents, appServerCopies, type EventSource, newestEvent, walkEvents } from './history.ts';
 import { hexId } from './ids.ts';
 import { V1LiveEvents } from './live/live-events.ts';
@@ -244,7 +244,7 @@ class V1Session implements UpstreamSession {
   }
 
   historyStartPosition(): EventPosition {
-    return readV1Cursor(v1Cursor(BEFORE_FIRST));
+    return readV1Cursor(BEFORE_FIRST_CURSOR);
   }
 
   eventIdPosition(_eventId: number): EventPosition {
@@ -265,7 +265,7 @@ class V1Session implements UpstreamSession {
       agentServerEvents(scope, basePath, conversationId),
       scope.client.timeZone,
     );
-    return { event: unstoredEcho(message, newest?.cursor ?? v1Cursor(BEFORE_FIRST)), delivery: 'REST' };
+    return { event: unstoredEcho(message, newest?.cursor ?? BEFORE_FIRST_CURSOR), delivery: 'REST' };
   }
 
   async changeAgentState(
@@ -276,7 +276,7 @@ class V1Session implements UpstreamSession {
     const events = agentServerEvents(scope, basePath, conversationId);
     return requestAgentState(scope, basePath, conversationId, state, async () => {
       const newest = await newestEvent(events, scope.client.timeZone);
-      return newest?.cursor ?? v1Cursor(BEFORE_FIRST);
+      return newest?.cursor ?? BEFORE_FIRST_CURSOR;
     });
   }
 

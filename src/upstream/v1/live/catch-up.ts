@@ -16,7 +16,7 @@ import { UpstreamError } from '../../failures.ts';
 import { BridgeError } from '../../port/bridge-error.ts';
 import { ConversationNotFoundError } from '../../port/errors.ts';
 import type { ConversationEvent } from '../../port/events.ts';
-import { BEFORE_FIRST, type V1EventPlace, v1Cursor } from '../event-cursor.ts';
+import { BEFORE_FIRST_CURSOR, type V1EventPlace, v1Cursor } from '../event-cursor.ts';
 import { mapV1Event, placeOf } from '../events.ts';
 import { type AgentScope, AnchorLost, readStoredEvents } from './stored-events.ts';
 
@@ -63,7 +63,7 @@ export async function catchUp(
     subscriber.fail(catchUpError(error));
     return;
   }
-  let cursor = after.id === '' ? v1Cursor(BEFORE_FIRST) : v1Cursor(after);
+  let cursor = after.id === '' ? BEFORE_FIRST_CURSOR : v1Cursor(after);
   const history: ConversationEvent[] = [];
   const ids = new Set<string>();
   for (const raw of stored) {

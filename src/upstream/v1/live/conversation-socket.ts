@@ -33,7 +33,7 @@ import type { UpstreamCredentials } from '../../credentials.ts';
 import { UpstreamError } from '../../failures.ts';
 import { BridgeError } from '../../port/bridge-error.ts';
 import { ConversationNotFoundError } from '../../port/errors.ts';
-import { BEFORE_FIRST, type V1EventPlace, v1Cursor } from '../event-cursor.ts';
+import { BEFORE_FIRST_CURSOR, type V1EventPlace } from '../event-cursor.ts';
 import { mapV1Event, placeOf } from '../events.ts';
 import { type AgentSocketTarget, type AuthMode, type OpenOutcome, openAgentSocket } from './agent-socket.ts';
 import { catchUp } from './catch-up.ts';
@@ -81,7 +81,7 @@ export class V1ConversationSocket implements SubscriberOwner {
   #connectedSince: string | null = null;
   /** The last stored event released: where a reconnect reads from, and the place of an id-less event. */
   #last: V1EventPlace | null = null;
-  #lastCursor = v1Cursor(BEFORE_FIRST);
+  #lastCursor = BEFORE_FIRST_CURSOR;
   readonly #recent: RecentIds;
   /** Events released so far (catch-up.ts counts what a subscriber's read already covers). */
   released = 0;
