@@ -1,13 +1,14 @@
 /**
- * The Socket.IO bridge to the conversation event stream: the registry of upstream sockets, one per
- * (conversation, credential), shared by every subscriber and every mutation with that credential and
- * closed `idleCloseMs` after the last one leaves; its public API for the schema. How one socket orders
+ * The Socket.IO bridge to the conversation event stream: upstream sockets, one per (conversation,
+ * credential) in a SocketRegistry (../../bridge/socket-registry.ts), shared by every subscriber and
+ * every mutation with that credential and closed `idleCloseMs` after the last one leaves; its public
+ * API for the schema. How one socket orders
  * and reconnects: conversation-socket.ts; how a subscriber catches up: catch-up.ts; the options:
  * bridge-options.ts.
  */
-import { createHash } from 'node:crypto';
 import type { UserActionRecord } from '../../../contract/records.ts';
-import { credentialSecret, type UpstreamCredentials } from '../../credentials.ts';
+import { SocketRegistry } from '../../bridge/socket-registry.ts';
+import type { UpstreamCredentials } from '../../credentials.ts';
 import { BridgeError } from '../../port/bridge-error.ts';
 import type { ConversationEvent } from '../../port/events.ts';
 import {
@@ -57,8 +58,7 @@ export interface BridgeStats {
  */
 export class EventBridge {
   readonly #options: ResolvedBridgeOptions;
-  readonly #entries = new Map<string, UpstreamConversation>();
-  #closed = false;
+  readonly #sockets = new SocketRegistry<UpstreamConversation>();
   /** Set once for good: an upstream without the route does not grow one while the gateway runs. */
   #eventsRouteMissing = false;
   /** Shared with entries so the counters see every timer and connection. */
@@ -83,7 +83,6 @@ export class EventBridge {
   subscribeEndingWithError(
     request: SubscribeRequest,
   ): AsyncIterableIterator<ConversationEvent | BridgeError> {
-    if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN');
     const entry = this.#entryFor(request.conversationId, request.credentials);
     return entry.attach(request.afterEventId ?? null);
   }
@@ -99,7 +98,6 @@ export class EventBridge {
    * the same text from the same credential's conversation, which is why FIFO is good enough here.)
    */
   async send(request: SendRequest, signal?: AbortSignal): Promise<ConversationEvent> {
-    if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN');
     const entry = this.#entryFor(request.conversationId, request.credentials);
     return entry.send(request.action, signal);
   }
@@ -111,7 +109,7 @@ export class EventBridge {
 
   /** Whether an upstream socket for this conversation and credential is open now (sendMessage's path choice). */
   isConnected(conversationId: string, credentials: UpstreamCredentials): boolean {
-    return this.#entries.get(entryKey(conversationId, credentials))?.isOpen() ?? false;
+    return this.#sockets.find(conversationId, credentials)?.isOpen() ?? false;
   }
 
   /**
@@ -120,7 +118,7 @@ export class EventBridge {
    * or action holding the entry open.
    */
   whenOpen(conversationId: string, credentials: UpstreamCredentials): Promise<void> {
-    const entry = this.#entries.get(entryKey(conversationId, credentials));
+    const entry = this.#sockets.find(conversationId, credentials);
     if (!entry)
       return Promise.reject(new BridgeError('CONVERSATION_UNREACHABLE', 'The conversation socket closed.'));
     return entry.ready();
@@ -131,15 +129,13 @@ export class EventBridge {
    * the gateway itself deleted or stopped it, so nobody should wait for a reconnect.
    */
   endConversation(conversationId: string, error: BridgeError): void {
-    for (const entry of [...this.#entries.values()]) {
-      if (entry.conversationId === conversationId) entry.endWith(error);
-    }
+    this.#sockets.endConversation(conversationId, error);
   }
 
   /** Current counters. */
   stats(): BridgeStats {
     return {
-      upstreamSockets: this.#entries.size,
+      upstreamSockets: this.#sockets.size,
       subscribers: this.counters.subscribers,
       pendingActions: this.counters.pendingActions,
       timers: this.counters.timers,
@@ -150,9 +146,7 @@ export class EventBridge {
 
   /** Ends every stream (they complete), rejects pending actions, closes every socket and timer. */
   close(): void {
-    this.#closed = true;
-    for (const entry of [...this.#entries.values()]) entry.shutdown();
-    this.#entries.clear();
+    this.#sockets.close();
   }
 
   /** @internal The stored events reader, or null once the upstream turned out to have no events route. */
@@ -169,24 +163,15 @@ export class EventBridge {
 
   /** @internal called by an entry once it is fully closed. */
   forget(key: string, entry: UpstreamConversation): void {
-    if (this.#entries.get(key) === entry) this.#entries.delete(key);
+    this.#sockets.forget(key, entry);
   }
 
+  /** @throws BridgeError GATEWAY_SHUTTING_DOWN once closed */
   #entryFor(conversationId: string, credentials: UpstreamCredentials): UpstreamConversation {
-    const key = entryKey(conversationId, credentials);
-    let entry = this.#entries.get(key);
-    if (!entry) {
-      entry = new UpstreamConversation(this, key, conversationId, credentials, this.#options);
-      this.#entries.set(key, entry);
-    }
-    return entry;
+    return this.#sockets.socketFor(
+      conversationId,
+      credentials,
+      (key) => new UpstreamConversation(this, key, conversationId, credentials, this.#options),
+    );
   }
-}
-
-/** Map key without the secret in it: a digest of the credential (maps end up in heap dumps and debuggers). */
-function entryKey(conversationId: string, credentials: UpstreamCredentials): string {
-  // The kind and its secret: two access-token callers must never share an entry.
-  const secret =
-    credentials.kind === 'none' ? 'none' : `${credentials.kind}:${credentialSecret(credentials)}`;
-  return `${conversationId}\u0000${createHash('sha256').update(secret).digest('base64url')}`;
 }

@@ -1,7 +1,7 @@
 /**
- * The V1 live bridge: the registry of agent-server sockets, one per (conversation, caller credential),
- * shared by every subscriber with that credential and closed `idleCloseMs` after the last one leaves,
- * as the V0 bridge's (src/upstream/v0/bridge/event-bridge.ts). How one socket connects, reconnects and
+ * The V1 live bridge: agent-server sockets, one per (conversation, caller credential) in a
+ * SocketRegistry (../../bridge/socket-registry.ts, as V0's bridge), shared by every subscriber with
+ * that credential and closed `idleCloseMs` after the last one leaves. How one socket connects, reconnects and
  * releases events: conversation-socket.ts; a subscriber's catch-up after a cursor: catch-up.ts; the
  * socket's authentication: agent-socket.ts.
  *
@@ -10,8 +10,8 @@
  * catch-up reads go to the agent server with that conversation's `session_api_key`, only at the origin
  * of its `conversation_url` (AgentServerClients, ../agent-servers.ts).
  */
-import { createHash } from 'node:crypto';
-import { credentialSecret, type UpstreamCredentials } from '../../credentials.ts';
+import { SocketRegistry } from '../../bridge/socket-registry.ts';
+import type { UpstreamCredentials } from '../../credentials.ts';
 import { UpstreamError } from '../../failures.ts';
 import type { UpstreamClient } from '../../http.ts';
 import { BridgeError } from '../../port/bridge-error.ts';
@@ -47,9 +47,8 @@ export class V1LiveEvents implements SocketOwner {
   readonly #agents: AgentServerClients;
   readonly options: ResolvedV1LiveOptions;
   readonly counters = { timers: 0, connectionsOpened: 0, subscribers: 0 };
-  readonly #entries = new Map<string, V1ConversationSocket>();
+  readonly #sockets = new SocketRegistry<V1ConversationSocket>();
   readonly #authModes = new Map<string, AuthMode>();
-  #closed = false;
 
   /** `client`: the app server's; `agents`: the per-origin agent-server clients of the adapter. */
   constructor(client: UpstreamClient, agents: AgentServerClients, options: V1LiveOptions = {}) {
@@ -67,30 +66,26 @@ export class V1LiveEvents implements SocketOwner {
     credentials: UpstreamCredentials,
     after: EventPosition | null,
   ): AsyncIterableIterator<ConversationEvent | BridgeError> {
-    if (this.#closed) throw new BridgeError('GATEWAY_SHUTTING_DOWN');
     const hex = hexId(conversationId);
     // Not a UUID: no V1 conversation has this id.
     if (hex === null) return endedAtOnce(new BridgeError('CONVERSATION_NOT_FOUND'));
-    const key = entryKey(hex, credentials);
-    let entry = this.#entries.get(key);
-    if (!entry) {
-      entry = new V1ConversationSocket(this, key, hex, credentials);
-      this.#entries.set(key, entry);
-    }
+    const entry = this.#sockets.socketFor(
+      hex,
+      credentials,
+      (key) => new V1ConversationSocket(this, key, hex, credentials),
+    );
     return entry.attach(after === null ? null : v1PlaceOf(after));
   }
 
   /** Ends every stream of the conversation (whatever the credential) with `error`. */
   endConversation(conversationId: string, error: BridgeError): void {
     const hex = hexId(conversationId);
-    for (const entry of [...this.#entries.values()]) {
-      if (entry.conversationId === hex) entry.endWith(error);
-    }
+    if (hex !== null) this.#sockets.endConversation(hex, error);
   }
 
   stats(): V1LiveStats {
     return {
-      upstreamSockets: this.#entries.size,
+      upstreamSockets: this.#sockets.size,
       subscribers: this.counters.subscribers,
       timers: this.counters.timers,
       connectionsOpened: this.counters.connectionsOpened,
@@ -99,9 +94,7 @@ export class V1LiveEvents implements SocketOwner {
 
   /** Ends every stream (they complete) and closes every socket and timer. */
   close(): void {
-    this.#closed = true;
-    for (const entry of [...this.#entries.values()]) entry.shutdown();
-    this.#entries.clear();
+    this.#sockets.close();
   }
 
   get timeZone(): string {
@@ -144,15 +137,8 @@ export class V1LiveEvents implements SocketOwner {
 
   /** @internal called by an entry once it is fully closed. */
   forget(key: string, entry: V1ConversationSocket): void {
-    if (this.#entries.get(key) === entry) this.#entries.delete(key);
+    this.#sockets.forget(key, entry);
   }
-}
-
-/** Map key without the secret in it: a digest of the credential (maps end up in heap dumps). */
-function entryKey(hex: string, credentials: UpstreamCredentials): string {
-  const secret =
-    credentials.kind === 'none' ? 'none' : `${credentials.kind}:${credentialSecret(credentials)}`;
-  return `${hex}\u0000${createHash('sha256').update(secret).digest('base64url')}`;
 }
 
 /** A stream whose only item is `error`. */
