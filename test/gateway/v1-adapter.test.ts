@@ -10,19 +10,9 @@ import { describe, expect, it } from 'vitest';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
 import { gatewayForTest, serviceAndGatewayForTest, type TestGateway } from '../helpers/gateway.ts';
 import { localServiceForTest, rest } from '../helpers/local-service.ts';
+import { type Answer, gql, type Json, V1_KEY } from '../helpers/v1-graph.ts';
 
-const KEY = 'alice-key';
-type Json = Record<string, unknown>;
-type Answer = { data?: Json | null; errors?: Array<{ message: string; extensions?: Json }> };
-
-async function gql(gateway: TestGateway, query: string, variables: Json = {}): Promise<Answer> {
-  const response = await fetch(gateway.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-session-api-key': KEY },
-    body: JSON.stringify({ query, variables }),
-  });
-  return (await response.json()) as Answer;
-}
+const KEY = V1_KEY;
 
 const CREATE = `mutation($input: CreateConversationInput!) {
   createConversation(input: $input) { __typename ... on CreateConversationPayload { conversationId conversationStatus } }
