@@ -287,7 +287,7 @@ describe('V1: a start task that never finishes', () => {
       __typename: 'ConversationUnavailableError',
       reason: 'UNREACHABLE',
     });
-    // Nothing went to an agent server: the task named none.
+    // The empty history asked no events route: a conversation still starting has none to read.
     expect(app.requests.some((r) => r.path.includes('/events'))).toBe(false);
   });
 });
