@@ -88,7 +88,7 @@ export const ERROR_CATALOGUE = {
   },
   TOO_MANY_STREAMS: {
     meaning:
-      'more sockets or SSE streams for one credential than STREAMS_PER_CREDENTIAL (socket close code 4429)',
+      'more sockets or SSE streams for one credential than MAX_STREAMS_PER_CREDENTIAL (socket close code 4429)',
     status: 429,
     message: 'Too many streams for this credential.',
   },
