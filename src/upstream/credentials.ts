@@ -14,14 +14,35 @@ export type UpstreamCredentials =
   | { kind: 'access-token'; token: string }
   | { kind: 'none' };
 
+/**
+ * The header that carries each kind of credential (lower case, as node and fetch name headers): the
+ * same header in from the caller and on to the upstream. Its order is the order the gateway reads them
+ * in (gateway/http/credentials.ts): a caller that sends several is read by the first.
+ */
+export const CREDENTIAL_HEADER = {
+  'session-api-key': 'x-session-api-key',
+  bearer: 'authorization',
+  'access-token': 'x-access-token',
+} as const satisfies Record<Exclude<UpstreamCredentials['kind'], 'none'>, string>;
+
+/**
+ * Every header that carries a credential, in reading order: the one list the gateway derives the rest
+ * from, so a header added here is at once one a browser may send (the CORS allowed headers) and one
+ * that exempts a request from CSRF prevention (it forces a preflight; both protection/limits.ts), one
+ * the per-credential stream quota reads (http/transport-guard.ts) and one the logs redact
+ * (observability/logging.ts). It lives here, not in gateway/http/credentials.ts (which reads them),
+ * because protection/ and observability/ may not import gateway/http/ (docs/architecture.md).
+ */
+export const CREDENTIAL_HEADERS: readonly string[] = Object.values(CREDENTIAL_HEADER);
+
 /** Adds the header that carries `credentials` (none for an anonymous caller) to `headers`. */
 export function writeCredentialHeaders(
   headers: Record<string, string>,
   credentials: UpstreamCredentials,
 ): void {
-  if (credentials.kind === 'session-api-key') headers['x-session-api-key'] = credentials.key;
-  else if (credentials.kind === 'bearer') headers.authorization = `Bearer ${credentials.token}`;
-  else if (credentials.kind === 'access-token') headers['x-access-token'] = credentials.token;
+  if (credentials.kind === 'none') return;
+  headers[CREDENTIAL_HEADER[credentials.kind]] =
+    credentials.kind === 'bearer' ? `Bearer ${credentials.token}` : credentialSecret(credentials);
 }
 
 /** The secret of `credentials` ('' for none): what keys, digests and scrubbing read, whatever the kind. */

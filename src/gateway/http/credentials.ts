@@ -3,10 +3,12 @@
  * `X-Access-Token`) and
  * graphql-ws `connectionParams`, read the same way on both transports (an empty value is none), and
  * the gateway's default key when a caller sends none. The transport guard, the graphql-ws binding and
- * the per-operation context all read credentials here, so the rules cannot drift between them.
+ * the per-operation context all read credentials here, so the rules cannot drift between them. Which
+ * header carries which kind is upstream/credentials.ts's `CREDENTIAL_HEADER`, the list CORS, CSRF
+ * prevention and log redaction derive from too.
  */
 import { unauthenticated } from '../../errors.ts';
-import type { UpstreamCredentials } from '../../upstream/credentials.ts';
+import { CREDENTIAL_HEADER, type UpstreamCredentials } from '../../upstream/credentials.ts';
 
 /** Names accepted in graphql-ws `connectionParams` for the key (header spelling first). */
 const CONNECTION_PARAM_KEYS = ['X-Session-API-Key', 'x-session-api-key', 'sessionApiKey'] as const;
@@ -21,11 +23,11 @@ const CONNECTION_PARAM_ACCESS_TOKENS = ['X-Access-Token', 'x-access-token', 'acc
  * @throws GraphQLError UNAUTHENTICATED for an Authorization header that is not a non-empty Bearer token
  */
 export function credentialsFromHeaders(headers: Headers): UpstreamCredentials | null {
-  const key = headers.get('x-session-api-key')?.trim();
+  const key = headers.get(CREDENTIAL_HEADER['session-api-key'])?.trim();
   if (key) return { kind: 'session-api-key', key };
-  const authorization = headers.get('authorization')?.trim();
+  const authorization = headers.get(CREDENTIAL_HEADER.bearer)?.trim();
   if (authorization) return parseAuthorization(authorization);
-  const accessToken = headers.get('x-access-token')?.trim();
+  const accessToken = headers.get(CREDENTIAL_HEADER['access-token'])?.trim();
   if (accessToken) return { kind: 'access-token', token: accessToken };
   return null;
 }

@@ -14,7 +14,7 @@ import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'nod
 import type pino from 'pino';
 import type { WebSocket } from 'ws';
 import { type RefusalCode, refusalBody, refusalStatus } from '../../errors.ts';
-import type { UpstreamCredentials } from '../../upstream/credentials.ts';
+import { CREDENTIAL_HEADERS, type UpstreamCredentials } from '../../upstream/credentials.ts';
 import { defaultAllowedHosts, OriginPolicy, type OriginRefusal } from '../protection/origin-check.ts';
 import {
   DEFAULT_MAX_STREAMS_PER_CREDENTIAL,
@@ -201,7 +201,7 @@ export function createTransportGuard(options: TransportGuardOptions) {
 /** The credential headers of a node request as a fetch Headers (what credentialsFromHeaders reads). */
 function headersOf(req: IncomingMessage): Headers {
   const headers = new Headers();
-  for (const name of ['x-session-api-key', 'authorization']) {
+  for (const name of CREDENTIAL_HEADERS) {
     const value = req.headers[name];
     if (typeof value === 'string') headers.set(name, value);
   }

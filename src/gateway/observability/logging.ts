@@ -5,16 +5,19 @@
  */
 import type { Writable } from 'node:stream';
 import pino from 'pino';
+import { CREDENTIAL_HEADERS } from '../../upstream/credentials.ts';
 import { errorCodes } from './error-code.ts';
 import type { OperationObserver } from './operation-observer.ts';
 
-/** Paths that could carry a secret if someone ever logs a header bag, a record or an input. */
+/**
+ * Paths that could carry a secret if someone ever logs a header bag, a record or an input: every
+ * credential header (upstream/credentials.ts) of a header bag, and the secret fields of records,
+ * inputs and graphql-ws `connectionParams`.
+ */
 const REDACT_PATHS = [
-  'headers["x-session-api-key"]',
-  'headers.authorization',
-  'req.headers["x-session-api-key"]',
-  'req.headers.authorization',
+  ...CREDENTIAL_HEADERS.flatMap((name) => [`headers["${name}"]`, `req.headers["${name}"]`]),
   '*.sessionApiKey',
+  '*.accessToken',
   '*.session_api_key',
   '*.apiKey',
   '*.api_key',

@@ -19,6 +19,7 @@ import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operation
 import { type GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationContext } from 'graphql';
 import type { Plugin, YogaServerOptions } from 'graphql-yoga';
 import { codedError, type RefusalCode, refusalBody, refusalStatus } from '../../errors.ts';
+import { CREDENTIAL_HEADERS } from '../../upstream/credentials.ts';
 
 /** graphql-armor limits of one operation. */
 export interface QueryLimits {
@@ -150,11 +151,18 @@ const SIMPLE_CONTENT_TYPES = new Set([
 const CSRF_HEADERS = ['graphql-preflight', 'apollo-require-preflight', 'x-graphql-yoga-csrf'] as const;
 
 /**
+ * Headers that force a browser to preflight: the CSRF ones and every credential header (none is
+ * CORS-safelisted). CSRF prevention lets a request carrying one through, and CORS allows exactly
+ * these (besides `content-type` and `accept`), so a header the gateway reads is one a browser may send.
+ */
+const PREFLIGHT_HEADERS: readonly string[] = [...CSRF_HEADERS, ...CREDENTIAL_HEADERS];
+
+/**
  * CSRF prevention: a browser on another site can POST a "simple" request (form or text body) without a
  * preflight, and the gateway may act on it with its default key. Such requests are refused (403
  * CSRF_REJECTED) unless they carry a custom header (which forces a preflight) or a credential header
- * (X-Session-API-Key / Authorization, which forces one too). JSON bodies and GET are unaffected: GET
- * never runs mutations, and `application/json` always needs a preflight.
+ * (upstream/credentials.ts's CREDENTIAL_HEADERS, which force one too). JSON bodies and GET are
+ * unaffected: GET never runs mutations, and `application/json` always needs a preflight.
  */
 export function useCsrfPrevention(): Plugin {
   return {
@@ -163,8 +171,7 @@ export function useCsrfPrevention(): Plugin {
       const mediaType = (request.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
       if (!SIMPLE_CONTENT_TYPES.has(mediaType)) return;
       const headers = request.headers;
-      if (CSRF_HEADERS.some((name) => headers.has(name))) return;
-      if (headers.has('x-session-api-key') || headers.has('authorization')) return;
+      if (PREFLIGHT_HEADERS.some((name) => headers.has(name))) return;
       endResponse(
         refusal(
           'CSRF_REJECTED',
@@ -186,7 +193,7 @@ export function corsOption(origins: readonly string[]): YogaServerOptions<object
     origin: origins.includes('*') ? '*' : [...origins],
     credentials: false,
     methods: ['GET', 'POST', 'OPTIONS'],
-    allowedHeaders: ['content-type', 'accept', 'x-session-api-key', 'authorization', ...CSRF_HEADERS],
+    allowedHeaders: ['content-type', 'accept', ...PREFLIGHT_HEADERS],
     maxAge: 600,
   };
 }
