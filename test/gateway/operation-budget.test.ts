@@ -1,7 +1,8 @@
 /**
  * The per-operation budget and the per-credential fair share, on the real gateway in front of the real
  * local service over HTTP (and graphql-ws): page sizes and id lists counted the same whether literal
- * or variable, the heaviest legitimate operations measured (printed) and let through, over-budget
+ * or variable, the heaviest legitimate operations measured (printed, and equal to the figures
+ * docs/operations.md gives) and let through, over-budget
  * operations refused before any upstream call, the per-credential concurrency bound, and upstream
  * failures logged without a line per call.
  */
@@ -47,17 +48,35 @@ const SEEDED = 120;
 const ALL_FIELDS = `__typename id conversationId title status statusRaw runtimeStatus runtimeStatusRaw trigger triggerRaw
   gitProvider gitProviderRaw selectedRepository selectedBranch numConnections url sessionApiKey createdAt
   lastUpdatedAt prNumbers`;
-const fullPage = (first: string) => `
-  __typename
-  conversations(first: ${first}) {
+const pageField = (first: string, alias = '') => `
+  ${alias}conversations(first: ${first}) {
     __typename
     edges { __typename cursor node { ${ALL_FIELDS} } }
     pageInfo { __typename hasNextPage hasPreviousPage startCursor endCursor }
   }`;
+const fullPage = (first: string) => `__typename ${pageField(first)}`;
+const nodesField = (alias = '') =>
+  `${alias}nodes(ids: $ids) { __typename id ... on Conversation { ${ALL_FIELDS} } }`;
 const FULL_PAGE_LITERAL = `query FullPage { ${fullPage('100')} }`;
 const FULL_PAGE_VARIABLE = `query FullPage($first: Int) { ${fullPage('$first')} }`;
-const FULL_NODES = `query FullNodes($ids: [ID!]!) { __typename nodes(ids: $ids) { __typename id ... on Conversation { ${ALL_FIELDS} } } }`;
-const PAGE_AND_NODES = `query PageAndNodes($ids: [ID!]!) { ${fullPage('100')} nodes(ids: $ids) { __typename id ... on Conversation { ${ALL_FIELDS} } } }`;
+const FULL_NODES = `query FullNodes($ids: [ID!]!) { __typename ${nodesField()} }`;
+const PAGE_AND_NODES = `query PageAndNodes($ids: [ID!]!) { ${fullPage('100')} ${nodesField()} }`;
+const TWO_PAGES = `query TwoPages { __typename ${pageField('100', 'a: ')} ${pageField('100', 'b: ')} }`;
+const TWO_NODES = `query TwoNodes($ids: [ID!]!) { __typename ${nodesField('a: ')} ${nodesField('b: ')} }`;
+
+/**
+ * The figures docs/operations.md gives under "Query limits" (cost, upstream calls): the measurement
+ * must match them, and the page must still say them (change both together).
+ */
+const DOCUMENTED_FIGURES = {
+  fullPage: { cost: 3102, upstreamCalls: 5 },
+  fullNodes: { cost: 2202, upstreamCalls: 100 },
+  pageAndNodes: { cost: 5303, upstreamCalls: 105 },
+  twoAliasedPages: { cost: 6203, upstreamCalls: 10 },
+  twoAliasedNodes: { cost: 4403, upstreamCalls: 200 },
+  /** Every documented operation (README, docs/) and test document costs less than this. */
+  documentedCostBelow: 1300,
+} as const;
 
 let service: TestLocalService;
 let aliceIds: string[] = [];
@@ -189,20 +208,45 @@ describe('the cost and upstream-call bound, measured on this schema', () => {
       expect(row.cost, row.operation).toBeLessThanOrEqual(DEFAULT_QUERY_LIMITS.maxCost);
       expect(row.upstreamCalls, row.operation).toBeLessThanOrEqual(DEFAULT_QUERY_LIMITS.maxUpstreamCalls);
     }
-    // The literal and the variable page count the same.
-    expect(legitimate[0]?.cost).toBe(legitimate[1]?.cost);
+    const figures = (row: { cost: number; upstreamCalls: number } | undefined) =>
+      row && { cost: row.cost, upstreamCalls: row.upstreamCalls };
+    // The literal and the variable page count the same, and as the docs say.
+    expect(figures(legitimate[0])).toEqual(DOCUMENTED_FIGURES.fullPage);
+    expect(figures(legitimate[1])).toEqual(DOCUMENTED_FIGURES.fullPage);
+    expect(figures(legitimate[2])).toEqual(DOCUMENTED_FIGURES.fullNodes);
+    expect(figures(legitimate[3])).toEqual(DOCUMENTED_FIGURES.pageAndNodes);
+    const documentedAndTests = legitimate.slice(4);
+    expect(Math.max(...documentedAndTests.map((row) => row.cost))).toBeLessThan(
+      DOCUMENTED_FIGURES.documentedCostBelow,
+    );
 
-    const aliasedPages = parse(
-      `{ ${Array.from({ length: 3 }, (_, i) => `p${i}: conversations(first: 100) { edges { node { ${ALL_FIELDS} } } }`).join(' ')} }`,
-    );
-    const aliasedNodes = parse(
-      `query Many($ids: [ID!]!) { ${Array.from({ length: 15 }, (_, i) => `n${i}: nodes(ids: $ids) { id }`).join(' ')} }`,
-    );
-    const [pages] = measure('3 aliased full pages', aliasedPages);
-    const [nodes] = measure('15 aliased nodes(100 ids)', aliasedNodes);
+    // Two of the heaviest pages, or of the heaviest id lists, in one operation are refused.
+    const [pages] = measure('2 aliased full pages', parse(TWO_PAGES));
+    const [nodes] = measure('2 aliased full nodes(100 ids)', parse(TWO_NODES));
     console.log(`abusive: ${JSON.stringify(pages)} ${JSON.stringify(nodes)}`);
+    expect(figures(pages)).toEqual(DOCUMENTED_FIGURES.twoAliasedPages);
     expect(pages?.cost).toBeGreaterThan(DEFAULT_QUERY_LIMITS.maxCost);
+    expect(figures(nodes)).toEqual(DOCUMENTED_FIGURES.twoAliasedNodes);
     expect(nodes?.upstreamCalls).toBeGreaterThan(DEFAULT_QUERY_LIMITS.maxUpstreamCalls);
+  });
+
+  it('are the figures docs/operations.md gives', () => {
+    const page = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
+    const figure = (n: number) => n.toLocaleString('en-US');
+    const { fullPage, fullNodes, pageAndNodes, twoAliasedPages, twoAliasedNodes } = DOCUMENTED_FIGURES;
+    const text = page.replace(/\s+/g, ' ');
+    const phrases = [
+      `costs ${figure(fullPage.cost)} (${fullPage.upstreamCalls} calls)`,
+      `a full \`nodes(ids:)\` ${figure(fullNodes.cost)} (${fullNodes.upstreamCalls} calls)`,
+      `both in one operation ${figure(pageAndNodes.cost)} (${pageAndNodes.upstreamCalls} calls)`,
+      `stay below ${figure(DOCUMENTED_FIGURES.documentedCostBelow)}`,
+      `Two aliased full pages (${figure(twoAliasedPages.cost)}, ${twoAliasedPages.upstreamCalls} calls)`,
+      `two aliased full \`nodes\` (${figure(twoAliasedNodes.cost)}, ${twoAliasedNodes.upstreamCalls} calls)`,
+    ];
+    expect(
+      phrases.filter((phrase) => !text.includes(phrase)),
+      'phrases docs/operations.md no longer says',
+    ).toEqual([]);
   });
 });
 
