@@ -11,6 +11,7 @@
  */
 import type { UpstreamApi } from './api-detection.ts';
 import type { UpstreamCredentials } from './credentials.ts';
+import { DeferredStream } from './deferred-stream.ts';
 import { UpstreamError } from './failures.ts';
 import type { BridgeError } from './port/bridge-error.ts';
 import type {
@@ -241,8 +242,13 @@ class SwitchingSession implements UpstreamSession {
     return this.#session(this.#choice.known() ?? minter(cursor)).readEventCursor(cursor);
   }
 
+  /**
+   * Before the API is known, "from the beginning" of whichever adapter the subscription will reach:
+   * {@link subscribe} swaps it for that adapter's own start once the API is found out.
+   */
   historyStartPosition(): EventPosition {
-    return this.#session(this.#choice.known() ?? 'v0').historyStartPosition();
+    const known = this.#choice.known();
+    return known === null ? HISTORY_START : this.#session(known).historyStartPosition();
   }
 
   eventIdPosition(eventId: number): EventPosition {
@@ -254,21 +260,30 @@ class SwitchingSession implements UpstreamSession {
     after: EventPosition | null,
   ): AsyncIterableIterator<ConversationEvent | BridgeError> {
     // Known: the adapter's own stream, with nothing wrapped around it (a live group holds one per
-    // subscriber, so a wrapper would cost every idle subscriber a generator).
+    // subscriber, so a wrapper would cost every idle subscriber an object).
     const known = this.#choice.known();
-    if (known !== null) return this.#session(known).subscribe(conversationId, after);
+    if (known !== null)
+      return this.#session(known).subscribe(conversationId, startOf(after, this.#session(known)));
     const choice = this.#choice;
-    const session = (api: UpstreamApi) => this.#session(api);
     const credentials = this.credentials;
     const signal = this.#signal;
-    return (async function* () {
-      yield* session(await choice.current(credentials, signal)).subscribe(conversationId, after);
-    })();
+    return new DeferredStream(async () => {
+      const session = this.#session(await choice.current(credentials, signal));
+      return session.subscribe(conversationId, startOf(after, session));
+    });
   }
 
   endLiveEvents(conversationId: string, error: BridgeError): void {
     for (const api of ['v0', 'v1'] as const) this.#session(api).endLiveEvents(conversationId, error);
   }
+}
+
+/** "From the beginning", before the API is known (the adapter's own start replaces it). */
+const HISTORY_START: EventPosition = Object.freeze({ api: 'any', parts: Object.freeze(['start']) });
+
+/** `after` for `session`'s adapter: {@link HISTORY_START} becomes that adapter's own start. */
+function startOf(after: EventPosition | null, session: UpstreamSession): EventPosition | null {
+  return after === HISTORY_START ? session.historyStartPosition() : after;
 }
 
 /** The API whose adapter minted a token (a plain decimal is V0's legacy cursor). */

@@ -140,3 +140,18 @@ export async function upstreamSockets(
   if (api === 'v0') return numConnections(serviceUrl, id, key);
   return gateway.gateway.liveStats().upstreamSockets;
 }
+
+/**
+ * What a conversation needs after the service restarted to stream again: nothing on V0; on V1 its
+ * sandbox, which a restart leaves PAUSED (no listener survives it), is resumed.
+ */
+export async function resumeAfterRestart(api: Api, url: string, id: string, key?: string): Promise<void> {
+  if (api === 'v0') return;
+  const read = await rest<Array<{ sandbox_id: string } | null>>(url, `/api/v1/app-conversations?ids=${id}`, {
+    key,
+  });
+  const sandboxId = read.body[0]?.sandbox_id;
+  expect(sandboxId).toEqual(expect.any(String));
+  const resumed = await rest(url, `/api/v1/sandboxes/${sandboxId}/resume`, { method: 'POST', key });
+  expect(resumed.status).toBe(200);
+}

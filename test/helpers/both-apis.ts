@@ -12,6 +12,21 @@ import { rest } from './local-service.ts';
 export const APIS = ['v0', 'v1'] as const;
 export type Api = (typeof APIS)[number];
 
+/**
+ * How a gateway knows which API answers: told (`--upstream-api v0|v1`), or found out (`auto`) with the
+ * test's first operation (test/helpers/gateway.ts, `undetectedGateway`).
+ */
+export type ApiMode = 'configured' | 'detected';
+
+/**
+ * Every API, configured and left to detection: what the live suites run on, since a stream opened
+ * while the API is being found out takes a path of its own (src/upstream/deferred-stream.ts).
+ */
+export const LIVE_MODES: ReadonlyArray<readonly [Api, ApiMode]> = APIS.flatMap((api) => [
+  [api, 'configured'] as const,
+  [api, 'detected'] as const,
+]);
+
 /** The title the upstream gives a new conversation. */
 export function defaultTitle(api: Api, conversationId: string): string {
   return api === 'v0' ? `Conversation ${conversationId.slice(0, 5)}` : `Conversation ${conversationId}`;

@@ -11,12 +11,14 @@
 import { Writable } from 'node:stream';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { type ExecutionResult, print } from 'graphql';
-import { onTestFinished } from 'vitest';
+import { expect, onTestFinished } from 'vitest';
 import { createLogger } from '../../src/gateway/observability/logging.ts';
 import { type RunningGateway, type StartGatewayOptions, startGateway } from '../../src/gateway/server.ts';
 import type { LocalServiceOptions } from '../../src/local-service/index.ts';
 import type { UpstreamCallInfo } from '../../src/upstream/http.ts';
+import type { Api, ApiMode } from './both-apis.ts';
 import { localServiceForTest } from './local-service.ts';
+import { freeLoopbackPort } from './loopback.ts';
 
 /** How a test request authenticates. */
 interface CallerCredentials {
@@ -142,7 +144,13 @@ export interface ServiceAndGatewayOptions extends Omit<TestGatewayOptions, 'upst
    * The API both speak: the local service's face and the gateway's `upstreamApi` (which
    * `upstreamApi` in these options overrides, e.g. `auto`). @default 'v0'
    */
-  api?: 'v0' | 'v1';
+  api?: Api;
+  /**
+   * How the gateway knows the API: `configured` (`upstreamApi` is `api`) or `detected` (`auto`, with
+   * the API still unknown when the test's first operation arrives; see {@link undetectedGateway}).
+   * @default 'configured'
+   */
+  mode?: ApiMode;
 }
 
 /**
@@ -150,8 +158,38 @@ export interface ServiceAndGatewayOptions extends Omit<TestGatewayOptions, 'upst
  * the gateway first.
  */
 export async function serviceAndGatewayForTest(options: ServiceAndGatewayOptions = {}) {
-  const { service: serviceOptions = {}, api = 'v0', ...gatewayOptions } = options;
+  const { service: serviceOptions = {}, api = 'v0', mode = 'configured', ...gatewayOptions } = options;
+  if (mode === 'detected') {
+    const port = await freeLoopbackPort();
+    const gateway = await undetectedGateway(`http://127.0.0.1:${port}`, gatewayOptions);
+    const service = await localServiceForTest({ api, ...serviceOptions, port });
+    return { service, gateway };
+  }
   const service = await localServiceForTest({ api, ...serviceOptions });
   const gateway = await gatewayForTest({ upstreamUrl: service.url, upstreamApi: api, ...gatewayOptions });
   return { service, gateway };
+}
+
+/**
+ * A gateway with `--upstream-api auto` whose API is not known yet: started while nothing listens at
+ * `upstreamUrl`, so its start-up probe finds nothing, and `/ready` asked once so that no probe is in
+ * flight when the caller starts the upstream there. Its first operation then goes through detection,
+ * as the first subscriptions of a gateway restarted under a dashboard do (their clients resubscribe
+ * before anything else). Its circuit breaker is off: the probes that found nothing would otherwise
+ * open the circuit, and the first operations would meet it open for its reset timeout.
+ */
+export async function undetectedGateway(
+  upstreamUrl: string,
+  options: Omit<TestGatewayOptions, 'upstreamUrl'> = {},
+): Promise<TestGateway> {
+  const gateway = await gatewayForTest({
+    upstreamApi: 'auto',
+    ...options,
+    upstream: { circuitBreaker: false, ...options.upstream },
+    upstreamUrl,
+  });
+  const ready = await fetch(new URL('/ready', gateway.url));
+  expect(ready.headers.get('x-upstream-api')).toBe('unknown');
+  expect(gateway.gateway.upstreamApi()).toBeNull();
+  return gateway;
 }

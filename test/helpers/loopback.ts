@@ -3,7 +3,7 @@
  * proxy, the socket harness): 127.0.0.1 on port 0, and a close that also cuts kept-alive connections.
  */
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
 
 /** Listens on 127.0.0.1, port 0; answers `http://127.0.0.1:PORT`. */
 export async function listenOnLoopback(server: Server): Promise<string> {
@@ -26,4 +26,16 @@ export function closeOnce(close: () => Promise<void>): () => Promise<void> {
     closing ??= close();
     return closing;
   };
+}
+
+/**
+ * A port nothing listens on right now (asked of the OS, then released): for a server a test starts
+ * later on a known address, e.g. an upstream the gateway already points at.
+ */
+export async function freeLoopbackPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
 }

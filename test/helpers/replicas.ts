@@ -9,10 +9,10 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect, vi } from 'vitest';
+import { freeLoopbackPort } from './loopback.ts';
 import { spawnTypeScript } from './processes.ts';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -43,16 +43,6 @@ export function replicaTools(): { redisServer: string; haproxy: string } | { mis
   if (process.env.CI) throw new Error(`${message}; in CI they must be installed (.ci/run does it)`);
   console.warn(`SKIPPED: ${message}`);
   return { missing: message };
-}
-
-/** A free loopback port (bound then released). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
 }
 
 /** Kills a child by its PID (SIGKILL unless told) and waits for its exit. */
@@ -86,7 +76,7 @@ export class TestRedis {
   ) {}
 
   static async start(binary: string): Promise<TestRedis> {
-    const redis = new TestRedis(binary, await freePort());
+    const redis = new TestRedis(binary, await freeLoopbackPort());
     await redis.start();
     return redis;
   }
@@ -138,7 +128,7 @@ export async function startHaproxy(
   binary: string,
   backends: [string, string],
 ): Promise<{ url: string; wsUrl: string; child: ChildProcess; output: () => string }> {
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   const child = spawn(binary, ['-f', join(ROOT, 'deploy/haproxy.cfg'), '-db'], {
     env: {
       ...process.env,
