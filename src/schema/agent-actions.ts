@@ -156,7 +156,8 @@ const ChangeAgentStatePayload = builder
     fields: (t) => ({
       event: t.field({
         type: AgentStateChangeRequestedEventType,
-        description: 'The accepted request as the upstream stored it (with its new `eventId`).',
+        description:
+          "The accepted request: on V0 as the upstream stored it (with its new `eventId`); on V1, which stores no echo of it, the request as an event without `eventId`, carrying the newest stored event's `cursor`.",
         resolve: (payload) => payload.event,
       }),
     }),

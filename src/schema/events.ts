@@ -275,9 +275,13 @@ eventType('STATUS_UPDATE', 'A runtime status update (not stored: live subscriber
   }),
 }));
 
-eventType('TITLE_CHANGED', "The conversation's title changed (not stored: live subscribers only).", (t) => ({
-  title: t.exposeString('title', { description: 'The new title.' }),
-}));
+eventType(
+  'TITLE_CHANGED',
+  "The conversation's title changed (not stored: live subscribers only). V0 only: a V1 upstream pushes no title change on its event socket, so on V1 read `Conversation.title` again.",
+  (t) => ({
+    title: t.exposeString('title', { description: 'The new title.' }),
+  }),
+);
 
 eventType('ERROR', 'An error reported by the upstream or the agent.', (t) => ({
   errorId: t.exposeString('errorId', { nullable: true, description: 'Stable id of the error, when given.' }),
@@ -310,7 +314,7 @@ builder.subscriptionField('conversationEvents', (t) =>
   t.field({
     type: ConversationEventInterface,
     description:
-      "A conversation's events as they happen, over graphql-ws (`ws://HOST/graphql`) or SSE. Which events: every event the upstream stores (each agent-state change included; kinds without a type of their own as OtherEvent) except `null` actions and `null` observations, the upstream's empty placeholders that its own clients never see; plus the live-only ones (status updates, errors). Order: stored events arrive in the upstream's stored order, each once, across the catch-up, live events and upstream reconnects, whatever order the upstream sends them in; live-only events come right after the stored event that preceded them. With `after` (an event's `cursor`, or an edge cursor of `Conversation.events`), every stored event after that one comes first, read from the upstream's stored events, then live ones, with no gap and no duplicate, whichever gateway instance serves the subscription and whether or not it still holds the conversation's socket. To resume after a disconnect, subscribe again with the `cursor` of the last event you received; to continue a transcript read with `Conversation.events`, pass its `pageInfo.endCursor`. (Against an older V0 upstream without the stored events route the catch-up comes from its socket replay, which leaves out agent-state changes but the last; see docs/live-events.md.) A stored event the upstream sends late, after a later one was already delivered, is left out (it stays in the upstream's history). Ends with an error coded UNAUTHENTICATED, CONVERSATION_NOT_FOUND, CONVERSATION_UNREACHABLE (the upstream stayed unreachable after reconnect attempts, or its stored events could not be read), UPSTREAM_TIMEOUT (the stored events did not arrive in time), CONVERSATION_DELETED, CONVERSATION_STOPPED (subscribe again to resume) or SUBSCRIBER_TOO_SLOW (this subscriber fell too far behind).",
+      "A conversation's events as they happen, over graphql-ws (`ws://HOST/graphql`) or SSE. Which events: every event the upstream stores (each agent-state change included; kinds without a type of their own as OtherEvent) except `null` actions and `null` observations, the upstream's empty placeholders that its own clients never see; plus the live-only ones (status updates, errors). Order: stored events arrive in the upstream's stored order, each once, across the catch-up, live events and upstream reconnects, whatever order the upstream sends them in; live-only events come right after the stored event that preceded them. With `after` (an event's `cursor`, or an edge cursor of `Conversation.events`), every stored event after that one comes first, read from the upstream's stored events, then live ones, with no gap and no duplicate, whichever gateway instance serves the subscription and whether or not it still holds the conversation's socket. To resume after a disconnect, subscribe again with the `cursor` of the last event you received; to continue a transcript read with `Conversation.events`, pass its `pageInfo.endCursor`. (Against an older V0 upstream without the stored events route the catch-up comes from its socket replay, which leaves out agent-state changes but the last; see docs/live-events.md.) A stored event the upstream sends late, after a later one was already delivered, is left out (it stays in the upstream's history). Ends with one last result whose error is coded GATEWAY_SHUTTING_DOWN (this gateway instance is stopping, as at every rolling deploy: subscribe again at once with `after`), CONVERSATION_UNREACHABLE (the upstream stayed unreachable after reconnect attempts, or its stored events could not be read), UPSTREAM_TIMEOUT (the stored events did not arrive in time), UPSTREAM_TOO_MANY_CONNECTIONS (V1: the agent server's socket cap), SUBSCRIBER_TOO_SLOW (this subscriber fell too far behind): all five resumable with `after`; CONVERSATION_STOPPED (subscribe again once it runs), UPSTREAM_ERROR, or, not worth retrying as is, CONVERSATION_DELETED, CONVERSATION_NOT_FOUND, UNAUTHENTICATED, BAD_USER_INPUT. docs/live-events.md says which to retry.",
     args: {
       conversationId: t.arg.id({
         required: true,

@@ -156,7 +156,7 @@ const RenameConversationInput = builder.inputType('RenameConversationInput', {
 
 const RenameConversationPayload = conversationPayload(
   'RenameConversationPayload',
-  'The title was changed; subscribers also get a TitleChangedEvent.',
+  "The title was changed. On V0 the conversation's subscribers also get a TitleChangedEvent (the upstream pushes the new title on its socket); a V1 upstream pushes none, so there `conversation.title` here is how clients learn it.",
 );
 
 builder.mutationField('renameConversation', (t) =>
