@@ -11,7 +11,6 @@
  */
 import type { UpstreamApi } from './api-detection.ts';
 import type { UpstreamCredentials } from './credentials.ts';
-import { DeferredStream } from './deferred-stream.ts';
 import { UpstreamError } from './failures.ts';
 import type { BridgeError } from './port/bridge-error.ts';
 import type {
@@ -26,7 +25,7 @@ import type {
 import { UpstreamDomainError } from './port/errors.ts';
 import { type EventPosition, openEventCursor } from './port/event-cursor.ts';
 import type { ConversationEvent } from './port/events.ts';
-import type { OutgoingMessage, Upstream, UpstreamSession } from './port/upstream.ts';
+import type { LiveEvents, OutgoingMessage, Upstream, UpstreamSession } from './port/upstream.ts';
 
 /** Options of {@link createSwitchingUpstream}. */
 export interface SwitchingUpstreamOptions {
@@ -255,20 +254,14 @@ class SwitchingSession implements UpstreamSession {
     return this.#session(this.#choice.known() ?? 'v0').eventIdPosition(eventId);
   }
 
-  subscribe(
-    conversationId: string,
-    after: EventPosition | null,
-  ): AsyncIterableIterator<ConversationEvent | BridgeError> {
-    // Known: the adapter's own stream, with nothing wrapped around it (a live group holds one per
-    // subscriber, so a wrapper would cost every idle subscriber an object).
+  subscribe(conversationId: string, after: EventPosition | null): LiveEvents | Promise<LiveEvents> {
     const known = this.#choice.known();
     if (known !== null)
       return this.#session(known).subscribe(conversationId, startOf(after, this.#session(known)));
-    const choice = this.#choice;
-    const credentials = this.credentials;
-    const signal = this.#signal;
-    return new DeferredStream(async () => {
-      const session = this.#session(await choice.current(credentials, signal));
+    // Not known yet: the stream is the chosen adapter's own, handed over once detection answers (the
+    // schema's subscribe awaits it). No wrapper: see the port's `subscribe`.
+    return this.#choice.current(this.credentials, this.#signal).then((api) => {
+      const session = this.#session(api);
       return session.subscribe(conversationId, startOf(after, session));
     });
   }

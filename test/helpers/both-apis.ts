@@ -20,7 +20,7 @@ export type ApiMode = 'configured' | 'detected';
 
 /**
  * Every API, configured and left to detection: what the live suites run on, since a stream opened
- * while the API is being found out takes a path of its own (src/upstream/deferred-stream.ts).
+ * while the API is being found out takes a path of its own (src/upstream/api-switch.ts, `subscribe`).
  */
 export const LIVE_MODES: ReadonlyArray<readonly [Api, ApiMode]> = APIS.flatMap((api) => [
   [api, 'configured'] as const,

@@ -8,7 +8,7 @@
  */
 import type { Client } from 'graphql-ws';
 import { describe, expect, it, vi } from 'vitest';
-import { APIS, type Api } from '../helpers/both-apis.ts';
+import { type Api, LIVE_MODES } from '../helpers/both-apis.ts';
 import {
   createUpstreamConversation,
   deleteUpstream,
@@ -98,9 +98,9 @@ const answered = (api: Api, text: string) => (items: Result[]) => {
   return at >= 0 && events.slice(at).some((event) => event?.agentStateRaw === ANSWERED[api]);
 };
 
-describe.each(APIS)('history and live on the %s API', (api) => {
+describe.each(LIVE_MODES)('history and live on the %s API (%s)', (api, mode) => {
   const start = (options: Omit<Parameters<typeof serviceAndGatewayForTest>[0] & object, 'api'> = {}) =>
-    serviceAndGatewayForTest({ api, fastLive: true, service: { sessionApiKeys: KEYS }, ...options });
+    serviceAndGatewayForTest({ api, mode, fastLive: true, service: { sessionApiKeys: KEYS }, ...options });
 
   /**
    * A new conversation with one subscriber from the beginning, once the stream is live: a message

@@ -9,7 +9,7 @@ import type { ExecutionResult } from 'graphql';
 import type { Client } from 'graphql-ws';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { WebSocket } from 'ws';
-import { APIS } from '../helpers/both-apis.ts';
+import { LIVE_MODES } from '../helpers/both-apis.ts';
 import {
   answered,
   cursorSubscription,
@@ -110,9 +110,9 @@ const events = (results: Result[]) => results.map((result) => result.data?.conve
 const cursors = (results: Result[]) => events(results).map((event) => event.cursor);
 const WAIT = { timeout: 5000, interval: 20 } as const;
 
-describe.each(APIS)('Subscription.conversationEvents on %s', (api) => {
+describe.each(LIVE_MODES)('Subscription.conversationEvents on %s (API %s)', (api, mode) => {
   const start = (options: Parameters<typeof serviceAndGatewayForTest>[0] = {}) =>
-    serviceAndGatewayForTest({ api, fastLive: true, ...options });
+    serviceAndGatewayForTest({ api, mode, fastLive: true, ...options });
 
   it('fans one upstream socket out to two graphql-ws clients and one SSE client, in the same order', async () => {
     const { service, gateway: gw } = await start();

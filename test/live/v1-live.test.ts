@@ -164,8 +164,8 @@ describe('V1 live bridge in the adapter', () => {
     });
     try {
       const session = adapter.forCaller({ kind: 'session-api-key', key: KEY }, undefined);
-      const first = session.subscribe(id, session.historyStartPosition());
-      const second = session.subscribe(id, null);
+      const first = await session.subscribe(id, session.historyStartPosition());
+      const second = await session.subscribe(id, null);
       const firstEvent = await first.next();
       expect(firstEvent.done).toBe(false);
       expect(adapter.liveEvents.stats()).toMatchObject({

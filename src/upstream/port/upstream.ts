@@ -28,6 +28,9 @@ import type { ConversationEvent } from './events.ts';
 import type { EventsSlice, EventsWalk } from './history.ts';
 
 /** The upstream of one gateway: binds the port to a caller. */
+/** A conversation's live stream: events, and at most one terminal {@link BridgeError} as the last item. */
+export type LiveEvents = AsyncIterableIterator<ConversationEvent | BridgeError>;
+
 export interface Upstream {
   /** The port for one caller and operation; cheap (one object), built for every operation. */
   forCaller(credentials: UpstreamCredentials, signal: AbortSignal | undefined): UpstreamSession;
@@ -145,12 +148,12 @@ export interface UpstreamSession extends CallerScope {
    * The conversation's events as they happen; `return()` detaches. With `after` (a position from
    * {@link readEventCursor} or {@link eventIdPosition}) every stored event after it comes first, then
    * live ones, none missing and none twice; null: live events only. An abnormal end is the last item,
-   * a {@link BridgeError}, then the stream completes.
+   * a {@link BridgeError}, then the stream completes. A promise of the stream only while the adapter
+   * is not chosen yet (`--upstream-api auto` before detection): the stream itself is then the chosen
+   * adapter's, never a wrapper (whose `return()` could wait behind a `next()`, and which would hide
+   * the adapter's stream from the live groups).
    */
-  subscribe(
-    conversationId: string,
-    after: EventPosition | null,
-  ): AsyncIterableIterator<ConversationEvent | BridgeError>;
+  subscribe(conversationId: string, after: EventPosition | null): LiveEvents | Promise<LiveEvents>;
   /**
    * Ends every live stream of the conversation (whatever the caller) with `error`: this gateway
    * deleted or stopped it, so nobody should wait for a reconnect.
