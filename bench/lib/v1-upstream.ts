@@ -1,5 +1,5 @@
 /**
- * The V1 local service as the bench drives it (../shared/reference/upstream-v1.md): conversations
+ * The V1 local service as the bench drives it (docs/upstream-facts.md, "V1: topology"): conversations
  * started on the app server (a start task followed until READY), and where a conversation's agent
  * server is (its `conversation_url` and the sandbox's `session_api_key`, from the app server's batch get).
  */

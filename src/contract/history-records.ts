@@ -1,8 +1,8 @@
 /**
  * Wire shapes of the history and lifecycle routes of the conversation service (OpenHands 0.53):
  * `GET`/`POST /api/conversations/{id}/events`, `DELETE`/`PATCH /api/conversations/{id}`,
- * `POST .../start`, `POST .../stop` (shared/reference/upstream-api.md, "Other routes of the real
- * server"). Like records.ts: snake_case as they travel, read by src/upstream/v0/history.ts and written by
+ * `POST .../start`, `POST .../stop` (OpenHands 0.53.0 `openhands/server/routes/conversation.py` and
+ * `manage_conversations.py`; docs/upstream-facts.md, "V0: history and lifecycle routes"). Like records.ts: snake_case as they travel, read by src/upstream/v0/history.ts and written by
  * the local service. Kept apart from records.ts so the two families can change independently.
  */
 import type { ConversationEventRecord, GitProviderValue, UserActionRecord } from './records.ts';

@@ -3,7 +3,9 @@
  *
  * This module is the single description of the upstream contract: the gateway's REST client and
  * socket bridge read these shapes, and the bundled local service (src/local-service) produces them.
- * Facts come from ../shared/reference/upstream-api.md; keep the two in step.
+ * The facts come from OpenHands 0.53.0 (`openhands/server/routes/manage_conversations.py`,
+ * `server/data_models/conversation_info.py`, `listen_socket.py`, `events/serialization/`), summarised
+ * with their sources in docs/upstream-facts.md (V0 sections); keep the two in step.
  * Nothing outside src/upstream and src/local-service should import a `*Record` type: the schema
  * speaks camelCase.
  */

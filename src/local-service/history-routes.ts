@@ -1,6 +1,7 @@
 /**
  * The history and lifecycle routes of one conversation, as the real OpenHands 0.53 server answers them
- * (shared/reference/upstream-api.md, "Other routes of the real server"):
+ * (OpenHands 0.53.0 `openhands/server/routes/conversation.py`, `manage_conversations.py`;
+ * docs/upstream-facts.md, "V0: history and lifecycle routes"):
  *
  *   GET    /api/conversations/{id}/events   page through the stored events
  *   POST   /api/conversations/{id}/events   add a user action, like the socket's oh_user_action

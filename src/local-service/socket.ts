@@ -1,6 +1,7 @@
 /**
  * The conversation socket of the local service: Socket.IO at `/socket.io/`, shaped like the real
- * OpenHands 0.53 server's (see shared/reference/upstream-api.md, "The conversation socket").
+ * OpenHands 0.53 server's (`openhands/server/listen_socket.py` at tag 0.53.0; docs/upstream-facts.md,
+ * "V0: the conversation socket").
  *
  * Admission happens in a Socket.IO middleware, because the real server replays stored events BEFORE it
  * acknowledges the connect: the middleware checks the query, resolves the tenant, replays, subscribes to

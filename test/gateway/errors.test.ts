@@ -181,7 +181,7 @@ describe.each(APIS)('on the %s API', (api) => {
       const upstream = await startHostileUpstream();
       onTestFinished(() => upstream.close());
       // Each API refuses in its own words: V0's `{status, message, msg_id}`, V1's FastAPI `{detail}`
-      // (../shared/reference/upstream-v1.md, Errors), which has no message id.
+      // (docs/upstream-facts.md, "V1 app server: common behaviour"), which has no message id.
       const reason = `Sandbox quota exceeded for ${ALICE}`;
       upstream.on('POST', createPath(api), {
         status: 400,
@@ -490,8 +490,9 @@ describe.each(APIS)('on the %s API', (api) => {
 
 describe('V0 only', () => {
   it("returns V0's validation of a suggested task (without echoed input) as UpstreamValidationError", async () => {
-    // V0's server checks a suggested task's fields; V1's start request has no suggested task at main
-    // (../shared/reference/upstream-v1.md, create), the gateway sends only its repository and trigger.
+    // V0's server checks a suggested task's fields. V1's start request had no suggested task at main
+    // and the later one takes it as an object (docs/upstream-facts.md, "V1 app server: conversations
+    // and start tasks"), which the bundled V1 face does not check field by field: V0 only.
     const upstream = await localServiceForTest({ sessionApiKeys: [ALICE, BOB] });
     const gateway = await gatewayForTest({ upstreamUrl: upstream.url });
     const { body } = await gateway.execute(

@@ -1,8 +1,9 @@
 /**
  * Debian's chromium driven by playwright-core, for the GraphiQL browser test and its measurement
- * script (bench/graphiql-load.ts): launch with the flags of ../shared/reference/toolchain-notes.md,
+ * script (bench/graphiql-load.ts): launched headless with the flags a container needs (no sandbox, no
+ * GPU, no background networking, component updates or sync: nothing leaves the machine on its own),
  * every non-loopback request refused, and a recording proxy that counts the bytes each page load
- * transferred.
+ * transferred. Never `npx playwright install`: the browser is Debian's package.
  *
  *   await using browser = await launchChromium();
  *   const proxy = await startRecordingProxy(gateway.url);

@@ -10,7 +10,7 @@ import {
 import { agentEvents, agentRest, startConversation, userMessage, waitForStatus } from './v1-harness.ts';
 
 // The agent server of a sandbox, over real HTTP: its /api routes, key, errors and event search, as
-// agent server v1.43.1 answers them (../shared/reference/upstream-v1.md §5.1-§5.4).
+// agent server v1.43.1 answers them (docs/upstream-facts.md, "V1 agent server: REST").
 
 const MESSAGE_KIND = 'openhands.sdk.event.llm_convertible.message.MessageEvent';
 

@@ -10,7 +10,8 @@ import { localServiceForTest, rest } from '../helpers/local-service.ts';
 import { startConversation, waitForStatus } from './v1-harness.ts';
 
 // The app server of the V1 face over real HTTP: every route's shapes and statuses against
-// ../shared/reference/upstream-v1.md §2-§4 (the later app-server code where it differs from main).
+// docs/upstream-facts.md's "V1 app server" sections (OpenHands/OpenHands `openhands/app_server/` at main
+// `156d0686c4`, and the later app-server code where it differs from main).
 
 const HEX = /^[0-9a-f]{32}$/;
 const UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;

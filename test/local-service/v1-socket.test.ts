@@ -12,7 +12,8 @@ import {
   waitForStatus,
 } from './v1-harness.ts';
 
-// The agent server's event WebSocket over real sockets (../shared/reference/upstream-v1.md §5.5):
+// The agent server's event WebSocket over real sockets (agent server v1.43.1 `sockets.py`;
+// docs/upstream-facts.md, "V1: the agent server's event WebSocket"):
 // authentication and its precedence, refusals before and after accept, replay modes and their seams,
 // live frames, message frames, and the listener going away with its sandbox.
 

@@ -1,6 +1,8 @@
 /**
  * Wire shapes of the agent server's REST API (one per sandbox, under `/api`, key in
- * `X-Session-API-Key`), as of agent server v1.43.1 (../shared/reference/upstream-v1.md §5). Its
+ * `X-Session-API-Key`), as of agent server v1.43.1 (OpenHands/software-agent-sdk
+ * `openhands-agent-server/openhands/agent_server/models.py`; docs/upstream-facts.md, "V1 agent server:
+ * REST"). Its
  * conversation ids are dashed UUIDs, unlike the app server's 32 hex.
  */
 import type { ExecutionStatusValue, MessageRecord } from './events.ts';

@@ -1,8 +1,9 @@
 /**
  * Wire shapes of the OpenHands app server's V1 API (`/api/v1/...`): app conversations, start tasks,
  * sandboxes, pages. Snake_case as they travel; ids of conversations and tasks are 32 lowercase hex;
- * datetimes are UTC ISO with `Z`. Facts and sources: ../shared/reference/upstream-v1.md §2-§4 (app
- * main `156d0686c4` plus the later snapshots where marked).
+ * datetimes are UTC ISO with `Z`. From OpenHands/OpenHands `openhands/app_server/` (`app_conversation/
+ * app_conversation_models.py`, `sandbox/sandbox_models.py`) at main `156d0686c4`, plus the later file
+ * versions where marked; facts and sources in docs/upstream-facts.md ("V1 app server" sections).
  */
 import type { ExecutionStatusValue, MessageRecord } from './events.ts';
 

@@ -1,8 +1,9 @@
 /**
  * Wire shapes of the OpenHands SDK events (the V1 API), as agent server v1.43.1 sends them on its
  * WebSocket and in its event search: `model_dump(mode="json", exclude_none=True)`, so null fields are
- * absent, and `kind` (the class name, a pydantic computed field) comes last. Facts and sources:
- * ../shared/reference/upstream-v1.md §6. Readers must pass unknown kinds and fields through.
+ * absent, and `kind` (the class name, a pydantic computed field) comes last. From
+ * OpenHands/software-agent-sdk v1.43.1 `openhands-sdk/openhands/sdk/event/` (docs/upstream-facts.md,
+ * "V1: the SDK event model"). Readers must pass unknown kinds and fields through.
  */
 
 /** Where an event comes from (`hook` from SDK v1.13.0). */

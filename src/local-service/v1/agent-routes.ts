@@ -1,6 +1,8 @@
 /**
- * The REST routes of one sandbox's agent server (agent server v1.43.1, ../shared/reference/upstream-v1.md
- * §5.2 and §5.4), over the conversations of that sandbox only: the http server has already checked the
+ * The REST routes of one sandbox's agent server (agent server v1.43.1, OpenHands/software-agent-sdk
+ * `openhands-agent-server/openhands/agent_server/conversation_router.py` and `event_router.py`;
+ * docs/upstream-facts.md, "V1 agent server: REST"), over the conversations of that sandbox only: the
+ * http server has already checked the
  * sandbox's key (401 otherwise), so `request.tenant` is the sandbox's owner. Errors word for word:
  * unknown conversation 404 `Not Found` on GET, 400 `Bad Request` on pause/delete, 200 `{"success":false}`
  * on PATCH, 404 `Conversation not found: <dashed id>` on every event route; `limit` over 100 is the

@@ -1,6 +1,7 @@
 /**
- * The app server's conversation routes, as the later app-server code has them (snapshots `fa902bc`,
- * `8eb6da2` of ../shared/reference/upstream-v1.md §3.1-§3.3, §3.6): search (newest first, filters in
+ * The app server's conversation routes, as the later app-server code has them (OpenHands/OpenHands
+ * `openhands/app_server/app_conversation/app_conversation_router.py` at `fa902bc`, models at `8eb6da2`;
+ * docs/upstream-facts.md, "V1 app server: conversations and start tasks"): search (newest first, filters in
  * SQL before the page is cut, `limit` 1..100 as a 422, opaque page ids), count (every metadata row of
  * the caller, V0 conversations and sub-conversations included), batch get by `ids` (null for unknown,
  * request order; 400 for non-UUIDs or 100+ ids), and DELETE, PATCH and send-message under

@@ -1,5 +1,6 @@
 /**
- * The app server's copies of events (../shared/reference/upstream-v1.md §3.8): app main's
+ * The app server's copies of events (OpenHands/OpenHands `openhands/app_server/event/event_router.py`,
+ * `filesystem_event_service.py`; docs/upstream-facts.md, "V1 app server: event copies"): app main's
  * `/api/v1/events/search|count` and `GET /api/v1/events?id=`, and the later conversation-scoped
  * `/api/v1/conversation/{id}/events/search|count` and `?id=`. Ordered as the real file store orders
  * them, by file name `<YYYYMMDDHHMMSS>_<Kind>_<hex id>`: second resolution, then kind alphabetically,

@@ -1,6 +1,7 @@
 /**
  * The event WebSocket of one agent server, `/sockets/events/{conversation_id}`, as agent server
- * v1.43.1 serves it (../shared/reference/upstream-v1.md §5.5), on the `ws` package:
+ * v1.43.1 serves it (OpenHands/software-agent-sdk `openhands-agent-server/openhands/agent_server/
+ * sockets.py`; docs/upstream-facts.md, "V1: the agent server's event WebSocket"), on the `ws` package:
  *
  * - Refused before accept (the client sees HTTP 403): a path or query that does not validate (a
  *   non-UUID id, `resend_mode=x`, a bad `after_timestamp` or `resend_all`), and a key presented in the

@@ -1,6 +1,7 @@
 /**
- * The app server's sandbox routes (app main's sandbox router, ../shared/reference/upstream-v1.md §3.7;
- * DELETE in the later `/{sandbox_id}` shape, not main's query-parameter accident): search (newest
+ * The app server's sandbox routes (app main's `openhands/app_server/sandbox/sandbox_router.py`;
+ * docs/upstream-facts.md, "V1 app server: sandboxes"; DELETE in the later `/{sandbox_id}` shape of
+ * commit `4fbc9b2`, not main's query-parameter accident): search (newest
  * first), batch get by the singular, repeated `id`, create, pause, resume (back on the same port),
  * delete. No later bounds are known for this router, so main's stand: `limit` over 100 and 100+ ids
  * fail an assertion (500 text/plain).

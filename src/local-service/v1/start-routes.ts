@@ -1,5 +1,7 @@
 /**
- * Starting conversations on the app server (../shared/reference/upstream-v1.md §3.4, §3.5): `POST
+ * Starting conversations on the app server (OpenHands/OpenHands `openhands/app_server/app_conversation/
+ * app_conversation_router.py`, `live_status_app_conversation_service.py`; docs/upstream-facts.md, "V1
+ * app server: conversations and start tasks"): `POST
  * /api/v1/app-conversations` answers the WORKING task at once; `stream-start` streams every snapshot as
  * one JSON array (`[\n`, snapshots separated by `,\n`, `]`), closing after READY or ERROR; the start
  * tasks can be read by id (`ids`, null for unknown), searched and counted. Same router file as the

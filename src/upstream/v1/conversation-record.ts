@@ -1,5 +1,7 @@
 /**
- * Reads one V1 `AppConversation` (../shared/reference/upstream-v1.md §4.1) into the port's
+ * Reads one V1 `AppConversation` (OpenHands/OpenHands `openhands/app_server/app_conversation/
+ * app_conversation_models.py`; docs/upstream-facts.md, "V1 app server: conversations and start tasks")
+ * into the port's
  * Conversation, defensively as the V0 reader does: one odd record never costs a page.
  *
  * - `id`: dashed or undashed UUID, kept as 32 lowercase hex; anything else drops the record;

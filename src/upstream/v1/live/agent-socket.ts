@@ -1,6 +1,7 @@
 /**
  * One attempt to open a conversation's event WebSocket on its agent server
- * (`/sockets/events/{id}`, ../shared/reference/upstream-v1.md §5.5), authenticated with that
+ * (`/sockets/events/{id}`, agent server `openhands_agent_server/sockets.py`; docs/upstream-facts.md,
+ * "V1: the agent server's event WebSocket"), authenticated with that
  * conversation's `session_api_key`, and how it ended before any event: open (with its first frame,
  * the connect state), refused before accept (an HTTP answer, 403 for a refused key), closed after
  * accept (4001, 4004, 1013) or failed on the transport.
