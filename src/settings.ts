@@ -382,7 +382,7 @@ export const SETTINGS: readonly Setting[] = [
     env: 'ALLOWED_HOSTS',
     defaultText: 'see meaning',
     description:
-      'host names accepted in `Host` on `/graphql`, or `*`; default: loopback + `HOST` when `HOST` is loopback or a default key is set, else any',
+      'host names accepted in `Host` on `/graphql`, or `*`; default: loopback + `HOST` when `HOST` is loopback or a default key is set, else any; a list replaces it',
   },
   {
     flag: 'headers-timeout-ms',
