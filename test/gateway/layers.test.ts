@@ -163,10 +163,10 @@ describe('source layers', () => {
   });
 
   it('finds an adapter imported past the port (the upstream check itself can fail)', () => {
-    expect(upstreamPartOf('upstream/v0/bridge/event-bridge.ts')).toBe('v0');
+    expect(upstreamPartOf('upstream/v0/live/event-bridge.ts')).toBe('v0');
     expect(upstreamPartOf('upstream/port/upstream.ts')).toBe('port');
     expect(upstreamPartOf('upstream/http.ts')).toBe('shared');
-    expect(upstreamPartOf('upstream/bridge/subscriber-queue.ts')).toBe('shared');
+    expect(upstreamPartOf('upstream/live/subscriber-queue.ts')).toBe('shared');
     expect(upstreamPartOf('schema/history.ts')).toBeUndefined();
     // The schema and the gateway talk to the port; only the composition root picks an adapter.
     expect(upstreamRule('schema/history.ts', 'upstream/v0/history.ts')).toMatch(
@@ -176,7 +176,7 @@ describe('source layers', () => {
     expect(upstreamRule('gateway/yoga.ts', 'upstream/v0/upstream.ts')).toBeNull();
     expect(upstreamRule('schema/history.ts', 'upstream/port/errors.ts')).toBeNull();
     // The shared parts and the port are what adapters build on: they never import one.
-    expect(upstreamRule('upstream/bridge/subscriber-set.ts', 'upstream/v0/events.ts')).toMatch(
+    expect(upstreamRule('upstream/live/subscriber-set.ts', 'upstream/v0/events.ts')).toMatch(
       /shared parts may not import an adapter/,
     );
     expect(upstreamRule('upstream/port/upstream.ts', 'upstream/v0/upstream.ts')).toMatch(

@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Subscriber } from '../../src/upstream/bridge/subscriber-queue.ts';
+import { Subscriber } from '../../src/upstream/live/subscriber-queue.ts';
 import { openEventCursor } from '../../src/upstream/port/event-cursor.ts';
 import type { ConversationEvent } from '../../src/upstream/port/events.ts';
 import { placeAfter, placeAtLeastAfter, v0Cursor, v0EventIdOf } from '../../src/upstream/v0/event-cursor.ts';

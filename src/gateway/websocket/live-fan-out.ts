@@ -3,7 +3,7 @@
  * serialized payload to every subscriber's WebSocket.
  *
  * Subscribers of a conversation's live events (no `afterEventId`) with the same credential follow the
- * same upstream socket (src/upstream/bridge/), and those that also sent the same operation (document,
+ * same upstream socket (src/upstream/live/), and those that also sent the same operation (document,
  * operation name, variables) receive exactly the same results. Each such set is a {@link LiveGroup}:
  * it pulls the events of one bridge subscriber, executes each once, serializes the payload once and
  * writes `prefix + payload` to each member's socket. A member ({@link LiveMember}) is only that

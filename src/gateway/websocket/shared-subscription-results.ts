@@ -1,7 +1,7 @@
 /**
  * Fan-out: executes a subscription's selection once per event and operation, not once per subscriber.
  *
- * The event bridge (src/upstream/bridge/) hands the same frozen event object to every subscriber of
+ * The event bridge (src/upstream/live/) hands the same frozen event object to every subscriber of
  * an upstream socket, and an upstream socket is per (conversation, credential). So subscribers that
  * receive the same event object share a credential, and those that also sent the same operation
  * (document, operation name, variables) would compute exactly the same result: the first one to pull

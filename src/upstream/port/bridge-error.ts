@@ -1,6 +1,6 @@
 /**
  * The coded failure of a live stream or a sent action, whichever API carries it; its codes are the
- * catalogue's (src/errors.ts). The shared subscriber machinery (src/upstream/bridge/) ends streams
+ * catalogue's (src/errors.ts). The shared subscriber machinery (src/upstream/live/) ends streams
  * with it and the schema throws it as is.
  */
 import { GraphQLError } from 'graphql';

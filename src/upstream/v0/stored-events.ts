@@ -1,7 +1,7 @@
 /**
  * Reads a conversation's stored events after some id from V0's events route
  * (`GET /api/conversations/{id}/events`), forward, 100 per call, until the route says there is no more.
- * It is the history a subscription's catch-up uses (src/upstream/v0/bridge/): unlike the socket's connect
+ * It is the history a subscription's catch-up uses (src/upstream/v0/live/): unlike the socket's connect
  * replay it holds every stored event, each agent-state change included.
  *
  * One function on purpose: the events connection reads the same route, and the two readers are meant

@@ -1,7 +1,7 @@
 /**
  * The V0 adapter: the port (src/upstream/port/upstream.ts) over OpenHands 0.53's REST routes and its
  * Socket.IO conversation stream. It owns the V0 live bridge (one shared socket per conversation and
- * credential, bridge/) and binds every call to the caller's scope; the REST calls themselves are
+ * credential, live/) and binds every call to the caller's scope; the REST calls themselves are
  * conversations.ts and history.ts, the wire payloads of sent actions user-actions.ts.
  *
  * Its own file so the composition root (src/gateway/yoga.ts) has one thing to pick, and so the rest of
@@ -25,12 +25,12 @@ import type { EventPosition } from '../port/event-cursor.ts';
 import type { ConversationEvent } from '../port/events.ts';
 import type { EventsSlice, EventsWalk } from '../port/history.ts';
 import type { OutgoingMessage, SentMessage, Upstream, UpstreamSession } from '../port/upstream.ts';
-import type { EventBridgeOptions } from './bridge/bridge-options.ts';
-import { EventBridge } from './bridge/event-bridge.ts';
 import * as conversations from './conversations.ts';
 import { readV0Cursor, v0EventIdOf, v0Position } from './event-cursor.ts';
 import * as history from './history.ts';
 import { collectEvents } from './history-walk.ts';
+import type { EventBridgeOptions } from './live/bridge-options.ts';
+import { EventBridge } from './live/event-bridge.ts';
 import { recordSocketTargetResolver } from './socket-target.ts';
 import { readStoredEventsAfter } from './stored-events.ts';
 import { agentStateAction, messageAction } from './user-actions.ts';

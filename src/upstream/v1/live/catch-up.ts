@@ -3,7 +3,7 @@
  * replica): the stored events after it, read from the agent server's events search (the stored order,
  * every kind), merged with the live events the shared socket released for it meanwhile.
  *
- * The subscriber attaches first (its live events are held, src/upstream/bridge/subscriber-queue.ts),
+ * The subscriber attaches first (its live events are held, src/upstream/live/subscriber-queue.ts),
  * waits until the shared socket is live, then reads. Every event the socket released before the read
  * began was already stored, so the read has it (when it lies after the cursor) or the subscriber had
  * it (when it does not): those held events are dropped. Held events released later are kept unless the
@@ -11,8 +11,9 @@
  * reconnect of the shared socket, whose last event was older than this subscriber's cursor, released
  * them during the read).
  */
-import type { Subscriber } from '../../bridge/subscriber-queue.ts';
+
 import { UpstreamError } from '../../failures.ts';
+import type { Subscriber } from '../../live/subscriber-queue.ts';
 import { BridgeError } from '../../port/bridge-error.ts';
 import { ConversationNotFoundError } from '../../port/errors.ts';
 import type { ConversationEvent } from '../../port/events.ts';

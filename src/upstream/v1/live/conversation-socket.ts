@@ -1,7 +1,7 @@
 /**
  * One conversation's shared agent-server WebSocket (one per conversation and caller credential):
  * connect, reconnect with backoff, exactly-once release of what it receives, and the hand-over of each
- * event to its subscribers (src/upstream/bridge/subscriber-set.ts). A subscriber's own catch-up after
+ * event to its subscribers (src/upstream/live/subscriber-set.ts). A subscriber's own catch-up after
  * a cursor: catch-up.ts. The agent server's socket (§5.5 of upstream-v1.md) has no sequence numbers,
  * so order is the order the server sends, and duplicates are told apart by event id.
  *
@@ -25,12 +25,12 @@
  *   `reconnect.maxAttempts`, every subscriber ends with CONVERSATION_UNREACHABLE (CONVERSATION_STOPPED).
  */
 import type { WebSocket } from 'ws';
-import { IdleClose } from '../../bridge/idle-close.ts';
-import { ReconnectSchedule } from '../../bridge/reconnect-schedule.ts';
-import { Subscriber, type SubscriberOwner } from '../../bridge/subscriber-queue.ts';
-import { SubscriberSet } from '../../bridge/subscriber-set.ts';
 import type { UpstreamCredentials } from '../../credentials.ts';
 import { UpstreamError } from '../../failures.ts';
+import { IdleClose } from '../../live/idle-close.ts';
+import { ReconnectSchedule } from '../../live/reconnect-schedule.ts';
+import { Subscriber, type SubscriberOwner } from '../../live/subscriber-queue.ts';
+import { SubscriberSet } from '../../live/subscriber-set.ts';
 import { BridgeError } from '../../port/bridge-error.ts';
 import { ConversationNotFoundError } from '../../port/errors.ts';
 import { BEFORE_FIRST_CURSOR, type V1EventPlace } from '../event-cursor.ts';

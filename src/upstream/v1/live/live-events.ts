@@ -1,6 +1,6 @@
 /**
  * The V1 live bridge: agent-server sockets, one per (conversation, caller credential) in a
- * SocketRegistry (../../bridge/socket-registry.ts, as V0's bridge), shared by every subscriber with
+ * SocketRegistry (../../live/socket-registry.ts, as V0's bridge), shared by every subscriber with
  * that credential and closed `idleCloseMs` after the last one leaves. How one socket connects, reconnects and
  * releases events: conversation-socket.ts; a subscriber's catch-up after a cursor: catch-up.ts; the
  * socket's authentication: agent-socket.ts.
@@ -10,10 +10,11 @@
  * catch-up reads go to the agent server with that conversation's `session_api_key`, only at the origin
  * of its `conversation_url` (AgentServerClients, ../agent-servers.ts).
  */
-import { SocketRegistry } from '../../bridge/socket-registry.ts';
+
 import type { UpstreamCredentials } from '../../credentials.ts';
 import { UpstreamError } from '../../failures.ts';
 import type { UpstreamClient } from '../../http.ts';
+import { SocketRegistry } from '../../live/socket-registry.ts';
 import { BridgeError } from '../../port/bridge-error.ts';
 import type { EventPosition } from '../../port/event-cursor.ts';
 import type { ConversationEvent } from '../../port/events.ts';

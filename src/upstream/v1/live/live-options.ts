@@ -4,7 +4,7 @@
  * same resolved settings. The names match the V0 bridge's options, so the composition root hands both
  * the same `live` settings.
  */
-import { type ReconnectSettings, resolveReconnect } from '../../bridge/reconnect-schedule.ts';
+import { type ReconnectSettings, resolveReconnect } from '../../live/reconnect-schedule.ts';
 
 /** Options of the V1 live bridge. */
 export interface V1LiveOptions {

@@ -1,16 +1,15 @@
 /**
- * The recent events of one shared upstream socket, for catch-ups against an upstream without the
- * stored events route (the V0 bridge's catch-up.ts falls back to it once per upstream, and its
- * conversation-socket.ts records, src/upstream/v0/bridge/). Shared: it knows events, not sockets.
+ * The recent events of one shared V0 socket, for catch-ups against an upstream without the stored
+ * events route (catch-up.ts falls back to it once per upstream, and conversation-socket.ts records).
  *
  * With the route, catch-ups read the store and this history would only hold memory: up to
  * `capacity` mapped events per watched conversation, for as long as its socket lives. So it records
  * only while `recording()` says so; an event released while it does not record counts as evicted, so
  * `after()` never claims to cover ids it did not keep, and the caller replays those from the upstream.
  */
-import type { ConversationEvent } from '../port/events.ts';
+import type { ConversationEvent } from '../../port/events.ts';
 
-export class EventHistory {
+export class RecentEvents {
   readonly #capacity: number;
   readonly #recording: () => boolean;
   /** Kept events, each with an id, in id order (the order they are released in). */

@@ -20,7 +20,7 @@
  *     stored events after the highest id released, then releases the union in id order, so the shared
  *     stream itself has no gap either.
  *   Against an upstream without the route (404 `Not Found` or 405), the bridge falls back, once per
- *   upstream, to the replay: the last `historySize` events (event-history.ts), a short-lived second
+ *   upstream, to the replay: the last `historySize` events (recent-events.ts), a short-lived second
  *   socket for older ids, and the reconnect replay as it comes.
  * - On a drop the bridge reconnects with exponential backoff and `latest_event_id` = the highest id
  *   released.
@@ -32,14 +32,13 @@
 import { GraphQLError } from 'graphql';
 import type { Socket } from 'socket.io-client';
 import { SOCKET_EVENT, type UserActionRecord } from '../../../contract/records.ts';
-import { EventHistory } from '../../bridge/event-history.ts';
-import { IdleClose } from '../../bridge/idle-close.ts';
-import { ReconnectSchedule } from '../../bridge/reconnect-schedule.ts';
-import { Subscriber } from '../../bridge/subscriber-queue.ts';
-import { SubscriberSet } from '../../bridge/subscriber-set.ts';
 import type { UpstreamCredentials } from '../../credentials.ts';
 import { StreamOrder } from '../../event-order.ts';
 import { UpstreamError } from '../../failures.ts';
+import { IdleClose } from '../../live/idle-close.ts';
+import { ReconnectSchedule } from '../../live/reconnect-schedule.ts';
+import { Subscriber } from '../../live/subscriber-queue.ts';
+import { SubscriberSet } from '../../live/subscriber-set.ts';
 import { BridgeError } from '../../port/bridge-error.ts';
 import type { ConversationEvent } from '../../port/events.ts';
 import { placeAfter, placeAtLeastAfter } from '../event-cursor.ts';
@@ -49,6 +48,7 @@ import type { StoredEventsRead } from '../stored-events.ts';
 import { EchoWaiters } from './action-echo.ts';
 import type { ResolvedBridgeOptions, StoredEventsReader } from './bridge-options.ts';
 import { type CatchUpSource, catchUpFromReplay, catchUpFromStore } from './catch-up.ts';
+import { RecentEvents } from './recent-events.ts';
 import { isRefusal, openSocket, refusalToError } from './socket-handshake.ts';
 
 /** What a shared socket needs from the bridge that holds it (event-bridge.ts). */
@@ -96,7 +96,7 @@ export class UpstreamConversation {
   /** Holds each connect replay until its acknowledgement and releases stored events in id order. */
   readonly #order: StreamOrder<ConversationEvent>;
   /** Recent events for late afterEventId subscribers, kept only while the upstream has no events route. */
-  readonly #history: EventHistory;
+  readonly #history: RecentEvents;
   /** What this socket's subscribers' catch-ups read (catch-up.ts). */
   readonly #catchUp: CatchUpSource;
 
@@ -113,7 +113,7 @@ export class UpstreamConversation {
     this.#credentials = credentials;
     this.#options = options;
     this.#order = new StreamOrder(() => bridge.counters.lateEventsDropped++);
-    this.#history = new EventHistory(options.historySize, () => bridge.storedEventsReader === null);
+    this.#history = new RecentEvents(options.historySize, () => bridge.storedEventsReader === null);
     this.#subscribers = new SubscriberSet(bridge.counters);
     this.#echoes = new EchoWaiters(bridge.counters);
     this.#reconnect = new ReconnectSchedule(options.reconnect, bridge.counters);

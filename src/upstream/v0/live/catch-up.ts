@@ -7,20 +7,20 @@
  *   with its own credentials; the read began after the stream was live, so the two overlap and, merged
  *   by id, leave no gap and no duplicate (an event that arrives both ways is one event).
  * - Against an upstream without the route (404 `Not Found` or 405), the bridge falls back, once per
- *   upstream, to the replay: the last `historySize` events (event-history.ts), or a short-lived second
+ *   upstream, to the replay: the last `historySize` events (recent-events.ts), or a short-lived second
  *   socket for older ids. Either way only as complete as the upstream's replays were.
  */
 import { SOCKET_EVENT } from '../../../contract/records.ts';
-import type { EventHistory } from '../../bridge/event-history.ts';
-import type { Subscriber } from '../../bridge/subscriber-queue.ts';
 import type { UpstreamCredentials } from '../../credentials.ts';
 import { orderBatch } from '../../event-order.ts';
 import { UpstreamError } from '../../failures.ts';
+import type { Subscriber } from '../../live/subscriber-queue.ts';
 import { BridgeError } from '../../port/bridge-error.ts';
 import type { ConversationEvent } from '../../port/events.ts';
 import { mapUpstreamEvent } from '../events.ts';
 import type { StoredEventsRead } from '../stored-events.ts';
 import type { ResolvedBridgeOptions, StoredEventsReader } from './bridge-options.ts';
+import type { RecentEvents } from './recent-events.ts';
 import { isRefusal, openSocket, refusalToError } from './socket-handshake.ts';
 
 /** What a catch-up needs from the shared socket it runs beside (conversation-socket.ts). */
@@ -30,7 +30,7 @@ export interface CatchUpSource {
   readonly credentials: UpstreamCredentials;
   readonly options: ResolvedBridgeOptions;
   /** The shared socket's recent events, kept while the upstream has no events route. */
-  readonly history: EventHistory;
+  readonly history: RecentEvents;
   /** Resolves once the shared stream is live (its replay released); rejects when it ends first. */
   ready(): Promise<void>;
   /** Counts a replay socket opened (BridgeStats.connectionsOpened). */

@@ -2,7 +2,7 @@
  * The registry of a live bridge's shared sockets, one per (conversation, credential), the same for V0's
  * Socket.IO bridge and V1's agent-server bridge: find or open a conversation's socket for a caller,
  * forget one once it closed itself, end every stream of a conversation, close them all on shutdown.
- * What a socket does is the adapter's (v0/bridge/conversation-socket.ts, v1/live/conversation-socket.ts).
+ * What a socket does is the adapter's (v0/live/conversation-socket.ts, v1/live/conversation-socket.ts).
  */
 import { createHash } from 'node:crypto';
 import { credentialSecret, type UpstreamCredentials } from '../credentials.ts';

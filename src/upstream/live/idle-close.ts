@@ -1,6 +1,6 @@
 /**
  * Closing a shared socket once nobody uses it: `idleCloseMs` after the last subscriber or waiting
- * action leaves (the adapter's bridge, e.g. src/upstream/v0/bridge/), unless one arrives meanwhile.
+ * action leaves (the adapter's bridge, e.g. src/upstream/v0/live/), unless one arrives meanwhile.
  * The timer is counted in the bridge's `timers`, so a test can see that an idle bridge holds none.
  */
 export class IdleClose {

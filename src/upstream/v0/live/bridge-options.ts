@@ -3,8 +3,9 @@
  * file because the bridge (event-bridge.ts) and each shared socket (conversation-socket.ts) read the
  * same resolved settings, and the bridge builds the sockets.
  */
-import { type ReconnectSettings, resolveReconnect } from '../../bridge/reconnect-schedule.ts';
+
 import type { UpstreamCredentials } from '../../credentials.ts';
+import { type ReconnectSettings, resolveReconnect } from '../../live/reconnect-schedule.ts';
 import type { SocketTargetResolver } from '../socket-target.ts';
 import type { StoredEventsRead } from '../stored-events.ts';
 

@@ -1,14 +1,14 @@
 /**
  * The Socket.IO bridge to the conversation event stream: upstream sockets, one per (conversation,
- * credential) in a SocketRegistry (../../bridge/socket-registry.ts), shared by every subscriber and
+ * credential) in a SocketRegistry (../../live/socket-registry.ts), shared by every subscriber and
  * every mutation with that credential and closed `idleCloseMs` after the last one leaves; its public
  * API for the schema. How one socket orders
  * and reconnects: conversation-socket.ts; how a subscriber catches up: catch-up.ts; the options:
  * bridge-options.ts.
  */
 import type { UserActionRecord } from '../../../contract/records.ts';
-import { SocketRegistry } from '../../bridge/socket-registry.ts';
 import type { UpstreamCredentials } from '../../credentials.ts';
+import { SocketRegistry } from '../../live/socket-registry.ts';
 import { BridgeError } from '../../port/bridge-error.ts';
 import type { ConversationEvent } from '../../port/events.ts';
 import {
