@@ -6,18 +6,9 @@
  * so it reaches the client as the mutation's error member, never as UPSTREAM_ERROR. An upstream
  * message may echo what the caller sent, so every secret the caller sent (its key or token, MCP
  * `api_key`s and `env` values, git tokens) and anything shaped like a well-known token is replaced by
- * `[redacted]` first.
+ * `[redacted]` first. Which domain error a rejection becomes is rejection-errors.ts.
  */
 import { credentialSecret, type UpstreamCredentials } from './credentials.ts';
-
-/**
- * 4xx statuses a write hands back to be read here. Not 401/403/429: those have codes of their own
- * (UNAUTHENTICATED, FORBIDDEN, RATE_LIMITED); not 407/408: they say nothing about the input.
- */
-export const CLIENT_REJECTION_STATUSES: readonly number[] = Array.from(
-  { length: 100 },
-  (_, i) => 400 + i,
-).filter((status) => ![401, 403, 407, 408, 429].includes(status));
 
 /** Longest message passed on; an upstream that sends a page of text gets it cut. */
 const MAX_MESSAGE_LENGTH = 500;

@@ -51,10 +51,15 @@ async function double(
   return { upstream, gateway };
 }
 
-async function query(gateway: TestGateway, text: string, variables: Record<string, unknown> = {}) {
+async function query(
+  gateway: TestGateway,
+  text: string,
+  variables: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+) {
   const response = await fetch(gateway.url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify({ query: text, variables }),
   });
   return {
@@ -176,5 +181,68 @@ describe('lifecycle mutations against a hostile upstream', () => {
       `mutation { stopConversation(input: { conversationId: "${ID}" }) { __typename } }`,
     );
     expect(stopped.body.errors?.[0]?.extensions?.code).toBe('UPSTREAM_UNAVAILABLE');
+  });
+
+  it("a 4xx's reason is scrubbed of the caller's key and of token shapes, as on every other write", async () => {
+    const KEY = 'caller-session-key-0001';
+    const RENAME = `mutation { renameConversation(input: { conversationId: "${ID}", title: "x" }) {
+      __typename ... on UpstreamValidationError { message issues { loc msg type } }
+      ... on PermissionDeniedError { msgId } } }`;
+    const answers: Array<{ status: number; body: unknown }> = [
+      // FastAPI's 422: a custom validator's message may quote what it was given.
+      {
+        status: 422,
+        body: {
+          detail: [
+            {
+              type: 'value_error',
+              loc: ['body', 'title'],
+              msg: `Value error, title must not hold a key: ${KEY} or ghp_echoedToken1234`,
+              input: `x ${KEY}`,
+            },
+          ],
+        },
+      },
+      // A 422 without the list but with a readable reason: UPSTREAM_REFUSED, as the other writes.
+      { status: 422, body: { detail: `Title refused for ${KEY}` } },
+      // Rename's 403 names its reason id, which passes through the same scrubbing.
+      { status: 403, body: { status: 'error', msg_id: 'AUTHORIZATION$PERMISSION_DENIED' } },
+    ];
+    const { gateway } = await double(
+      () => ({ status: 200, body: { events: [], has_more: false } }),
+      () => answers.shift() ?? { status: 500, body: {} },
+    );
+    const headers = { 'x-session-api-key': KEY };
+    const invalid = await query(gateway, RENAME, {}, headers);
+    expect(invalid.body).toEqual({
+      data: {
+        renameConversation: {
+          __typename: 'UpstreamValidationError',
+          message:
+            'The conversation service rejected the input at body.title: Value error, title must not hold a key: [redacted] or [redacted]',
+          issues: [
+            {
+              loc: ['body', 'title'],
+              msg: 'Value error, title must not hold a key: [redacted] or [redacted]',
+              type: 'value_error',
+            },
+          ],
+        },
+      },
+    });
+    const refused = await query(gateway, RENAME, {}, headers);
+    expect(refused.body.data).toBeNull();
+    expect(refused.body.errors?.map((error) => [error.extensions?.code, error.message])).toEqual([
+      ['UPSTREAM_REFUSED', 'Title refused for [redacted]'],
+    ]);
+    const denied = await query(gateway, RENAME, {}, headers);
+    expect(denied.body.data?.renameConversation).toEqual({
+      __typename: 'PermissionDeniedError',
+      msgId: 'AUTHORIZATION$PERMISSION_DENIED',
+    });
+    for (const text of [invalid.text, refused.text, gateway.logs().join('\n')]) {
+      expect(text).not.toContain(KEY);
+      expect(text).not.toContain('ghp_echoedToken1234');
+    }
   });
 });

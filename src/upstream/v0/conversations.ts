@@ -7,14 +7,12 @@ import type {
   AddGitProvidersRequestRecord,
   CreateConversationRequestRecord,
   CreateConversationResponseRecord,
-  DomainErrorRecord,
   GitProviderValue,
   SearchConversationsResponseRecord,
   UnsetProviderTokensResponseRecord,
-  ValidationIssueRecord,
 } from '../../contract/records.ts';
 import type { UpstreamCredentials } from '../credentials.ts';
-import { failedWithStatus, UpstreamRejection, unexpectedAnswer } from '../failures.ts';
+import { unexpectedAnswer } from '../failures.ts';
 import type { UpstreamClient } from '../http.ts';
 import type {
   Conversation,
@@ -24,13 +22,8 @@ import type {
   CreateConversationInput,
   CreatedConversation,
 } from '../port/conversation.ts';
-import { UpstreamDomainError, UpstreamValidationError, type ValidationIssue } from '../port/errors.ts';
-import {
-  CLIENT_REJECTION_STATUSES,
-  readableRejection,
-  scrubSecrets,
-  secretsOf,
-} from '../rejection-message.ts';
+import { CLIENT_REJECTION_STATUSES, withRejections } from '../rejection-errors.ts';
+import { secretsOf } from '../rejection-message.ts';
 import { suggestedTaskRecord } from '../suggested-task.ts';
 import { readConversationRecord } from './conversation-record.ts';
 
@@ -200,37 +193,4 @@ function toCreateRequest(input: CreateConversationInput): CreateConversationRequ
 
 function toRemoteServer(server: { url: string; apiKey?: string | null }) {
   return server.apiKey != null ? { url: server.url, api_key: server.apiKey } : { url: server.url };
-}
-
-/**
- * Turns the pass-through 4xx answers into the domain errors a client branches on: a 422 with FastAPI's
- * detail list is an UpstreamValidationError; any 4xx with a readable reason (`msg_id`, `message`,
- * string `detail`) an UpstreamDomainError with the caller's `secrets` scrubbed from the message.
- * Anything else stays UPSTREAM_ERROR with the status, as before.
- */
-async function withRejections<T>(secrets: readonly string[], call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (!(error instanceof UpstreamRejection)) throw error;
-    if (error.status === 422) {
-      const detail = (error.body as { detail?: unknown } | null)?.detail;
-      if (Array.isArray(detail)) {
-        throw new UpstreamValidationError(detail.map((issue) => toValidationIssue(issue, secrets)));
-      }
-    }
-    const readable = readableRejection(error.body as Partial<DomainErrorRecord> | null, secrets);
-    if (readable) throw new UpstreamDomainError(readable.message, readable.msgId);
-    throw failedWithStatus(error.status);
-  }
-}
-
-function toValidationIssue(raw: unknown, secrets: readonly string[]): ValidationIssue {
-  // `input` is dropped on purpose: FastAPI echoes the offending value, which can be an API key.
-  const issue = (raw ?? {}) as Partial<ValidationIssueRecord>;
-  return {
-    loc: Array.isArray(issue.loc) ? issue.loc.map(String) : [],
-    msg: typeof issue.msg === 'string' ? scrubSecrets(issue.msg, secrets) : 'invalid',
-    type: typeof issue.type === 'string' ? issue.type : 'unknown',
-  };
 }

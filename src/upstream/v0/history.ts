@@ -15,16 +15,13 @@ import type {
   StopConversationResponseRecord,
   UpdateConversationRequestRecord,
 } from '../../contract/history-records.ts';
-import type { GitProviderValue, ValidationIssueRecord } from '../../contract/records.ts';
-import { failedWithStatus, UpstreamError, UpstreamRejection, unexpectedAnswer } from '../failures.ts';
+import type { GitProviderValue } from '../../contract/records.ts';
+import { UpstreamError, unexpectedAnswer } from '../failures.ts';
 import type { StartedConversation, StoppedConversation } from '../port/conversation.ts';
-import {
-  ConversationNotFoundError,
-  PermissionDeniedError,
-  UpstreamValidationError,
-  type ValidationIssue,
-} from '../port/errors.ts';
+import { ConversationNotFoundError, PermissionDeniedError } from '../port/errors.ts';
 import type { ConversationEvent } from '../port/events.ts';
+import { withRejections } from '../rejection-errors.ts';
+import { readableRejection, secretsOf } from '../rejection-message.ts';
 import type { CallScope } from './conversations.ts';
 import { mapUpstreamEvent } from './events.ts';
 
@@ -69,26 +66,23 @@ export async function fetchEventsPage(
   });
   // An empty `end_id=` is a 422 upstream: leave it out for "the newest".
   if (query.endId != null) params.set('end_id', String(query.endId));
-  let body: ConversationEventsPageRecord;
-  try {
-    body = await scope.client.request<ConversationEventsPageRecord>({
-      method: 'GET',
-      path: `${path(conversationId, '/events')}?${params}`,
-      credentials: scope.credentials,
-      signal: scope.signal,
-      passThroughStatuses: [404, 405],
-    });
-  } catch (error) {
-    if (error instanceof UpstreamRejection && error.status === 404 && isConversationNotFound(error.body)) {
-      throw new ConversationNotFoundError(conversationId);
-    }
-    if (error instanceof UpstreamRejection) {
-      // A generic 404 or a 405 is the path itself: an older server without the route, not a missing
-      // conversation (the same rule as the subscription's catch-up, stored-events.ts).
-      throw new UpstreamError('UPSTREAM_ERROR', 'The conversation service has no stored events route.');
-    }
-    throw unexpectedRejection(error);
-  }
+  const body = await withRejections(
+    [],
+    () =>
+      scope.client.request<ConversationEventsPageRecord>({
+        method: 'GET',
+        path: `${path(conversationId, '/events')}?${params}`,
+        credentials: scope.credentials,
+        signal: scope.signal,
+        passThroughStatuses: [404, 405],
+      }),
+    (status, rejected) =>
+      status === 404 && isConversationNotFound(rejected)
+        ? new ConversationNotFoundError(conversationId)
+        : // A generic 404 or a 405 is the path itself: an older server without the route, not a missing
+          // conversation (the same rule as the subscription's catch-up, stored-events.ts).
+          new UpstreamError('UPSTREAM_ERROR', 'The conversation service has no stored events route.'),
+  );
   if (!body || !Array.isArray(body.events) || typeof body.has_more !== 'boolean') throw unexpectedAnswer();
   const events: ConversationEvent[] = [];
   const rawIds: Array<number | null> = [];
@@ -194,9 +188,10 @@ export async function stopConversation(
 }
 
 /**
- * A write to one conversation whose refusals a client can act on: 404 -> ConversationNotFoundError,
- * 422 -> UpstreamValidationError and, with `ownership` (rename), 403 -> PermissionDeniedError. Any other
- * rejection is an UPSTREAM_ERROR.
+ * A write to one conversation whose refusals a client can act on (rejection-errors.ts): 404 ->
+ * ConversationNotFoundError, 422 -> UpstreamValidationError (or UpstreamDomainError for a readable
+ * reason) and, with `ownership` (rename), 403 -> PermissionDeniedError with the upstream's msg_id.
+ * Messages are scrubbed of the caller's secrets; any other rejection is an UPSTREAM_ERROR.
  */
 function writeConversation<T>(
   scope: CallScope,
@@ -204,71 +199,25 @@ function writeConversation<T>(
   write: { method: 'POST' | 'PATCH'; path: string; body: unknown },
   ownership = false,
 ): Promise<T> {
-  return withRefusals(conversationId, ownership, () =>
-    withValidation(() =>
+  const secrets = secretsOf(scope.credentials, write.body);
+  return withRejections(
+    secrets,
+    () =>
       scope.client.request<T>({
         ...write,
         credentials: scope.credentials,
         signal: scope.signal,
         passThroughStatuses: ownership ? [403, 404, 422] : [404, 422],
       }),
-    ),
+    (status, body) => {
+      if (status === 404) return new ConversationNotFoundError(conversationId);
+      if (ownership && status === 403) {
+        const msgId = readableRejection(body, secrets)?.msgId;
+        return new PermissionDeniedError(conversationId, msgId ?? 'AUTHORIZATION$PERMISSION_DENIED');
+      }
+      return undefined;
+    },
   );
-}
-
-/**
- * 404 -> ConversationNotFoundError; with `ownership`, 403 -> PermissionDeniedError (the 403 body
- * carries the upstream's msg_id); any other pass-through rejection -> UPSTREAM_ERROR.
- */
-async function withRefusals<T>(
-  conversationId: string,
-  ownership: boolean,
-  call: () => Promise<T>,
-): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (error instanceof UpstreamRejection && error.status === 404) {
-      throw new ConversationNotFoundError(conversationId);
-    }
-    if (ownership && error instanceof UpstreamRejection && error.status === 403) {
-      const msgId = (error.body as { msg_id?: unknown } | null)?.msg_id;
-      throw new PermissionDeniedError(
-        conversationId,
-        typeof msgId === 'string' ? msgId : 'AUTHORIZATION$PERMISSION_DENIED',
-      );
-    }
-    throw unexpectedRejection(error);
-  }
-}
-
-/** 422 with a FastAPI detail list -> UpstreamValidationError (offending inputs are dropped). */
-async function withValidation<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (error instanceof UpstreamRejection && error.status === 422) {
-      const detail = (error.body as { detail?: unknown } | null)?.detail;
-      if (Array.isArray(detail)) throw new UpstreamValidationError(detail.map(toValidationIssue));
-    }
-    throw error;
-  }
-}
-
-/** A pass-through status nobody above interpreted: an upstream error, never its body. */
-function unexpectedRejection(error: unknown): unknown {
-  if (!(error instanceof UpstreamRejection)) return error;
-  return failedWithStatus(error.status);
-}
-
-function toValidationIssue(raw: unknown): ValidationIssue {
-  // `input` is dropped on purpose: FastAPI echoes the offending value.
-  const issue = (raw ?? {}) as Partial<ValidationIssueRecord>;
-  return {
-    loc: Array.isArray(issue.loc) ? issue.loc.map(String) : [],
-    msg: typeof issue.msg === 'string' ? issue.msg : 'invalid',
-    type: typeof issue.type === 'string' ? issue.type : 'unknown',
-  };
 }
 
 /**

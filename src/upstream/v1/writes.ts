@@ -13,7 +13,7 @@ import type { ContentRecord } from '../../contract/v1/events.ts';
 import { unexpectedAnswer } from '../failures.ts';
 import type { CreateConversationInput, CreatedConversation } from '../port/conversation.ts';
 import { ConversationNotFoundError, UpstreamValidationError } from '../port/errors.ts';
-import { CLIENT_REJECTION_STATUSES } from '../rejection-message.ts';
+import { CLIENT_REJECTION_STATUSES } from '../rejection-errors.ts';
 import { suggestedTaskRecord } from '../suggested-task.ts';
 import { dashedId, hexId } from './ids.ts';
 import { type CallScope, call, secretsOfCall, withRejections } from './scope.ts';
