@@ -4,26 +4,7 @@
  * CONVERSATION_UNREACHABLE instead of waiting forever. The timer is counted in the bridge's `timers`.
  */
 
-/** The backoff of (re)connect attempts, every value given (the bridge's options fill in defaults). */
-export interface ReconnectSettings {
-  initialDelayMs: number;
-  maxDelayMs: number;
-  /** Consecutive failed attempts before giving up. */
-  maxAttempts: number;
-}
-
-/**
- * The backoff with the defaults filled in: first retry after 100 ms, doubling to at most 2 s, giving
- * up after 8 failed attempts in a row. One place for both bridges (V0's Socket.IO, V1's WebSocket),
- * which take the same `live` settings.
- */
-export function resolveReconnect(given: Partial<ReconnectSettings> | undefined): ReconnectSettings {
-  return {
-    initialDelayMs: given?.initialDelayMs ?? 100,
-    maxDelayMs: given?.maxDelayMs ?? 2000,
-    maxAttempts: given?.maxAttempts ?? 8,
-  };
-}
+import type { ReconnectSettings } from './live-options.ts';
 
 export class ReconnectSchedule {
   readonly #settings: ReconnectSettings;

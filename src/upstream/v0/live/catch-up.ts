@@ -19,7 +19,7 @@ import { BridgeError } from '../../port/bridge-error.ts';
 import type { ConversationEvent } from '../../port/events.ts';
 import { mapUpstreamEvent } from '../events.ts';
 import type { StoredEventsRead } from '../stored-events.ts';
-import type { ResolvedBridgeOptions, StoredEventsReader } from './bridge-options.ts';
+import type { ResolvedBridgeOptions, StoredEventsReader } from './live-options.ts';
 import type { RecentEvents } from './recent-events.ts';
 import { isRefusal, openSocket, refusalToError } from './socket-handshake.ts';
 

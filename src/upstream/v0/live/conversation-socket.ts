@@ -46,8 +46,8 @@ import { mapUpstreamEvent } from '../events.ts';
 import { ConversationNotFound, type SocketTarget } from '../socket-target.ts';
 import type { StoredEventsRead } from '../stored-events.ts';
 import { EchoWaiters } from './action-echo.ts';
-import type { ResolvedBridgeOptions, StoredEventsReader } from './bridge-options.ts';
 import { type CatchUpSource, catchUpFromReplay, catchUpFromStore } from './catch-up.ts';
+import type { ResolvedBridgeOptions, StoredEventsReader } from './live-options.ts';
 import { RecentEvents } from './recent-events.ts';
 import { isRefusal, openSocket, refusalToError } from './socket-handshake.ts';
 

@@ -4,20 +4,20 @@
  * every mutation with that credential and closed `idleCloseMs` after the last one leaves; its public
  * API for the schema. How one socket orders
  * and reconnects: conversation-socket.ts; how a subscriber catches up: catch-up.ts; the options:
- * bridge-options.ts.
+ * live-options.ts.
  */
 import type { UserActionRecord } from '../../../contract/records.ts';
 import type { UpstreamCredentials } from '../../credentials.ts';
 import { SocketRegistry } from '../../live/socket-registry.ts';
 import { BridgeError } from '../../port/bridge-error.ts';
 import type { ConversationEvent } from '../../port/events.ts';
+import { UpstreamConversation } from './conversation-socket.ts';
 import {
   type EventBridgeOptions,
   type ResolvedBridgeOptions,
   resolveBridgeOptions,
   type StoredEventsReader,
-} from './bridge-options.ts';
-import { UpstreamConversation } from './conversation-socket.ts';
+} from './live-options.ts';
 
 /** What a subscription asks for. */
 export interface SubscribeRequest {
