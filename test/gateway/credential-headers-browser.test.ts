@@ -4,7 +4,7 @@
  * answer; a page on another origin cannot post it in any body (the browser's preflight is refused, so
  * the post is never sent), and the plain form post it can send without a preflight is CSRF_REJECTED.
  * The gateway has a default key, which is what a foreign page would act with. Its upstream is a
- * scripted double that answers only that token (the local service does not take X-Access-Token).
+ * scripted V0 double that answers only that token (the local service does not take X-Access-Token).
  * test/hardening/credential-headers.test.ts checks the same exchanges without a browser.
  *
  * chromium missing: skipped with a note on a developer machine; a failure in CI (`CI` set, or
@@ -59,6 +59,7 @@ beforeAll(async () => {
   foreignSite = await startPageServer();
   gateway = await startTestGateway({
     upstreamUrl: upstream.url,
+    upstreamApi: 'v0',
     defaultSessionApiKey: 'gateway-default-key-0002',
     hardening: { corsOrigins: [allowedSite.url] },
   });

@@ -31,7 +31,7 @@ const record = {
   pr_number: [],
 };
 
-/** A double that serves the record and answers the events route with `events(url)`. */
+/** A V0 double that serves the record and answers the events route with `events(url)`. */
 async function double(
   events: (url: URL) => { status: number; body: unknown },
   other: (method: string) => { status: number; body: unknown } = () => ({ status: 404, body: {} }),
@@ -47,7 +47,7 @@ async function double(
     const answer = other(req.method ?? '');
     return sendJson(res, answer.status, answer.body);
   });
-  const gateway = await gatewayForTest({ upstreamUrl: upstream.url });
+  const gateway = await gatewayForTest({ upstreamUrl: upstream.url, upstreamApi: 'v0' });
   return { upstream, gateway };
 }
 

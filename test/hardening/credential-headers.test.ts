@@ -3,7 +3,7 @@
  * form post past CSRF prevention only because it forces a preflight, one a stream is counted under and
  * one no log line shows. X-Access-Token (hosted OpenHands' API key) is the case in point: it was read
  * but missing from the CORS allowed headers, the CSRF exemption, the transport guard and the log
- * redaction. Over real sockets, in front of a scripted double that answers only that token (the local
+ * redaction. Over real sockets, in front of a scripted V0 double that answers only that token (the local
  * service does not take X-Access-Token) or, for streams, the local service without keys.
  * test/gateway/credential-headers-browser.test.ts plays the browser parts in a real browser.
  */
@@ -35,6 +35,7 @@ async function setup() {
   );
   const gateway = await gatewayForTest({
     upstreamUrl: upstream.url,
+    upstreamApi: 'v0',
     defaultSessionApiKey: DEFAULT_KEY,
     hardening: { corsOrigins: [APP] },
   });
