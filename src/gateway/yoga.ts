@@ -46,10 +46,16 @@ export interface GatewayOptions {
   /**
    * Which OpenHands API the upstream speaks: `v0` (0.53's REST + Socket.IO), `v1` (app server + agent
    * servers), or `auto` (found out from its answers, re-checked when it starts answering the other
-   * way). The CLI's default is `auto` (UPSTREAM_API); embedding code keeps V0 unless it asks.
-   * @default 'v0'
+   * way), as the CLI's UPSTREAM_API.
+   * @default 'auto'
    */
   upstreamApi?: 'auto' | UpstreamApi;
+  /**
+   * With `auto`: the least time between two re-checks of the API after an upstream answer says "no
+   * such route" (an upgrade replaced the upstream by one speaking the other API).
+   * @default 5000
+   */
+  apiRecheckMs?: number;
   /** Key used only when a caller sends none. Secret. @default null */
   defaultSessionApiKey?: string | null;
   /** Deadline of each upstream attempt (connect, headers, whole body) in ms. @default 10000 */
@@ -293,7 +299,7 @@ function chooseAdapter(
   api: () => UpstreamApi | null;
   detectNow: (c: UpstreamCredentials) => Promise<UpstreamApi | null>;
 } {
-  const mode = options.upstreamApi ?? 'v0';
+  const mode = options.upstreamApi ?? 'auto';
   if (mode === 'v0') return { adapter: v0, api: () => 'v0', detectNow: async () => 'v0' };
   // Each agent server gets a client of its own, with the app server's settings and observers.
   const v1 = createV1Upstream(appServer, {
@@ -313,6 +319,7 @@ function chooseAdapter(
   const switching = createSwitchingUpstream({
     adapters: { v0, v1 },
     detect: (credentials, signal) => detectUpstreamApi(appServer, credentials, signal),
+    ...(options.apiRecheckMs === undefined ? {} : { recheckMs: options.apiRecheckMs }),
     onDetected: (api, previous) =>
       previous === null
         ? logger.info({ upstream: appServer.origin, api }, `upstream API: ${api} (detected)`)

@@ -22,6 +22,7 @@ async function emptyUpstream() {
 function inProcessGateway(upstreamUrl: string, hardening: GatewayOptions['hardening'] = {}) {
   const gateway = createGateway({
     upstreamUrl,
+    upstreamApi: 'v0',
     upstream: { retries: 0 },
     logger: createLogger({ level: 'silent' }),
     hardening: { rateLimit: false, metrics: false, ...hardening },

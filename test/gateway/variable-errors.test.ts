@@ -82,6 +82,7 @@ describe('the check agrees with the executors (graphql-jit for queries and mutat
     );
     const gateway = createGateway({
       upstreamUrl: upstream.url,
+      upstreamApi: 'v0',
       upstream: { retries: 0 },
       logger: createLogger({ level: 'silent' }),
       hardening: { rateLimit: false, metrics: false },

@@ -87,6 +87,9 @@ export async function startTestGateway({
   });
   const calls: UpstreamCallInfo[] = [];
   const running = await startGateway({
+    // A test names the API it speaks to (most talk to V0's scripted doubles and count their calls);
+    // detection, the gateway's own default, is run by the suites that ask for it (`mode: 'detected'`).
+    upstreamApi: 'v0',
     ...options,
     port: 0,
     host: '127.0.0.1',
