@@ -1,9 +1,10 @@
 /**
  * V1's event cursors (the envelope is the port's, src/upstream/port/event-cursor.ts). The position is
  * what each V1 events route needs to resume after the event: its string id (the agent server's
- * inclusive `page_id`), its naive timestamp and its kind (together the name the app server's copies
- * are paged by, `<YYYYMMDDHHMMSS>_<Kind>_<hex id>`; the timestamp is also what a socket's
- * `resend_mode=since` resumes from). V1 has no integer ids, so no position is "an event id".
+ * inclusive `page_id`), its naive timestamp and its kind (together the name the app server files its
+ * copy under, `<YYYYMMDDHHMMSS>_<Kind>_<hex id>`, and with the timestamp's microseconds the event's
+ * place in the log's order, log-order.ts, which the copies are read in; the timestamp is also what a
+ * socket's `resend_mode=since` resumes from). V1 has no integer ids, so no position is "an event id".
  */
 import {
   EventCursorError,
@@ -50,7 +51,7 @@ export function v1PlaceOf(position: EventPosition): V1EventPlace {
   return { id: id as string, timestamp: timestamp as string, kind: kind as string };
 }
 
-/** The name the app server's event copies are stored, sorted and paged by. */
+/** The name the app server stores an event's copy under, which its search sorts and pages by. */
 export function copyFileName(place: V1EventPlace): string {
   const second = place.timestamp.slice(0, 19).replace(/[-T:]/g, '');
   return `${second}_${place.kind}_${place.id.replaceAll('-', '')}`;

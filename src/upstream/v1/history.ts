@@ -1,87 +1,86 @@
 /**
- * The history connection over V1's event routes (the port's EventsWalk, src/upstream/port/history.ts).
+ * The history connection over V1's event routes (the port's EventsWalk, src/upstream/port/history.ts),
+ * in one order whichever route answers: the agent server's log.
  *
  * Where events are read: from the conversation's agent server while its sandbox runs (`GET
- * <conversation_url>/events/search`, the log's own order, with that conversation's key); otherwise
- * from the app server's copies (the later `/api/v1/conversation/{id}/events/search`, else app main's
- * `/api/v1/events/search?conversation_id__eq=`), which are ordered by file name (a second's events by
- * kind, not by emission) and lag the live log by the webhook's batching.
+ * <conversation_url>/events/search`, the log's own order, with that conversation's key; this module);
+ * otherwise from the app server's copies, which are filed by second and kind and reordered into the
+ * log's order as they are read (copies.ts).
  *
- * Both page with an inclusive `page_id` (the agent server: the event's id; the copies: its file name,
- * which the cursor's id, timestamp and kind rebuild), so a walk from a cursor reads the anchor first,
- * drops it, and knows from it that an event lies on that side. A page id either route does not know
+ * The agent server pages with an inclusive `page_id`, the event's id, so a walk from a cursor reads
+ * the anchor first, drops it, and knows from it that an event lies on that side. An unknown page id
  * silently restarts from the beginning; an anchor that does not come back first is therefore refused
  * (BAD_USER_INPUT) rather than answered from the wrong place.
  */
 import type { PageRecord } from '../../contract/v1/app-server.ts';
 import { badUserInput } from '../../errors.ts';
-import { UpstreamError, unexpectedAnswer } from '../failures.ts';
+import { unexpectedAnswer } from '../failures.ts';
 import { ConversationNotFoundError } from '../port/errors.ts';
 import type { ConversationEvent } from '../port/events.ts';
 import type { EventsSlice, EventsWalk } from '../port/history.ts';
-import { copyFileName, type V1EventPlace, v1PlaceOf } from './event-cursor.ts';
+import { type V1EventPlace, v1PlaceOf } from './event-cursor.ts';
 import { mapV1Event, placeOf } from './events.ts';
 import { type CallScope, call, withRejections } from './scope.ts';
 
-/** One page of raw events from a source, in the direction asked. */
-interface RawPage {
+/** One page of raw events from a search route, in the direction asked. */
+export interface RawPage {
   items: unknown[];
   next: string | null;
 }
 
 /** Where a conversation's stored events are read from. */
 export interface EventSource {
+  /** One page of the history connection, in the log's order. */
+  walk(walk: EventsWalk, timeZone: string): Promise<EventsSlice>;
+}
+
+/** The agent server's log, which is also read page by page for its newest event. */
+export interface AgentServerLog extends EventSource {
   read(pageId: string | null, descending: boolean, limit: number): Promise<RawPage>;
-  /** The page id that starts at `place` (inclusive). */
-  pageIdOf(place: V1EventPlace): string;
 }
 
 /** The agent server's log of the conversation at `basePath` (the conversation URL's path). */
-export function agentServerEvents(scope: CallScope, basePath: string, conversationId: string): EventSource {
+export function agentServerEvents(
+  scope: CallScope,
+  basePath: string,
+  conversationId: string,
+): AgentServerLog {
+  const read = (pageId: string | null, descending: boolean, limit: number) => {
+    const query = searchQuery({ descending, limit, pageId });
+    return readPage(scope, conversationId, {
+      path: `${basePath}/events/search?${query}`,
+      route: 'GET /api/conversations/{id}/events/search (agent server)',
+    });
+  };
   return {
-    read: (pageId, descending, limit) =>
-      readPage(scope, conversationId, {
-        path: `${basePath}/events/search?${pageQuery(pageId, descending, limit)}`,
-        route: 'GET /api/conversations/{id}/events/search (agent server)',
-      }),
-    pageIdOf: (place) => place.id,
+    read,
+    walk: (walk, timeZone) =>
+      fromAnchor(
+        walk,
+        async () => (await read(null, false, 1)).items.length > 0,
+        (anchor) => walkLog(read, walk, anchor, timeZone),
+      ),
   };
 }
 
-/** The app server's copies: the conversation-scoped route, or app main's when it lacks that one. */
-export function appServerCopies(scope: CallScope, hex: string): EventSource {
-  let scoped = true;
-  return {
-    async read(pageId, descending, limit) {
-      const query = pageQuery(pageId, descending, limit);
-      if (scoped) {
-        try {
-          return await readPage(scope, hex, {
-            path: `/api/v1/conversation/${hex}/events/search?${query}`,
-            route: 'GET /api/v1/conversation/{id}/events/search',
-          });
-        } catch (error) {
-          if (!(error instanceof UpstreamError) || error.code !== 'UPSTREAM_ROUTE_MISSING') throw error;
-          scoped = false;
-        }
-      }
-      return readPage(scope, hex, {
-        path: `/api/v1/events/search?conversation_id__eq=${hex}&${query}`,
-        route: 'GET /api/v1/events/search',
-      });
-    },
-    pageIdOf: copyFileName,
-  };
-}
-
-function pageQuery(pageId: string | null, descending: boolean, limit: number): URLSearchParams {
-  const query = new URLSearchParams({ limit: String(limit) });
-  if (descending) query.set('sort_order', 'TIMESTAMP_DESC');
-  if (pageId !== null) query.set('page_id', pageId);
+/** The query of one search page (`timestamp__gte`/`__lt`: naive ISO seconds, the copies' filters). */
+export function searchQuery(request: {
+  descending: boolean;
+  limit: number;
+  pageId?: string | null;
+  timestampGte?: string | null;
+  timestampLt?: string | null;
+}): URLSearchParams {
+  const query = new URLSearchParams({ limit: String(request.limit) });
+  if (request.descending) query.set('sort_order', 'TIMESTAMP_DESC');
+  if (request.timestampGte) query.set('timestamp__gte', request.timestampGte);
+  if (request.timestampLt) query.set('timestamp__lt', request.timestampLt);
+  if (request.pageId) query.set('page_id', request.pageId);
   return query;
 }
 
-async function readPage(
+/** One page of a search route: `{items, next_page_id}`; a 404 is the conversation not found. */
+export async function readPage(
   scope: CallScope,
   conversationId: string,
   target: { path: string; route: string },
@@ -95,30 +94,55 @@ async function readPage(
   return { items: body.items, next: typeof body.next_page_id === 'string' ? body.next_page_id : null };
 }
 
-/** Collects one page of the history connection from `source`; see the module comment. */
-export async function walkEvents(
-  source: EventSource,
+/**
+ * Runs `body` from the walk's anchor as a place (null: from the first event forward, from the newest
+ * backward). The place before the first event (the cursor of "nothing yet") is answered here: forward
+ * it is the whole history; backward it is nothing, with `hasNextPage` from `anyStored`.
+ */
+export async function fromAnchor(
   walk: EventsWalk,
+  anyStored: () => Promise<boolean>,
+  body: (anchor: V1EventPlace | null) => Promise<EventsSlice>,
+): Promise<EventsSlice> {
+  const anchor = walk.anchor === null ? null : v1PlaceOf(walk.anchor);
+  if (anchor === null || anchor.id !== '') return body(anchor);
+  if (walk.direction === 'forward') return body(null);
+  return { events: [], hasNextPage: await anyStored(), hasPreviousPage: false };
+}
+
+/**
+ * The page of events collected in the walk's direction (nearest the anchor first), oldest first, with
+ * Relay's page info: the far side is whether more lie beyond them, the near side whether the walk
+ * started from an event.
+ */
+export function sliceOf(
+  walk: EventsWalk,
+  collected: ConversationEvent[],
+  farSide: boolean,
+  nearSide: boolean,
+): EventsSlice {
+  if (walk.direction === 'forward') {
+    return { events: collected, hasNextPage: farSide, hasPreviousPage: nearSide };
+  }
+  return { events: collected.reverse(), hasNextPage: nearSide, hasPreviousPage: farSide };
+}
+
+/** Collects one page of the history connection from the agent server's log; see the module comment. */
+async function walkLog(
+  read: AgentServerLog['read'],
+  walk: EventsWalk,
+  anchor: V1EventPlace | null,
   timeZone: string,
 ): Promise<EventsSlice> {
   const forward = walk.direction === 'forward';
-  let anchor = walk.anchor === null ? null : v1PlaceOf(walk.anchor);
-  if (anchor !== null && anchor.id === '') {
-    // Before the first event: forward is the whole history, backward is nothing.
-    if (forward) anchor = null;
-    else {
-      const probe = await source.read(null, false, 1);
-      return { events: [], hasNextPage: probe.items.length > 0, hasPreviousPage: false };
-    }
-  }
   const collected: ConversationEvent[] = [];
-  let pageId = anchor === null ? null : source.pageIdOf(anchor);
+  let pageId = anchor === null ? null : anchor.id;
   let expectAnchor = anchor !== null;
   let farSide = true;
   let calls = 0;
   while (collected.length < walk.count && farSide && calls < Math.max(1, walk.maxUpstreamCalls)) {
     const limit = Math.min(100, walk.count - collected.length + (expectAnchor ? 1 : 0));
-    const page = await source.read(pageId, !forward, limit);
+    const page = await read(pageId, !forward, limit);
     calls++;
     let items = page.items;
     if (expectAnchor) {
@@ -142,16 +166,12 @@ export async function walkEvents(
     if (page.next === null || page.next === pageId) break;
     pageId = page.next;
   }
-  if (!forward) collected.reverse();
-  const nearSide = anchor !== null;
-  return forward
-    ? { events: collected, hasNextPage: farSide, hasPreviousPage: nearSide }
-    : { events: collected, hasNextPage: nearSide, hasPreviousPage: farSide };
+  return sliceOf(walk, collected, farSide, anchor !== null);
 }
 
 /** The cursor of the newest stored event (for an id-less event placed after it), null when none. */
-export async function newestEvent(source: EventSource, timeZone: string): Promise<ConversationEvent | null> {
-  const page = await source.read(null, true, 1);
+export async function newestEvent(log: AgentServerLog, timeZone: string): Promise<ConversationEvent | null> {
+  const page = await log.read(null, true, 1);
   const raw = page.items[0];
   return placeOf(raw) === null ? null : mapV1Event(raw, timeZone);
 }

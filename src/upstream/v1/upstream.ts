@@ -35,8 +35,9 @@ import { findEcho, postMessage, requestAgentState, setSandbox } from './agent-ac
 import { type AgentServerClientFactory, AgentServerClients } from './agent-servers.ts';
 import type { V1Conversation } from './conversation-record.ts';
 import * as reads from './conversations.ts';
+import { appServerCopies } from './copies.ts';
 import { BEFORE_FIRST_CURSOR, noIntegerIds, readV1Cursor } from './event-cursor.ts';
-import { agentServerEvents, appServerCopies, type EventSource, newestEvent, walkEvents } from './history.ts';
+import { agentServerEvents, type EventSource, newestEvent } from './history.ts';
 import { hexId } from './ids.ts';
 import { V1LiveEvents } from './live/live-events.ts';
 import type { V1LiveOptions } from './live/live-options.ts';
@@ -229,7 +230,7 @@ class V1Session implements UpstreamSession {
     const read = await this.#conversation(conversationId);
     // Still starting: nothing is stored yet.
     if (!isConversation(read)) return { events: [], hasNextPage: false, hasPreviousPage: false };
-    return walkEvents(this.#eventsOf(read, conversationId), walk, this.#client.timeZone);
+    return this.#eventsOf(read, conversationId).walk(walk, this.#client.timeZone);
   }
 
   /** The agent server's log while the sandbox runs, the app server's copies otherwise. */
