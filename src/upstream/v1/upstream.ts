@@ -1,6 +1,6 @@
 /**
  * The V1 adapter: the port (src/upstream/port/upstream.ts) over the OpenHands V1 app server and the
- * agent server of each sandbox (../shared/reference/upstream-v1.md). The app server is called with the
+ * agent server of each sandbox (docs/upstream-facts.md, "V1: topology"). The app server is called with the
  * caller's own credential; each conversation's agent server only with that conversation's
  * `session_api_key`, and only at the origin of its `conversation_url` (agent-servers.ts).
  *

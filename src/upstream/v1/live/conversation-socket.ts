@@ -2,7 +2,8 @@
  * One conversation's shared agent-server WebSocket (one per conversation and caller credential):
  * connect, reconnect with backoff, exactly-once release of what it receives, and the hand-over of each
  * event to its subscribers (src/upstream/live/subscriber-set.ts). A subscriber's own catch-up after
- * a cursor: catch-up.ts. The agent server's socket (§5.5 of upstream-v1.md) has no sequence numbers,
+ * a cursor: catch-up.ts. The agent server's socket (agent server v1.43.1 `sockets.py`; docs/upstream-facts.md,
+ * "V1: the agent server's event WebSocket") has no sequence numbers,
  * so order is the order the server sends, and duplicates are told apart by event id.
  *
  * - Before every (re)connect the conversation is read from the app server with the caller's own
@@ -372,7 +373,7 @@ function connectState(first: unknown): { executionStatus: string | null; timesta
   };
 }
 
-/** A handshake or close that ends the streams (the rest is retried): §5.5's refusals. */
+/** A handshake or close that ends the streams (the rest is retried): the socket's refusals (403, 4001, 4004, 1013). */
 function refusalOf(outcome: OpenOutcome, everOpened: boolean): BridgeError | null {
   if (outcome.kind === 'refused') return outcome.status === 403 ? new BridgeError('UNAUTHENTICATED') : null;
   if (outcome.kind !== 'closed') return null;
