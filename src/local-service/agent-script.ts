@@ -25,7 +25,7 @@ import type {
   AgentStateValue,
   ConversationEventRecord,
   ObservationEventRecord,
-} from '../contract/records.ts';
+} from '../contract/v0/records.ts';
 import { MAX_TITLE_LENGTH } from './validation/rename-body.ts';
 
 /** One step of an answer, in order. */

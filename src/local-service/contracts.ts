@@ -8,12 +8,13 @@
  * The REST side and the socket side never call each other; both go through the store for data and
  * through the runtime for anything alive (agent loops, connection counts, live events).
  */
+
+import type { GitProviderValue } from '../contract/common.ts';
 import type {
   ConversationEventRecord,
   ConversationStatusValue,
   CreateConversationRequestRecord,
-  GitProviderValue,
-} from '../contract/records.ts';
+} from '../contract/v0/records.ts';
 
 /**
  * Opaque tenant id. Each configured session API key is its own tenant; with no key configured every

@@ -23,7 +23,7 @@ import type {
   StartConversationResponseRecord,
   StopConversationResponseRecord,
   UpdateConversationErrorRecord,
-} from '../contract/history-records.ts';
+} from '../contract/v0/history-records.ts';
 import {
   type ApiRequest,
   type ApiResponse,

@@ -6,15 +6,15 @@
  * rate limiting) live in http-server.ts.
  */
 import { randomUUID } from 'node:crypto';
+import type { GitProviderValue } from '../contract/common.ts';
+import { ALIVE_BODY } from '../contract/common.ts';
 import type {
   ConversationRecord,
   CreateConversationRequestRecord,
   CreateConversationResponseRecord,
   DomainErrorRecord,
-  GitProviderValue,
   SearchConversationsResponseRecord,
-} from '../contract/records.ts';
-import { ALIVE_BODY } from '../contract/records.ts';
+} from '../contract/v0/records.ts';
 import {
   type ApiRequest,
   type ApiResponse,

@@ -12,7 +12,7 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type pino from 'pino';
-import type { AgentStateValue, ConversationEventRecord } from '../contract/records.ts';
+import type { AgentStateValue, ConversationEventRecord } from '../contract/v0/records.ts';
 import { agentScript } from './agent-script.ts';
 import type {
   AgentRuntime,

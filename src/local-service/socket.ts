@@ -15,7 +15,7 @@
 import type { Server as HttpServer } from 'node:http';
 import type pino from 'pino';
 import { type Socket, Server as SocketIoServer } from 'socket.io';
-import { SOCKET_EVENT } from '../contract/records.ts';
+import { SOCKET_EVENT } from '../contract/v0/records.ts';
 import type {
   AgentRuntime,
   ConversationStore,

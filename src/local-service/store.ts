@@ -6,8 +6,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { ConversationEventRecord, GitProviderValue } from '../contract/records.ts';
-import { GIT_PROVIDERS } from '../contract/records.ts';
+import type { GitProviderValue } from '../contract/common.ts';
+import { GIT_PROVIDERS } from '../contract/common.ts';
+import type { ConversationEventRecord } from '../contract/v0/records.ts';
 import type {
   ConversationPatch,
   ConversationStore,

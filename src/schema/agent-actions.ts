@@ -4,11 +4,12 @@
  * connection and answers the upstream's echo; `sendMessage` takes a plain request when no live
  * connection is open and no echo is asked for.
  */
-import { REQUESTABLE_AGENT_STATES, type RequestableAgentStateValue } from '../contract/records.ts';
+
 import { BridgeError } from '../upstream/port/bridge-error.ts';
 import { ConversationNotFoundError } from '../upstream/port/errors.ts';
 import type { ConversationEvent, ConversationEventKind } from '../upstream/port/events.ts';
 import type { SentMessage } from '../upstream/port/upstream.ts';
+import { REQUESTABLE_AGENT_STATES, type RequestableAgentStateValue } from '../upstream/port/vocabulary.ts';
 import { builder } from './builder.ts';
 import { ConversationUnavailableError } from './errors.ts';
 import {

@@ -9,9 +9,8 @@
  * parent" apart from "a parent that cannot be read now".
  */
 
-import { SANDBOX_STATUSES } from '../contract/v1/app-server.ts';
-import { EXECUTION_STATUSES } from '../contract/v1/events.ts';
 import type { ConversationMetrics } from '../upstream/port/conversation.ts';
+import { EXECUTION_STATUSES, SANDBOX_STATUSES } from '../upstream/port/vocabulary.ts';
 import { builder } from './builder.ts';
 import { ConversationRef } from './conversation.ts';
 import { knownOrUnknown, UNKNOWN_VALUE } from './enums.ts';

@@ -1,4 +1,4 @@
-import type { GitProviderValue } from '../contract/records.ts';
+import type { GitProviderValue } from '../contract/common.ts';
 import { badUserInput } from '../errors.ts';
 import { collectConnection } from '../upstream/page-walker.ts';
 import {

@@ -5,11 +5,11 @@
  * The mutations that talk back (`sendMessage`, `changeAgentState`) are in agent-actions.ts.
  */
 import type { GraphQLError } from 'graphql';
-import { AGENT_STATES } from '../contract/records.ts';
 import { badUserInput } from '../errors.ts';
 import { BridgeError } from '../upstream/port/bridge-error.ts';
 import { EventCursorError, type EventPosition } from '../upstream/port/event-cursor.ts';
 import type { ConversationEvent, ConversationEventKind } from '../upstream/port/events.ts';
+import { AGENT_STATES } from '../upstream/port/vocabulary.ts';
 import { builder } from './builder.ts';
 import type { GatewayContext } from './context.ts';
 import { KNOWN_RUNTIME_STATUSES, knownOrUnknown, RuntimeStatusEnum, UNKNOWN_VALUE } from './enums.ts';

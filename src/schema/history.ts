@@ -6,7 +6,7 @@
  * client caches update.
  */
 
-import type { GitProviderValue } from '../contract/records.ts';
+import type { GitProviderValue } from '../contract/common.ts';
 import { BridgeError } from '../upstream/port/bridge-error.ts';
 import type { Conversation } from '../upstream/port/conversation.ts';
 import {

@@ -3,7 +3,7 @@
  * request's (app servers since mid-2026; older ones ignore the field and keep only the repository and
  * trigger the V1 adapter sends beside it). The upstream builds the task's prompt from it.
  */
-import type { SuggestedTaskRecord } from '../contract/records.ts';
+import type { SuggestedTaskRecord } from '../contract/common.ts';
 import type { CreateConversationInput } from './port/conversation.ts';
 
 /**

@@ -7,7 +7,7 @@
 
 import type { ExecutionResult } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import type { CreateConversationResponseRecord } from '../../src/contract/records.ts';
+import type { CreateConversationResponseRecord } from '../../src/contract/v0/records.ts';
 import type { LocalServiceOptions } from '../../src/local-service/index.ts';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
 import type { CreateConversationInput, ListConversationsQuery } from '../generated/graphql.ts';

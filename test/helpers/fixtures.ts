@@ -4,7 +4,7 @@ import type {
   ConversationEventRecord,
   ConversationRecord,
   UserActionRecord,
-} from '../../src/contract/records.ts';
+} from '../../src/contract/v0/records.ts';
 
 /** A fresh conversation id in the upstream's format (32 lowercase hex digits). */
 export const newConversationId = (): string => randomBytes(16).toString('hex');

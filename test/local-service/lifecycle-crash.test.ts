@@ -5,7 +5,7 @@ import type {
   ConversationRecord,
   CreateConversationResponseRecord,
   SearchConversationsResponseRecord,
-} from '../../src/contract/records.ts';
+} from '../../src/contract/v0/records.ts';
 import { STORE_FILE_NAME } from '../../src/local-service/store.ts';
 import {
   localServiceForTest,

@@ -5,7 +5,7 @@ import type {
   ConversationRecord,
   CreateConversationResponseRecord,
   SearchConversationsResponseRecord,
-} from '../../src/contract/records.ts';
+} from '../../src/contract/v0/records.ts';
 import { createTenantResolver } from '../../src/local-service/auth.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
 import {

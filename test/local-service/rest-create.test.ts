@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { ConversationRecord, CreateConversationResponseRecord } from '../../src/contract/records.ts';
+import type { ConversationRecord, CreateConversationResponseRecord } from '../../src/contract/v0/records.ts';
 import { localServiceForTest, rest } from '../helpers/local-service.ts';
 
 /** The first value of `probe` that `accept` takes, polled by vitest; fails the test after `timeoutMs`. */

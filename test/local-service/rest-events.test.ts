@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { ConversationEventsPageRecord } from '../../src/contract/history-records.ts';
-import type { ConversationRecord } from '../../src/contract/records.ts';
+import type { ConversationEventsPageRecord } from '../../src/contract/v0/history-records.ts';
+import type { ConversationRecord } from '../../src/contract/v0/records.ts';
 import { createTenantResolver, DEFAULT_TENANT } from '../../src/local-service/auth.ts';
 import type { TenantId } from '../../src/local-service/contracts.ts';
 import { newStoredConversation } from '../../src/local-service/new-conversation.ts';

@@ -1,10 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { ConversationEventsPageRecord } from '../../src/contract/history-records.ts';
+import type { ConversationEventsPageRecord } from '../../src/contract/v0/history-records.ts';
 import type {
   ConversationEventRecord,
   ConversationRecord,
   SearchConversationsResponseRecord,
-} from '../../src/contract/records.ts';
+} from '../../src/contract/v0/records.ts';
 import { newConversationId } from '../helpers/fixtures.ts';
 import {
   createConversation,

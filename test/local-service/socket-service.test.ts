@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { ConversationRecord } from '../../src/contract/records.ts';
+import type { ConversationRecord } from '../../src/contract/v0/records.ts';
 import { newConversationId } from '../helpers/fixtures.ts';
 import { localServiceForTest, rest } from '../helpers/local-service.ts';
 import {

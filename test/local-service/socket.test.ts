@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { ConversationEventRecord } from '../../src/contract/records.ts';
+import type { ConversationEventRecord } from '../../src/contract/v0/records.ts';
 import type { StoredConversation } from '../../src/local-service/contracts.ts';
 import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
 import { newConversationId, userMessage } from '../helpers/fixtures.ts';

@@ -7,7 +7,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type pino from 'pino';
-import { ALIVE_BODY } from '../../contract/records.ts';
+import { ALIVE_BODY } from '../../contract/common.ts';
 import type { Route } from '../api-route.ts';
 import { createHttpServer, DEFAULT_MAX_BODY_BYTES } from '../http-server.ts';
 import type { V1Agent } from './agent.ts';

@@ -7,7 +7,7 @@
  * for any other method.
  */
 import type pino from 'pino';
-import { ALIVE_BODY } from '../../contract/records.ts';
+import { ALIVE_BODY } from '../../contract/common.ts';
 import type { ApiResponse, Route } from '../api-route.ts';
 import { json, validationError } from '../api-route.ts';
 import type { LocalConversationStore } from '../store.ts';

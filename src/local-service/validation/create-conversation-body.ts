@@ -2,8 +2,9 @@
  * The body of POST /api/conversations (the real server's InitSessionRequest): its declared shape, with
  * MCP server configs that forbid extra keys, and the caller-chosen id's pattern check.
  */
-import type { CreateConversationRequestRecord } from '../../contract/records.ts';
-import { GIT_PROVIDERS, SUGGESTED_TASK_TYPES } from '../../contract/records.ts';
+
+import { GIT_PROVIDERS, SUGGESTED_TASK_TYPES } from '../../contract/common.ts';
+import type { CreateConversationRequestRecord } from '../../contract/v0/records.ts';
 import { optionalString, type Schema, validateBody } from './body-schema.ts';
 import { CONVERSATION_ID_PATTERN } from './conversation-id.ts';
 import { issue, type Validated } from './issue.ts';

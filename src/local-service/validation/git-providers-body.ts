@@ -2,8 +2,8 @@
  * The body of POST /api/add-git-providers (the real server's POSTProviderModel): a map of provider
  * name to token, where every name must be a known git provider (422 enum at the `[key]`).
  */
-import type { AddGitProvidersRequestRecord } from '../../contract/records.ts';
-import { GIT_PROVIDERS } from '../../contract/records.ts';
+import type { AddGitProvidersRequestRecord } from '../../contract/common.ts';
+import { GIT_PROVIDERS } from '../../contract/common.ts';
 import { optionalString, type Schema, validateBody } from './body-schema.ts';
 import { expectedEnumText, issue, type Validated, type ValidationIssue } from './issue.ts';
 

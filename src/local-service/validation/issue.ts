@@ -5,7 +5,7 @@
  * masking of secrets that an item would otherwise echo back (an MCP `api_key`, a provider `token`)
  * are decided once.
  */
-import type { ValidationIssueRecord } from '../../contract/records.ts';
+import type { ValidationIssueRecord } from '../../contract/common.ts';
 
 /** One 422 detail item; `ctx` appears where pydantic adds it (enum, bounds, json_invalid). */
 export interface ValidationIssue extends ValidationIssueRecord {

@@ -3,7 +3,7 @@
  * problem a FastAPI 422 item; and the page token's encoding, which the route writes into
  * `next_page_id` and this parser reads back.
  */
-import { CONVERSATION_TRIGGERS } from '../../contract/records.ts';
+import { CONVERSATION_TRIGGERS } from '../../contract/v0/records.ts';
 import { expectedEnumText, issue, type Validated, type ValidationIssue } from './issue.ts';
 import { parseIntStrict } from './strict-int.ts';
 

@@ -1,8 +1,8 @@
 /**
  * The body of POST /api/conversations/{id}/start (the real server's ProvidersSetModel).
  */
-import type { GitProviderValue } from '../../contract/records.ts';
-import { GIT_PROVIDERS } from '../../contract/records.ts';
+import type { GitProviderValue } from '../../contract/common.ts';
+import { GIT_PROVIDERS } from '../../contract/common.ts';
 import { type Schema, validateBody } from './body-schema.ts';
 import type { Validated } from './issue.ts';
 

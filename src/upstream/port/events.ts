@@ -8,7 +8,7 @@
  * `eventId`, the upstream's integer id (its live bridge orders, deduplicates and resumes by it), and
  * `cause`, its integer cause; both are null on V1, whose event ids are strings with no numeric order.
  */
-import type { AgentStateValue } from '../../contract/records.ts';
+import type { AgentStateValue } from './vocabulary.ts';
 
 /** Which of the four upstream shapes an event had (`UNKNOWN` for none of them: a future shape). */
 export type EventPhase = 'ACTION' | 'OBSERVATION' | 'STATUS_UPDATE' | 'ERROR' | 'UNKNOWN';

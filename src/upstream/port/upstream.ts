@@ -10,7 +10,8 @@
  */
 // Value vocabularies (provider names, requestable agent states) are V0's today and shared with the
 // schema's enums; V1 adapters map onto them.
-import type { GitProviderValue, RequestableAgentStateValue } from '../../contract/records.ts';
+
+import type { GitProviderValue } from '../../contract/common.ts';
 import type { UpstreamCredentials } from '../credentials.ts';
 import type { BridgeError } from './bridge-error.ts';
 import type {
@@ -26,6 +27,7 @@ import type {
 import type { EventPosition } from './event-cursor.ts';
 import type { ConversationEvent } from './events.ts';
 import type { EventsSlice, EventsWalk } from './history.ts';
+import type { RequestableAgentStateValue } from './vocabulary.ts';
 
 /** The upstream of one gateway: binds the port to a caller. */
 /** A conversation's live stream: events, and at most one terminal {@link BridgeError} as the last item. */

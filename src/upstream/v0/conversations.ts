@@ -1,16 +1,16 @@
 /**
  * V0's typed REST calls of conversations and provider tokens: search, read, create, unset and add
- * tokens. Wire records (snake_case, src/contract/records.ts) are turned into the port's camelCase
+ * tokens. Wire records (snake_case, src/contract/v0/records.ts) are turned into the port's camelCase
  * shapes (src/upstream/port/) here and nowhere else; the V0 adapter (upstream.ts) calls these.
  */
+
+import type { AddGitProvidersRequestRecord, GitProviderValue } from '../../contract/common.ts';
 import type {
-  AddGitProvidersRequestRecord,
   CreateConversationRequestRecord,
   CreateConversationResponseRecord,
-  GitProviderValue,
   SearchConversationsResponseRecord,
   UnsetProviderTokensResponseRecord,
-} from '../../contract/records.ts';
+} from '../../contract/v0/records.ts';
 import type { UpstreamCredentials } from '../credentials.ts';
 import { unexpectedAnswer } from '../failures.ts';
 import type { UpstreamClient } from '../http.ts';

@@ -6,7 +6,7 @@
  * object to every subscriber, so this runs once per event, not once per subscriber. Unknown or
  * future kinds become `OTHER` with the upstream name kept, never an error.
  */
-import { AGENT_STATES, type AgentStateValue } from '../../contract/records.ts';
+import { AGENT_STATES, type AgentStateValue } from '../../contract/v0/records.ts';
 import type { ConversationEvent, EventCommon, EventKindFields, EventPhase } from '../port/events.ts';
 import { upstreamTimestampToUtc } from '../timestamps.ts';
 import { v0Cursor } from './event-cursor.ts';

@@ -1,11 +1,12 @@
 /**
  * V0's typed REST calls of a conversation's history and lifecycle: read a page of stored events, add a
- * user action, delete, rename, start and stop. Wire bodies (src/contract/history-records.ts) stop here;
+ * user action, delete, rename, start and stop. Wire bodies (src/contract/v0/history-records.ts) stop here;
  * callers get camelCase values, mapped events (the same mapper as the socket's) and outcome classes
  * they can branch on. Every call goes through the shared UpstreamClient, so errors, timeouts, the
  * circuit breaker and retries (reads only) are the same as for every other route.
  */
 
+import type { GitProviderValue } from '../../contract/common.ts';
 import type {
   AddEventRequestRecord,
   AddEventResponseRecord,
@@ -14,8 +15,7 @@ import type {
   StartConversationResponseRecord,
   StopConversationResponseRecord,
   UpdateConversationRequestRecord,
-} from '../../contract/history-records.ts';
-import type { GitProviderValue } from '../../contract/records.ts';
+} from '../../contract/v0/history-records.ts';
 import { UpstreamError, unexpectedAnswer } from '../failures.ts';
 import type { StartedConversation, StoppedConversation } from '../port/conversation.ts';
 import { ConversationNotFoundError, PermissionDeniedError } from '../port/errors.ts';

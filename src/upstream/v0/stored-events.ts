@@ -8,7 +8,7 @@
  * to become one.
  */
 
-import type { ConversationEventsPageRecord } from '../../contract/history-records.ts';
+import type { ConversationEventsPageRecord } from '../../contract/v0/history-records.ts';
 import { UpstreamError, UpstreamRejection } from '../failures.ts';
 import type { CallScope } from './conversations.ts';
 import { isConversationNotFound } from './history.ts';

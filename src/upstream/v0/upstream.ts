@@ -7,7 +7,9 @@
  * Its own file so the composition root (src/gateway/yoga.ts) has one thing to pick, and so the rest of
  * the gateway never learns which routes, records or sockets answer.
  */
-import type { GitProviderValue, RequestableAgentStateValue } from '../../contract/records.ts';
+
+import type { GitProviderValue } from '../../contract/common.ts';
+import type { RequestableAgentStateValue } from '../../contract/v0/records.ts';
 import type { UpstreamCredentials } from '../credentials.ts';
 import type { UpstreamClient } from '../http.ts';
 import type { BridgeError } from '../port/bridge-error.ts';

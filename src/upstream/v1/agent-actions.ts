@@ -3,12 +3,13 @@
  * whole sandbox on the app server (every conversation in it, the agent server with them); messages
  * and agent-state requests go to the conversation's agent server with its key.
  */
-import type { RequestableAgentStateValue } from '../../contract/records.ts';
+
 import { QUALIFIED_EVENT_KINDS } from '../../contract/v1/events.ts';
 import { UpstreamRejection, unexpectedAnswer } from '../failures.ts';
 import { ConversationNotFoundError } from '../port/errors.ts';
 import type { ConversationEvent } from '../port/events.ts';
 import type { OutgoingMessage } from '../port/upstream.ts';
+import type { RequestableAgentStateValue } from '../port/vocabulary.ts';
 import { mapV1Event } from './events.ts';
 import { type CallScope, call, withRejections } from './scope.ts';
 

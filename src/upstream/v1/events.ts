@@ -8,8 +8,9 @@
  * `eventId` and `cause` are null (V1 ids are UUID strings with no order; it links by `action_id`,
  * kept in `raw`); `cursor` is minted from the event's id, timestamp and kind (event-cursor.ts).
  */
-import type { AgentStateValue } from '../../contract/records.ts';
+
 import type { ConversationEvent, EventCommon, EventKindFields, EventPhase } from '../port/events.ts';
+import type { AgentStateValue } from '../port/vocabulary.ts';
 import { upstreamTimestampToUtc } from '../timestamps.ts';
 import { BEFORE_FIRST_CURSOR, v1Cursor } from './event-cursor.ts';
 

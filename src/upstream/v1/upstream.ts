@@ -10,7 +10,8 @@
  * Live events come from each conversation's agent-server WebSocket, one per conversation and
  * caller credential, shared by the gateway's subscribers (live/live-events.ts).
  */
-import type { GitProviderValue, RequestableAgentStateValue } from '../../contract/records.ts';
+
+import type { GitProviderValue } from '../../contract/common.ts';
 import { credentialSecret, type UpstreamCredentials } from '../credentials.ts';
 import { UpstreamError } from '../failures.ts';
 import type { UpstreamClient } from '../http.ts';
@@ -30,6 +31,7 @@ import type { EventPosition } from '../port/event-cursor.ts';
 import type { ConversationEvent } from '../port/events.ts';
 import type { EventsSlice, EventsWalk } from '../port/history.ts';
 import type { OutgoingMessage, SentMessage, Upstream, UpstreamSession } from '../port/upstream.ts';
+import type { RequestableAgentStateValue } from '../port/vocabulary.ts';
 import { scrubSecrets } from '../rejection-message.ts';
 import { findEcho, postMessage, requestAgentState, setSandbox } from './agent-actions.ts';
 import { type AgentServerClientFactory, AgentServerClients } from './agent-servers.ts';

@@ -4,7 +4,7 @@
  * routes), and the caller's git provider tokens (`/api/v1/secrets/git-providers`).
  */
 import { randomUUID } from 'node:crypto';
-import type { GitProviderValue } from '../../contract/records.ts';
+import type { GitProviderValue } from '../../contract/common.ts';
 import type {
   AppConversationStartRequestRecord,
   AppConversationStartTaskRecord,

@@ -2,7 +2,7 @@
  * Matching a sent user action to the upstream's echo of it (the accepted event with its id): the
  * signatures compared, the record of an action waiting for its echo and the list of those waiting.
  */
-import type { UserActionRecord } from '../../../contract/records.ts';
+import type { UserActionRecord } from '../../../contract/v0/records.ts';
 import { BridgeError } from '../../port/bridge-error.ts';
 import type { ConversationEvent } from '../../port/events.ts';
 

@@ -10,7 +10,7 @@
  *   upstream, to the replay: the last `historySize` events (recent-events.ts), or a short-lived second
  *   socket for older ids. Either way only as complete as the upstream's replays were.
  */
-import { SOCKET_EVENT } from '../../../contract/records.ts';
+import { SOCKET_EVENT } from '../../../contract/v0/records.ts';
 import type { UpstreamCredentials } from '../../credentials.ts';
 import { orderBatch } from '../../event-order.ts';
 import { UpstreamError } from '../../failures.ts';

@@ -31,7 +31,7 @@
  */
 import { GraphQLError } from 'graphql';
 import type { Socket } from 'socket.io-client';
-import { SOCKET_EVENT, type UserActionRecord } from '../../../contract/records.ts';
+import { SOCKET_EVENT, type UserActionRecord } from '../../../contract/v0/records.ts';
 import type { UpstreamCredentials } from '../../credentials.ts';
 import { StreamOrder } from '../../event-order.ts';
 import { UpstreamError } from '../../failures.ts';

@@ -6,7 +6,7 @@
  * and reconnects: conversation-socket.ts; how a subscriber catches up: catch-up.ts; the options:
  * live-options.ts.
  */
-import type { UserActionRecord } from '../../../contract/records.ts';
+import type { UserActionRecord } from '../../../contract/v0/records.ts';
 import type { UpstreamCredentials } from '../../credentials.ts';
 import { SocketRegistry } from '../../live/socket-registry.ts';
 import { BridgeError } from '../../port/bridge-error.ts';

@@ -9,6 +9,7 @@
  * Nothing outside src/upstream and src/local-service should import a `*Record` type: the schema
  * speaks camelCase.
  */
+import type { SuggestedTaskRecord } from '../common.ts';
 
 /** Conversation status values known in 0.53; later releases add more, so readers must tolerate others. */
 export const CONVERSATION_STATUSES = ['STARTING', 'RUNNING', 'STOPPED', 'ARCHIVED', 'ERROR'] as const;
@@ -50,21 +51,6 @@ export const CONVERSATION_TRIGGERS = [
   'linear',
 ] as const;
 export type ConversationTriggerValue = (typeof CONVERSATION_TRIGGERS)[number];
-
-/** Git providers (the seed's hosting_a/b/c and enterprise_sso). */
-export const GIT_PROVIDERS = ['github', 'gitlab', 'bitbucket', 'enterprise_sso'] as const;
-export type GitProviderValue = (typeof GIT_PROVIDERS)[number];
-
-/** Task kinds of a suggested task. */
-export const SUGGESTED_TASK_TYPES = [
-  'MERGE_CONFLICTS',
-  'FAILING_CHECKS',
-  'UNRESOLVED_COMMENTS',
-  'OPEN_ISSUE',
-  'OPEN_PR',
-  'CREATE_MICROAGENT',
-] as const;
-export type SuggestedTaskTypeValue = (typeof SUGGESTED_TASK_TYPES)[number];
 
 /** Agent states carried by `agent_state_changed` observations and `change_agent_state` actions. */
 export const AGENT_STATES = [
@@ -134,14 +120,6 @@ export interface McpConfigRecord {
   shttp_servers?: SseServerRecord[];
 }
 
-export interface SuggestedTaskRecord {
-  git_provider: string;
-  task_type: string;
-  repo: string;
-  issue_number: number;
-  title: string;
-}
-
 export interface CreateMicroagentRecord {
   repo: string;
   git_provider?: string | null;
@@ -177,19 +155,6 @@ export interface SearchConversationsResponseRecord {
   next_page_id: string | null;
 }
 
-/** One item of a FastAPI 422 body. */
-export interface ValidationIssueRecord {
-  type: string;
-  loc: Array<string | number>;
-  msg: string;
-  input?: unknown;
-}
-
-/** FastAPI 422 body. */
-export interface ValidationErrorRecord {
-  detail: ValidationIssueRecord[];
-}
-
 /** 400 body of POST /api/conversations for domain failures. */
 export interface DomainErrorRecord {
   status: 'error';
@@ -207,11 +172,6 @@ export const DOMAIN_ERROR_MSG_IDS = [
 
 /** 200 answer of POST /api/unset-provider-tokens (a string map; today `{message}`). */
 export type UnsetProviderTokensResponseRecord = Record<string, string>;
-
-/** Body of POST /api/add-git-providers. */
-export interface AddGitProvidersRequestRecord {
-  provider_tokens: Partial<Record<GitProviderValue, { token: string; host?: string | null }>>;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Socket events (`oh_event`). Four shapes; the first two share a top level.
@@ -275,6 +235,3 @@ export const SOCKET_EVENT = {
   userAction: 'oh_user_action',
   legacyUserAction: 'oh_action',
 } as const;
-
-/** Health answers outside /api. */
-export const ALIVE_BODY = { status: 'ok' } as const;

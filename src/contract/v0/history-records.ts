@@ -5,7 +5,8 @@
  * `manage_conversations.py`; docs/upstream-facts.md, "V0: history and lifecycle routes"). Like records.ts: snake_case as they travel, read by src/upstream/v0/history.ts and written by
  * the local service. Kept apart from records.ts so the two families can change independently.
  */
-import type { ConversationEventRecord, GitProviderValue, UserActionRecord } from './records.ts';
+import type { GitProviderValue } from '../common.ts';
+import type { ConversationEventRecord, UserActionRecord } from './records.ts';
 
 /** 200 answer of GET /api/conversations/{id}/events. */
 export interface ConversationEventsPageRecord {

@@ -1,0 +1,25 @@
+/**
+ * The closed vocabularies the port speaks, whichever API answers: agent states (those an event
+ * reports and those a caller may request), conversation statuses, runtime statuses and triggers. The
+ * schema builds its enums from these (each with an UNKNOWN fallback for values a newer upstream adds),
+ * and every adapter maps its wire onto them.
+ *
+ * They are OpenHands' own names, first sent by 0.53's server (V0), so they are re-exported from V0's
+ * wire contract rather than written twice: V0's adapter passes its values through, V1's maps its
+ * execution statuses and actions onto them (src/upstream/v1/events.ts, agent-actions.ts). Nothing
+ * outside upstream/ imports a wire contract for them.
+ *
+ * Two exist on V1 only, and are V1's names as sent: sandbox statuses and the agent's execution statuses
+ * (the schema's `sandboxStatus` and `executionStatus`, null on V0).
+ */
+export {
+  AGENT_STATES,
+  type AgentStateValue,
+  CONVERSATION_STATUSES,
+  CONVERSATION_TRIGGERS,
+  REQUESTABLE_AGENT_STATES,
+  type RequestableAgentStateValue,
+  RUNTIME_STATUSES,
+} from '../../contract/v0/records.ts';
+export { SANDBOX_STATUSES } from '../../contract/v1/app-server.ts';
+export { EXECUTION_STATUSES } from '../../contract/v1/events.ts';
