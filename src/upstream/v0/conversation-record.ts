@@ -15,6 +15,8 @@
  *   `UPSTREAM_TIMEZONE`, see timestamps.ts), null when missing or unreadable;
  * - every other field: the string as sent, or null when it is not a string.
  */
+import { stringOrNull } from '../../contract/json.ts';
+import { isGraphQLInt } from '../graphql-int.ts';
 import { CONVERSATION_ID_PATTERN, type Conversation } from '../port/conversation.ts';
 import { upstreamTimestampToUtc } from '../timestamps.ts';
 
@@ -69,15 +71,6 @@ export function readConversationRecord(raw: unknown, timeZone: string): Conversa
 /** The title the upstream gives a new conversation; used when a record carries none. */
 function defaultTitle(conversationId: string): string {
   return `Conversation ${conversationId.slice(0, 5)}`;
-}
-
-function stringOrNull(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
-}
-
-/** GraphQL's Int is 32-bit: a larger number would fail serialisation (and with it the list). */
-function isGraphQLInt(value: unknown): value is number {
-  return Number.isInteger(value) && (value as number) <= 2_147_483_647 && (value as number) >= -2_147_483_648;
 }
 
 function isCount(value: unknown): value is number {

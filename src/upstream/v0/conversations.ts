@@ -11,9 +11,8 @@ import type {
   SearchConversationsResponseRecord,
   UnsetProviderTokensResponseRecord,
 } from '../../contract/v0/records.ts';
-import type { UpstreamCredentials } from '../credentials.ts';
+import type { CallScope } from '../call-scope.ts';
 import { unexpectedAnswer } from '../failures.ts';
-import type { UpstreamClient } from '../http.ts';
 import type {
   Conversation,
   ConversationFilter,
@@ -27,12 +26,7 @@ import { secretsOf } from '../rejection-message.ts';
 import { suggestedTaskRecord } from '../suggested-task.ts';
 import { readConversationRecord } from './conversation-record.ts';
 
-/** Who is calling and how to abort, with the client to call through: passed to every V0 call. */
-export interface CallScope {
-  client: UpstreamClient;
-  credentials: UpstreamCredentials;
-  signal?: AbortSignal | undefined;
-}
+export type { CallScope } from '../call-scope.ts';
 
 /** GET /api/conversations: one upstream page. */
 export async function searchConversations(

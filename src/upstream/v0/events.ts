@@ -6,20 +6,11 @@
  * object to every subscriber, so this runs once per event, not once per subscriber. Unknown or
  * future kinds become `OTHER` with the upstream name kept, never an error.
  */
+import { isJsonObject, type JsonObject, stringOrNull } from '../../contract/json.ts';
 import { AGENT_STATES, type AgentStateValue } from '../../contract/v0/records.ts';
 import type { ConversationEvent, EventCommon, EventKindFields, EventPhase } from '../port/events.ts';
 import { upstreamTimestampToUtc } from '../timestamps.ts';
 import { v0Cursor } from './event-cursor.ts';
-
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function str(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
-}
 
 function int(value: unknown): number | null {
   return typeof value === 'number' && Number.isInteger(value) ? value : null;
@@ -53,19 +44,19 @@ function isOmittedEvent(payload: Readonly<Record<string, unknown>>): boolean {
  * the events {@link isOmittedEvent} leaves out.
  */
 export function mapUpstreamEvent(payload: unknown, timeZone: string): ConversationEvent | null {
-  if (!isObject(payload) || isOmittedEvent(payload)) return null;
+  if (!isJsonObject(payload) || isOmittedEvent(payload)) return null;
   if (payload.status_update === true) {
     const common = commonFields(payload, 'STATUS_UPDATE', 'status_update', timeZone);
     // Status updates carry the runtime status in `id`; it is not an event id.
     common.eventId = null;
     common.cursor = v0Cursor(-1);
-    const title = str(payload.conversation_title);
+    const title = stringOrNull(payload.conversation_title);
     if (title !== null) return { ...common, kind: 'TITLE_CHANGED', title };
     return {
       ...common,
       kind: 'STATUS_UPDATE',
-      statusType: str(payload.type) ?? 'info',
-      runtimeStatus: str(payload.id),
+      statusType: stringOrNull(payload.type) ?? 'info',
+      runtimeStatus: stringOrNull(payload.id),
     };
   }
   if (payload.error === true && payload.action === undefined && payload.observation === undefined) {
@@ -74,13 +65,13 @@ export function mapUpstreamEvent(payload: unknown, timeZone: string): Conversati
 
   if (typeof payload.action === 'string') {
     const common = commonFields(payload, 'ACTION', payload.action, timeZone);
-    const args = isObject(payload.args) ? payload.args : {};
+    const args = isJsonObject(payload.args) ? payload.args : {};
     return { ...common, ...mapAction(payload.action, args, common.source) };
   }
   if (typeof payload.observation === 'string') {
     const common = commonFields(payload, 'OBSERVATION', payload.observation, timeZone);
-    const extras = isObject(payload.extras) ? payload.extras : {};
-    const content = str(payload.content) ?? '';
+    const extras = isJsonObject(payload.extras) ? payload.extras : {};
+    const content = stringOrNull(payload.content) ?? '';
     return {
       ...common,
       ...mapObservation(payload.observation, extras, content, payload.success),
@@ -89,7 +80,12 @@ export function mapUpstreamEvent(payload: unknown, timeZone: string): Conversati
   return { ...commonFields(payload, 'UNKNOWN', 'unknown', timeZone), kind: 'OTHER' };
 }
 
-function commonFields(payload: Json, phase: EventPhase, upstreamKind: string, timeZone: string): EventCommon {
+function commonFields(
+  payload: JsonObject,
+  phase: EventPhase,
+  upstreamKind: string,
+  timeZone: string,
+): EventCommon {
   const eventId = int(payload.id);
   return {
     eventId,
@@ -97,8 +93,8 @@ function commonFields(payload: Json, phase: EventPhase, upstreamKind: string, ti
     // (conversation-socket.ts); -1 until then, which at worst resumes with more history, never less.
     cursor: v0Cursor(eventId ?? -1),
     timestamp: upstreamTimestampToUtc(payload.timestamp, timeZone),
-    source: str(payload.source),
-    message: str(payload.message) ?? '',
+    source: stringOrNull(payload.source),
+    message: stringOrNull(payload.message) ?? '',
     cause: int(payload.cause),
     phase,
     upstreamKind,
@@ -106,10 +102,10 @@ function commonFields(payload: Json, phase: EventPhase, upstreamKind: string, ti
   };
 }
 
-function mapAction(action: string, args: Json, source: string | null): EventKindFields {
+function mapAction(action: string, args: JsonObject, source: string | null): EventKindFields {
   switch (action) {
     case 'message': {
-      const content = str(args.content) ?? '';
+      const content = stringOrNull(args.content) ?? '';
       const imageUrls = strings(args.image_urls);
       if (source === 'user') {
         return { kind: 'USER_MESSAGE', content, imageUrls, fileUrls: strings(args.file_urls) };
@@ -119,35 +115,35 @@ function mapAction(action: string, args: Json, source: string | null): EventKind
     case 'run':
       return {
         kind: 'COMMAND',
-        command: str(args.command) ?? '',
-        thought: str(args.thought),
+        command: stringOrNull(args.command) ?? '',
+        thought: stringOrNull(args.thought),
         isInput: args.is_input === true,
       };
     case 'read':
-      return { kind: 'FILE_READ', path: str(args.path), content: null };
+      return { kind: 'FILE_READ', path: stringOrNull(args.path), content: null };
     case 'write':
-      return { kind: 'FILE_WRITE', path: str(args.path), content: str(args.content) };
+      return { kind: 'FILE_WRITE', path: stringOrNull(args.path), content: stringOrNull(args.content) };
     case 'edit':
       return {
         kind: 'FILE_EDIT',
-        path: str(args.path),
+        path: stringOrNull(args.path),
         diff: null,
-        command: str(args.command),
-        oldContent: str(args.old_str),
-        newContent: str(args.new_str) ?? str(args.file_text),
+        command: stringOrNull(args.command),
+        oldContent: stringOrNull(args.old_str),
+        newContent: stringOrNull(args.new_str) ?? stringOrNull(args.file_text),
       };
     case 'browse':
-      return { kind: 'BROWSE', url: str(args.url), content: null };
+      return { kind: 'BROWSE', url: stringOrNull(args.url), content: null };
     case 'think':
-      return { kind: 'THINK', thought: str(args.thought) ?? '' };
+      return { kind: 'THINK', thought: stringOrNull(args.thought) ?? '' };
     case 'finish':
       return {
         kind: 'FINISH',
-        finalThought: str(args.final_thought) ?? '',
-        outputs: isObject(args.outputs) ? args.outputs : {},
+        finalThought: stringOrNull(args.final_thought) ?? '',
+        outputs: isJsonObject(args.outputs) ? args.outputs : {},
       };
     case 'change_agent_state': {
-      const stateRaw = str(args.agent_state) ?? '';
+      const stateRaw = stringOrNull(args.agent_state) ?? '';
       return { kind: 'AGENT_STATE_CHANGE_REQUESTED', requestedState: agentState(stateRaw), stateRaw };
     }
     default:
@@ -157,49 +153,49 @@ function mapAction(action: string, args: Json, source: string | null): EventKind
 
 function mapObservation(
   observation: string,
-  extras: Json,
+  extras: JsonObject,
   content: string,
   success: unknown,
 ): EventKindFields {
   switch (observation) {
     case 'run': {
-      const metadata = isObject(extras.metadata) ? extras.metadata : {};
+      const metadata = isJsonObject(extras.metadata) ? extras.metadata : {};
       return {
         kind: 'COMMAND_OUTPUT',
-        command: str(extras.command),
+        command: stringOrNull(extras.command),
         output: content,
         exitCode: int(metadata.exit_code),
         success: typeof success === 'boolean' ? success : null,
       };
     }
     case 'read':
-      return { kind: 'FILE_READ', path: str(extras.path), content };
+      return { kind: 'FILE_READ', path: stringOrNull(extras.path), content };
     case 'write':
-      return { kind: 'FILE_WRITE', path: str(extras.path), content };
+      return { kind: 'FILE_WRITE', path: stringOrNull(extras.path), content };
     case 'edit':
       return {
         kind: 'FILE_EDIT',
-        path: str(extras.path),
-        diff: str(extras.diff),
+        path: stringOrNull(extras.path),
+        diff: stringOrNull(extras.diff),
         command: null,
-        oldContent: str(extras.old_content),
-        newContent: str(extras.new_content),
+        oldContent: stringOrNull(extras.old_content),
+        newContent: stringOrNull(extras.new_content),
       };
     case 'browse':
-      return { kind: 'BROWSE', url: str(extras.url), content };
+      return { kind: 'BROWSE', url: stringOrNull(extras.url), content };
     case 'think':
       return { kind: 'THINK', thought: content };
     case 'agent_state_changed': {
-      const stateRaw = str(extras.agent_state) ?? '';
+      const stateRaw = stringOrNull(extras.agent_state) ?? '';
       return {
         kind: 'AGENT_STATE_CHANGED',
         state: agentState(stateRaw),
         stateRaw,
-        reason: str(extras.reason) ?? '',
+        reason: stringOrNull(extras.reason) ?? '',
       };
     }
     case 'error':
-      return { kind: 'ERROR', errorId: str(extras.error_id) };
+      return { kind: 'ERROR', errorId: stringOrNull(extras.error_id) };
     default:
       return { kind: 'OTHER' };
   }

@@ -18,6 +18,8 @@
  *
  * Beside the Conversation, what the adapter itself needs: the sandbox and where its agent server is.
  */
+import { stringOrNull } from '../../contract/json.ts';
+import { isGraphQLInt } from '../graphql-int.ts';
 import type { Conversation, ConversationMetrics } from '../port/conversation.ts';
 import { upstreamTimestampToUtc } from '../timestamps.ts';
 import { hexId } from './ids.ts';
@@ -70,11 +72,11 @@ export function readAppConversation(raw: unknown, timeZone: string): V1Conversat
   const record = raw as Record<string, unknown>;
   const id = hexId(record.id);
   if (id === null) return { dropped: 'id is not a UUID' };
-  const sandboxStatus = text(record.sandbox_status);
-  const executionStatus = text(record.execution_status);
+  const sandboxStatus = stringOrNull(record.sandbox_status);
+  const executionStatus = stringOrNull(record.execution_status);
   const running = sandboxStatus === 'RUNNING';
-  const url = text(record.conversation_url);
-  const key = text(record.session_api_key);
+  const url = stringOrNull(record.conversation_url);
+  const key = stringOrNull(record.session_api_key);
   const title = record.title;
   return {
     read: {
@@ -83,10 +85,10 @@ export function readAppConversation(raw: unknown, timeZone: string): V1Conversat
         title: typeof title === 'string' && title.trim() !== '' ? title : `Conversation ${id}`,
         status: statusOfSandbox(sandboxStatus),
         runtimeStatus: null,
-        selectedRepository: text(record.selected_repository),
-        selectedBranch: text(record.selected_branch),
-        gitProvider: text(record.git_provider),
-        trigger: text(record.trigger),
+        selectedRepository: stringOrNull(record.selected_repository),
+        selectedBranch: stringOrNull(record.selected_branch),
+        gitProvider: stringOrNull(record.git_provider),
+        trigger: stringOrNull(record.trigger),
         numConnections: 0,
         url: null,
         sessionApiKey: null,
@@ -95,14 +97,14 @@ export function readAppConversation(raw: unknown, timeZone: string): V1Conversat
         prNumbers: Array.isArray(record.pr_number) ? record.pr_number.filter(isGraphQLInt) : [],
         executionStatus,
         sandboxStatus,
-        llmModel: text(record.llm_model),
+        llmModel: stringOrNull(record.llm_model),
         metrics: readMetrics(record.metrics),
         parentConversationId: hexId(record.parent_conversation_id),
         subConversationIds: Array.isArray(record.sub_conversation_ids)
           ? record.sub_conversation_ids.map(hexId).filter((id): id is string => id !== null)
           : [],
       },
-      sandboxId: text(record.sandbox_id),
+      sandboxId: stringOrNull(record.sandbox_id),
       sandboxStatus,
       executionStatus,
       agent:
@@ -135,14 +137,6 @@ function readMetrics(raw: unknown): ConversationMetrics | null {
 
 function num(value: unknown): number | null {
   return typeof value === 'number' && Number.isFinite(value) ? value : null;
-}
-
-function text(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
-}
-
-function isGraphQLInt(value: unknown): value is number {
-  return Number.isInteger(value) && (value as number) <= 2_147_483_647 && (value as number) >= -2_147_483_648;
 }
 
 function isAbsoluteHttpUrl(value: string): boolean {

@@ -9,22 +9,20 @@
  * kept in `raw`); `cursor` is minted from the event's id, timestamp and kind (event-cursor.ts).
  */
 
+import { isJsonObject, type JsonObject, stringOrNull } from '../../contract/json.ts';
 import type { ConversationEvent, EventCommon, EventKindFields, EventPhase } from '../port/events.ts';
 import type { AgentStateValue } from '../port/vocabulary.ts';
 import { upstreamTimestampToUtc } from '../timestamps.ts';
 import { BEFORE_FIRST_CURSOR, v1Cursor } from './event-cursor.ts';
 
-type Json = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
-
 /** The text parts of a content list, joined. */
 function textOf(content: unknown): string {
   if (!Array.isArray(content)) return typeof content === 'string' ? content : '';
   return content
-    .filter((part): part is Json => isObject(part) && part.type === 'text' && typeof part.text === 'string')
+    .filter(
+      (part): part is JsonObject =>
+        isJsonObject(part) && part.type === 'text' && typeof part.text === 'string',
+    )
     .map((part) => part.text as string)
     .join('\n');
 }
@@ -32,7 +30,7 @@ function textOf(content: unknown): string {
 function imagesOf(content: unknown): string[] {
   if (!Array.isArray(content)) return [];
   return content.flatMap((part) =>
-    isObject(part) && part.type === 'image' && Array.isArray(part.image_urls)
+    isJsonObject(part) && part.type === 'image' && Array.isArray(part.image_urls)
       ? part.image_urls.filter((url): url is string => typeof url === 'string')
       : [],
   );
@@ -52,8 +50,12 @@ const AGENT_STATE_OF_EXECUTION: Readonly<Record<string, AgentStateValue>> = {
 
 /** The place of a stored event (for its cursor); null when it has no string id. */
 export function placeOf(payload: unknown): { id: string; timestamp: string; kind: string } | null {
-  if (!isObject(payload) || typeof payload.id !== 'string' || payload.id === '') return null;
-  return { id: payload.id, timestamp: str(payload.timestamp) ?? '', kind: str(payload.kind) ?? '' };
+  if (!isJsonObject(payload) || typeof payload.id !== 'string' || payload.id === '') return null;
+  return {
+    id: payload.id,
+    timestamp: stringOrNull(payload.timestamp) ?? '',
+    kind: stringOrNull(payload.kind) ?? '',
+  };
 }
 
 /**
@@ -65,15 +67,15 @@ export function mapV1Event(
   timeZone: string,
   fallbackCursor: string = BEFORE_FIRST_CURSOR,
 ): ConversationEvent | null {
-  if (!isObject(payload)) return null;
-  const kind = str(payload.kind) ?? 'unknown';
+  if (!isJsonObject(payload)) return null;
+  const kind = stringOrNull(payload.kind) ?? 'unknown';
   const place = placeOf(payload);
   const cursor = place === null ? fallbackCursor : v1Cursor(place);
   const common = (phase: EventPhase, upstreamKind: string, message = ''): EventCommon => ({
     eventId: null,
     cursor,
     timestamp: upstreamTimestampToUtc(payload.timestamp, timeZone),
-    source: str(payload.source),
+    source: stringOrNull(payload.source),
     message,
     cause: null,
     phase,
@@ -82,7 +84,7 @@ export function mapV1Event(
   });
   switch (kind) {
     case 'MessageEvent': {
-      const message = isObject(payload.llm_message) ? payload.llm_message : {};
+      const message = isJsonObject(payload.llm_message) ? payload.llm_message : {};
       const content = textOf(message.content);
       const imageUrls = imagesOf(message.content);
       const base = common('ACTION', kind, content);
@@ -91,14 +93,14 @@ export function mapV1Event(
         : { ...base, kind: 'AGENT_MESSAGE', content, imageUrls, waitForResponse: false };
     }
     case 'ActionEvent': {
-      const action = isObject(payload.action) ? payload.action : {};
-      const actionKind = str(action.kind) ?? 'unknown';
+      const action = isJsonObject(payload.action) ? payload.action : {};
+      const actionKind = stringOrNull(action.kind) ?? 'unknown';
       const thought = textOf(payload.thought);
       return { ...common('ACTION', actionKind, thought), ...mapAction(actionKind, action, thought) };
     }
     case 'ObservationEvent': {
-      const observation = isObject(payload.observation) ? payload.observation : {};
-      const observationKind = str(observation.kind) ?? 'unknown';
+      const observation = isJsonObject(payload.observation) ? payload.observation : {};
+      const observationKind = stringOrNull(observation.kind) ?? 'unknown';
       const text = textOf(observation.content);
       return {
         ...common('OBSERVATION', observationKind, text),
@@ -125,68 +127,69 @@ export function mapV1Event(
         stateRaw: 'paused',
       };
     case 'AgentErrorEvent': {
-      const classification = isObject(payload.classification) ? payload.classification : {};
+      const classification = isJsonObject(payload.classification) ? payload.classification : {};
       return {
-        ...common('ERROR', kind, str(payload.error) ?? ''),
+        ...common('ERROR', kind, stringOrNull(payload.error) ?? ''),
         kind: 'ERROR',
-        errorId: str(classification.error_id),
+        errorId: stringOrNull(classification.error_id),
       };
     }
     case 'ConversationErrorEvent':
     case 'ServerErrorEvent':
       return {
-        ...common('ERROR', kind, str(payload.detail) ?? ''),
+        ...common('ERROR', kind, stringOrNull(payload.detail) ?? ''),
         kind: 'ERROR',
-        errorId: str(payload.code),
+        errorId: stringOrNull(payload.code),
       };
     default:
-      return { ...common('UNKNOWN', kind, str(payload.rejection_reason) ?? ''), kind: 'OTHER' };
+      return { ...common('UNKNOWN', kind, stringOrNull(payload.rejection_reason) ?? ''), kind: 'OTHER' };
   }
 }
 
-function mapAction(actionKind: string, action: Json, thought: string): EventKindFields {
+function mapAction(actionKind: string, action: JsonObject, thought: string): EventKindFields {
   switch (actionKind) {
     case 'TerminalAction':
     case 'ExecuteBashAction':
       return {
         kind: 'COMMAND',
-        command: str(action.command) ?? '',
+        command: stringOrNull(action.command) ?? '',
         thought: thought === '' ? null : thought,
         isInput: action.is_input === true,
       };
     case 'FileEditorAction': {
-      const path = str(action.path);
+      const path = stringOrNull(action.path);
       if (action.command === 'view') return { kind: 'FILE_READ', path, content: null };
-      if (action.command === 'create') return { kind: 'FILE_WRITE', path, content: str(action.file_text) };
+      if (action.command === 'create')
+        return { kind: 'FILE_WRITE', path, content: stringOrNull(action.file_text) };
       return {
         kind: 'FILE_EDIT',
         path,
         diff: null,
-        command: str(action.command),
-        oldContent: str(action.old_str),
-        newContent: str(action.new_str),
+        command: stringOrNull(action.command),
+        oldContent: stringOrNull(action.old_str),
+        newContent: stringOrNull(action.new_str),
       };
     }
     case 'ThinkAction':
-      return { kind: 'THINK', thought: str(action.thought) ?? '' };
+      return { kind: 'THINK', thought: stringOrNull(action.thought) ?? '' };
     case 'FinishAction':
-      return { kind: 'FINISH', finalThought: str(action.message) ?? '', outputs: {} };
+      return { kind: 'FINISH', finalThought: stringOrNull(action.message) ?? '', outputs: {} };
     case 'BrowserNavigateAction':
-      return { kind: 'BROWSE', url: str(action.url), content: null };
+      return { kind: 'BROWSE', url: stringOrNull(action.url), content: null };
     default:
       return { kind: 'OTHER' };
   }
 }
 
-function mapObservation(observationKind: string, observation: Json, text: string): EventKindFields {
+function mapObservation(observationKind: string, observation: JsonObject, text: string): EventKindFields {
   switch (observationKind) {
     case 'TerminalObservation':
     case 'ExecuteBashObservation': {
-      const metadata = isObject(observation.metadata) ? observation.metadata : {};
+      const metadata = isJsonObject(observation.metadata) ? observation.metadata : {};
       const exit = [observation.exit_code, metadata.exit_code].find(Number.isInteger) as number | undefined;
       return {
         kind: 'COMMAND_OUTPUT',
-        command: str(observation.command),
+        command: stringOrNull(observation.command),
         output: text,
         exitCode: exit ?? null,
         // -1 is "still running after the soft timeout": neither success nor failure yet.
@@ -194,15 +197,15 @@ function mapObservation(observationKind: string, observation: Json, text: string
       };
     }
     case 'FileEditorObservation': {
-      const path = str(observation.path);
+      const path = stringOrNull(observation.path);
       if (observation.command === 'view') return { kind: 'FILE_READ', path, content: text };
       return {
         kind: 'FILE_EDIT',
         path,
         diff: null,
-        command: str(observation.command),
-        oldContent: str(observation.old_content),
-        newContent: str(observation.new_content),
+        command: stringOrNull(observation.command),
+        oldContent: stringOrNull(observation.old_content),
+        newContent: stringOrNull(observation.new_content),
       };
     }
     default:

@@ -6,19 +6,12 @@
  * `withRejections`: the one mapping both adapters share (src/upstream/rejection-errors.ts), passed on
  * here with the rest of what a V1 route sends with.
  */
-import type { UpstreamCredentials } from '../credentials.ts';
-import type { UpstreamClient } from '../http.ts';
+import type { CallScope } from '../call-scope.ts';
 import type { UpstreamRequest } from '../http-exchange.ts';
 import { secretsOf } from '../rejection-message.ts';
 
+export type { CallScope } from '../call-scope.ts';
 export { withRejections } from '../rejection-errors.ts';
-
-/** Who is calling and how to abort, with the client to call through. */
-export interface CallScope {
-  client: UpstreamClient;
-  credentials: UpstreamCredentials;
-  signal?: AbortSignal | undefined;
-}
 
 /** One V1 request: the client's request with its route name required. */
 export type V1Request = Omit<UpstreamRequest, 'credentials' | 'signal'> & { route: string };
