@@ -18,12 +18,11 @@ import { detectUpstreamApi, isDetectionProbe, type UpstreamApi } from '../upstre
 import { createSwitchingUpstream } from '../upstream/api-switch.ts';
 import type { UpstreamCredentials } from '../upstream/credentials.ts';
 import { UpstreamClient, type UpstreamClientOptions } from '../upstream/http.ts';
+import type { LiveOptions } from '../upstream/live/live-options.ts';
+import { addLiveStats, type LiveStats } from '../upstream/live/live-stats.ts';
 import type { PagingSettings } from '../upstream/page-walker.ts';
 import type { Upstream } from '../upstream/port/upstream.ts';
-import type { BridgeStats, EventBridge } from '../upstream/v0/live/event-bridge.ts';
-import type { EventBridgeOptions } from '../upstream/v0/live/live-options.ts';
 import { createV0Upstream } from '../upstream/v0/upstream.ts';
-import type { V1LiveStats } from '../upstream/v1/live/live-events.ts';
 import { createV1Upstream, type V1Upstream } from '../upstream/v1/upstream.ts';
 import { type ContextSettings, createContext } from './context.ts';
 import { useStaticGraphiQL } from './graphiql/graphiql.ts';
@@ -70,8 +69,8 @@ export interface GatewayOptions {
   logger?: pino.Logger;
   /** IANA zone the upstream writes its zone-less timestamps in (events, odd records). @default 'UTC' */
   upstreamTimeZone?: string;
-  /** Tuning of the live-event bridge (buffers, idle close, reconnect backoff); see EventBridgeOptions. */
-  live?: Omit<EventBridgeOptions, 'resolveTarget' | 'readStoredEvents' | 'timeZone'>;
+  /** Tuning of the live events, whichever API answers (buffers, idle close, reconnect backoff); see LiveOptions. */
+  live?: LiveOptions;
   /** Limits, CSRF/CORS, persisted operations, rate limit, deadline, metrics, tracing (hardening.ts). */
   hardening?: HardeningOptions;
 }
@@ -81,19 +80,14 @@ interface WebSocketServerContext {
   connectionParams?: Readonly<Record<string, unknown>>;
 }
 
-/** The live bridges' counters (V0's shape; V1 has no pending actions or late drops, counted as 0). */
-type LiveStats = BridgeStats;
-
 /** A built gateway. */
 export interface Gateway {
   yoga: YogaServerInstance<WebSocketServerContext, GatewayContext>;
   upstream: UpstreamClient;
   logger: pino.Logger;
-  /** V0's upstream conversation sockets shared by subscriptions and sendMessage/changeAgentState. */
-  eventBridge: EventBridge;
   /**
-   * The live bridges' counters, whichever API answers: V0's Socket.IO bridge and, when built, V1's
-   * agent-server sockets, added up (only one of them holds sockets unless `auto` saw the API change).
+   * The live events' counters, whichever API answers: each adapter's shared upstream sockets and their
+   * subscribers, added up (only one of them holds sockets unless `auto` saw the API change).
    */
   liveStats(): LiveStats;
   /** The API the upstream speaks: configured, or as found out so far with `auto` (null: not yet). */
@@ -125,7 +119,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const logger = options.logger ?? createLogger();
   const reportObserverFault: ObserverFault = (error, observer) =>
     logger.error({ err: error, observer }, 'observer failed');
-  // Sources are read at scrape time, after `upstream` and `eventBridge` exist.
+  // Sources are read at scrape time, after `upstream` and the adapters exist.
   const hardening = createHardening(
     options.hardening ?? {},
     {
@@ -156,27 +150,23 @@ export function createGateway(options: GatewayOptions): Gateway {
   };
   const upstream = new UpstreamClient({ ...clientOptions, baseUrl: options.upstreamUrl });
   teardown.defer(() => upstream.close());
-  // The V0 adapter is always built (its bridge's stats feed metrics; it opens nothing until used); its
-  // live bridge shares the client's pool and time zone.
+  // The V0 adapter is always built (its live stats feed metrics; it opens nothing until used); its
+  // live events share the client's pool and time zone.
   const v0 = createV0Upstream(upstream, {
     baseUrl: options.upstreamUrl,
-    live: {
-      ...options.live,
-      timeZone: options.upstreamTimeZone ?? 'UTC',
-      onEventsRouteMissing: () =>
-        logger.warn(
-          { upstream: upstream.origin },
-          'the conversation service has no stored events route: subscriptions catch up from its socket replay, which leaves agent-state changes out',
-        ),
-    },
+    ...(options.live ? { live: options.live } : {}),
+    onEventsRouteMissing: () =>
+      logger.warn(
+        { upstream: upstream.origin },
+        'the conversation service has no stored events route: subscriptions catch up from its socket replay, which leaves agent-state changes out',
+      ),
   });
-  const eventBridge = v0.eventBridge;
   // Live streams complete and their upstream sockets close before the pool does.
   teardown.defer(() => v0.close());
   // An agent server's client gets its own pool: a dispatcher given for the app server is pinned to it.
   const { dispatcher: _appServersOnly, ...agentServerOptions } = clientOptions;
   const choice = chooseAdapter(options, upstream, v0, agentServerOptions, logger, teardown);
-  const liveStats = (): LiveStats => addLiveStats(eventBridge.stats(), choice.v1?.liveEvents.stats());
+  const liveStats = (): LiveStats => addLiveStats(v0.live.stats(), choice.v1?.live.stats());
   const settings: ContextSettings = {
     upstream: choice.adapter,
     defaultSessionApiKey: options.defaultSessionApiKey,
@@ -260,23 +250,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     yoga,
     upstream,
     logger,
-    eventBridge,
     liveStats,
     upstreamApi: choice.api,
     hardening,
     close: () => (closing ??= teardown.disposeAsync()),
-  };
-}
-
-/** V0's counters plus V1's where a V1 adapter exists (V1 holds no pending actions, drops no late events). */
-function addLiveStats(v0: BridgeStats, v1: V1LiveStats | undefined): LiveStats {
-  if (!v1) return v0;
-  return {
-    ...v0,
-    upstreamSockets: v0.upstreamSockets + v1.upstreamSockets,
-    subscribers: v0.subscribers + v1.subscribers,
-    timers: v0.timers + v1.timers,
-    connectionsOpened: v0.connectionsOpened + v1.connectionsOpened,
   };
 }
 
@@ -303,7 +280,7 @@ function chooseAdapter(
   if (mode === 'v0') return { adapter: v0, api: () => 'v0', detectNow: async () => 'v0' };
   // Each agent server gets a client of its own, with the app server's settings and observers.
   const v1 = createV1Upstream(appServer, {
-    // The same live tuning as V0's bridge (the names match); V1 reads the ones it has.
+    // The same live settings as V0's (one LiveOptions).
     ...(options.live ? { live: options.live } : {}),
     agentServerClient: (origin) =>
       new UpstreamClient({

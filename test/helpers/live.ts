@@ -1,28 +1,46 @@
 /**
- * The live-event parts below the gateway: an EventBridge against a local service with fast timings,
- * the bridge's subscribe path read as a test wants it, and a raw Socket.IO replay used as the
- * independent source of truth for "what the upstream stored".
+ * The live-event parts below the gateway: V0's live events against a local service with fast timings,
+ * their subscribe path read as a test wants it, and a raw Socket.IO replay used as the independent
+ * source of truth for "what the upstream stored".
  */
 import { io } from 'socket.io-client';
+import type { UpstreamCredentials } from '../../src/upstream/credentials.ts';
 import { UpstreamClient } from '../../src/upstream/http.ts';
 import { BridgeError } from '../../src/upstream/port/bridge-error.ts';
 import type { ConversationEvent } from '../../src/upstream/port/events.ts';
-import { EventBridge, type SubscribeRequest } from '../../src/upstream/v0/live/event-bridge.ts';
-import type { EventBridgeOptions } from '../../src/upstream/v0/live/live-options.ts';
+import {
+  createV0LiveEvents,
+  type V0LiveEvents,
+  type V0LiveWiring,
+} from '../../src/upstream/v0/live/live-events.ts';
+import type { V0LiveOptions } from '../../src/upstream/v0/live/live-options.ts';
 import { recordSocketTargetResolver } from '../../src/upstream/v0/socket-target.ts';
 import { readStoredEventsAfter } from '../../src/upstream/v0/stored-events.ts';
 import { FAST_LIVE_TIMINGS } from './gateway.ts';
 
-/** A bridge against a local service, with fast timings, plus its REST client. Close both after the test. */
-export function createTestBridge(serviceUrl: string, options: Partial<EventBridgeOptions> = {}) {
+/**
+ * V0's live events against a local service, with fast timings, plus their REST client. Close both after
+ * the test. `options` may replace the wiring (where sockets are, how stored events are read).
+ */
+export function createTestBridge(
+  serviceUrl: string,
+  options: V0LiveOptions & Partial<Omit<V0LiveWiring, 'timeZone'>> = {},
+) {
   const client = new UpstreamClient({ baseUrl: serviceUrl, retries: 0 });
-  const bridge = new EventBridge({
-    resolveTarget: recordSocketTargetResolver({ client }, serviceUrl),
-    readStoredEvents: (conversationId, credentials, afterEventId, signal) =>
-      readStoredEventsAfter({ client, credentials, signal }, conversationId, afterEventId),
-    ...FAST_LIVE_TIMINGS,
-    ...options,
-  });
+  const { resolveTarget, readStoredEvents, onEventsRouteMissing, ...live } = options;
+  const bridge = createV0LiveEvents(
+    {
+      resolveTarget: resolveTarget ?? recordSocketTargetResolver({ client }, serviceUrl),
+      readStoredEvents:
+        readStoredEvents === undefined
+          ? (conversationId, credentials, afterEventId, signal) =>
+              readStoredEventsAfter({ client, credentials, signal }, conversationId, afterEventId)
+          : readStoredEvents,
+      timeZone: client.timeZone,
+      ...(onEventsRouteMissing ? { onEventsRouteMissing } : {}),
+    },
+    { ...FAST_LIVE_TIMINGS, ...live },
+  );
   return {
     bridge,
     client,
@@ -62,16 +80,24 @@ export async function socketReplay(
   return events;
 }
 
+/** What a test subscribes to: a conversation, with a credential, after an event id or live only. */
+interface SubscribeRequest {
+  conversationId: string;
+  credentials: UpstreamCredentials;
+  /** Replay stored events with a greater id first; null/undefined: live events only. */
+  afterEventId?: number | null;
+}
+
 /**
- * The bridge's one subscribe path (subscribeEndingWithError, what the schema uses), read the way a
- * test wants: the terminal BridgeError item becomes a rejected `next()`, so Collector records it as
- * the stream's error. Subscribes at once; `return()` detaches as the real stream does.
+ * The live events' one subscribe path (what the schema uses), read the way a test wants: the terminal
+ * BridgeError item becomes a rejected `next()`, so Collector records it as the stream's error.
+ * Subscribes at once; `return()` detaches as the real stream does.
  */
 export function bridgeEvents(
-  bridge: EventBridge,
+  bridge: V0LiveEvents,
   request: SubscribeRequest,
 ): AsyncIterableIterator<ConversationEvent> {
-  const stream = bridge.subscribeEndingWithError(request);
+  const stream = bridge.subscribe(request.conversationId, request.credentials, request.afterEventId ?? null);
   return {
     async next() {
       const step = await stream.next();

@@ -1,10 +1,12 @@
 /**
- * The Socket.IO bridge against the real local conversation service (real REST + Socket.IO on port 0).
+ * V0's live events (the live core over Socket.IO) against the real local conversation service (real
+ * REST + Socket.IO on port 0).
  */
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { UpstreamCredentials } from '../../src/upstream/credentials.ts';
 import { BridgeError } from '../../src/upstream/port/bridge-error.ts';
 import type { ConversationEvent } from '../../src/upstream/port/events.ts';
+import { sendAction } from '../../src/upstream/v0/live/live-events.ts';
 import {
   directSocketTarget,
   recordSocketTargetResolver,
@@ -49,7 +51,7 @@ const idleAfter = (text: string) => (events: ConversationEvent[]) => {
   );
 };
 
-describe('EventBridge', () => {
+describe('V0 live events', () => {
   it('shares one upstream socket between subscribers, round-trips a message and closes when idle', async () => {
     const upstream = await localServiceForTest();
     const { bridge } = bridgeFor(upstream.url);
@@ -64,7 +66,11 @@ describe('EventBridge', () => {
       interval: 20,
     });
 
-    const echo = await bridge.send({ conversationId: id, credentials: NO_KEY, action: userMessage('hello') });
+    const echo = await sendAction(bridge, {
+      conversationId: id,
+      credentials: NO_KEY,
+      action: userMessage('hello'),
+    });
     expect(echo).toMatchObject({ kind: 'USER_MESSAGE', source: 'user', content: 'hello', phase: 'ACTION' });
     expect(typeof echo.eventId).toBe('number');
     expect(echo.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
@@ -86,6 +92,7 @@ describe('EventBridge', () => {
     await vi.waitFor(() => expect(bridge.stats().upstreamSockets).toBe(0), { timeout: 5000, interval: 20 });
     expect(bridge.stats()).toEqual({
       upstreamSockets: 0,
+      openSockets: 0,
       subscribers: 0,
       pendingActions: 0,
       timers: 0,
@@ -116,7 +123,7 @@ describe('EventBridge', () => {
       bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY, afterEventId: cut }),
     );
     await late.until((items) => items.length > 0);
-    await bridge.send({ conversationId: id, credentials: NO_KEY, action: userMessage('second') });
+    await sendAction(bridge, { conversationId: id, credentials: NO_KEY, action: userMessage('second') });
     await all.until(idleAfter('second'));
     await late.until(idleAfter('second'));
 
@@ -141,7 +148,7 @@ describe('EventBridge', () => {
     upstream = await startTestLocalService({ dataDir, port });
     expect(upstream.port).toBe(port);
 
-    await bridge.send({ conversationId: id, credentials: NO_KEY, action: userMessage('after') });
+    await sendAction(bridge, { conversationId: id, credentials: NO_KEY, action: userMessage('after') });
     await stream.until(idleAfter('after'));
     expect(stream.ended).toBe(false);
 
@@ -193,7 +200,7 @@ describe('EventBridge', () => {
       expect((stream.error as BridgeError).extensions.code).toBe('UNAUTHENTICATED');
       expect(String((stream.error as Error).message)).not.toContain('wrong-key-secret');
       await expect(
-        bridge.send({ conversationId: id, credentials: wrong, action: userMessage('x') }),
+        sendAction(bridge, { conversationId: id, credentials: wrong, action: userMessage('x') }),
       ).rejects.toMatchObject({
         extensions: { code: 'UNAUTHENTICATED' },
       });
@@ -224,8 +231,8 @@ describe('EventBridge', () => {
     });
     const slow = bridgeEvents(bridge, { conversationId: id, credentials: NO_KEY }); // never read until the end
 
-    await bridge.send({ conversationId: id, credentials: NO_KEY, action: userMessage('one') });
-    await bridge.send({ conversationId: id, credentials: NO_KEY, action: userMessage('two') });
+    await sendAction(bridge, { conversationId: id, credentials: NO_KEY, action: userMessage('one') });
+    await sendAction(bridge, { conversationId: id, credentials: NO_KEY, action: userMessage('two') });
     await fast.until(idleAfter('two'));
     expect(bridge.stats().subscribers).toBe(1);
 
@@ -268,7 +275,7 @@ describe('EventBridge', () => {
       timeout: 5000,
       interval: 20,
     });
-    await bridge.send({ conversationId: id, credentials: caller, action: userMessage('nested') });
+    await sendAction(bridge, { conversationId: id, credentials: caller, action: userMessage('nested') });
     await stream.until(answered('nested'));
     expect(targets[0]).toMatchObject({
       origin: new URL(record.url ?? '').origin,

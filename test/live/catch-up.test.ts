@@ -147,7 +147,7 @@ describe('catch-up from the stored events', () => {
     await first.leave();
     const last = ids(first.items).at(-1) as number;
     // The gateway closes its upstream socket after the last subscriber left; the agent goes on.
-    await vi.waitFor(() => expect(gateway.gateway.eventBridge.stats().upstreamSockets).toBe(0), {
+    await vi.waitFor(() => expect(gateway.gateway.liveStats().upstreamSockets).toBe(0), {
       timeout: 5000,
       interval: 20,
     });

@@ -1,7 +1,8 @@
 /**
- * Where an id-less event's cursor points (src/upstream/v0/event-cursor.ts, applied by the shared
- * subscriber queue): for every subscriber, resuming from any event's cursor neither repeats nor skips a
- * stored event, whatever the catch-up start, the shared stream's seam and the live interleaving.
+ * Where an id-less event's cursor points (src/upstream/v0/event-cursor.ts, applied by the live core's
+ * subscriber queue through V0's order): for every subscriber, resuming from any event's cursor neither
+ * repeats nor skips a stored event, whatever the catch-up start, the shared stream's seam and the live
+ * interleaving.
  * Pure: the subscriber queue and the V0 cursor rules, no server (the end-to-end cases are in
  * event-cursors.test.ts).
  */
@@ -10,7 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { Subscriber } from '../../src/upstream/live/subscriber-queue.ts';
 import { openEventCursor } from '../../src/upstream/port/event-cursor.ts';
 import type { ConversationEvent } from '../../src/upstream/port/events.ts';
-import { placeAfter, placeAtLeastAfter, v0Cursor, v0EventIdOf } from '../../src/upstream/v0/event-cursor.ts';
+import { placeAfter, v0Cursor, v0EventIdOf } from '../../src/upstream/v0/event-cursor.ts';
+import { V0_ORDER } from '../../src/upstream/v0/live/event-order.ts';
 
 function event(eventId: number | null, cursorId: number): ConversationEvent {
   return {
@@ -29,7 +31,11 @@ function event(eventId: number | null, cursorId: number): ConversationEvent {
 
 const positionOf = (cursor: string) => v0EventIdOf(openEventCursor(cursor));
 
-async function drain(subscriber: Subscriber): Promise<ConversationEvent[]> {
+/** V0's catch-up merge, as the live core calls it: the subscriber resumed after `after`, the socket stood at `seam`. */
+const merge = (read: ConversationEvent[], held: readonly ConversationEvent[], after: number, seam: number) =>
+  V0_ORDER.mergeCatchUp(read, held, { after, attachedAt: seam, releasedBeforeRead: 0 });
+
+async function drain(subscriber: Subscriber<number>): Promise<ConversationEvent[]> {
   subscriber.complete();
   const out: ConversationEvent[] = [];
   for (let next = await subscriber.next(); !next.done; next = await subscriber.next()) {
@@ -56,12 +62,12 @@ function expectExactResumes(delivered: ConversationEvent[], after: number): void
 
 describe('the cursor of an id-less event', () => {
   it('is raised to the last id of a subscriber that resumed ahead of its socket', async () => {
-    const subscriber = new Subscriber({ detach: () => {} }, 100, placeAtLeastAfter);
-    subscriber.lastId = 10;
-    subscriber.startCatchUp(5);
+    const subscriber = new Subscriber({ detach: () => {} }, 100, V0_ORDER);
+    subscriber.last = 10;
+    subscriber.startCatchUp();
     // The socket released it after id 5 (its own place), before ids 6..12 reached it live.
     subscriber.offer(placeAfter(event(null, -1), 5));
-    subscriber.finishCatchUp([event(11, 11), event(12, 12)]);
+    subscriber.finishCatchUp((held) => merge([event(11, 11), event(12, 12)], held, 10, 5));
     const delivered = await drain(subscriber);
     expect(delivered.map((item) => [item.eventId, positionOf(item.cursor)])).toEqual([
       [null, 10],
@@ -88,9 +94,9 @@ describe('the cursor of an id-less event', () => {
       });
     await fc.assert(
       fc.asyncProperty(scenario, async ({ newest, start, seamId, end, idless }) => {
-        const subscriber = new Subscriber({ detach: () => {} }, 1000, placeAtLeastAfter);
-        subscriber.lastId = start;
-        subscriber.startCatchUp(seamId);
+        const subscriber = new Subscriber({ detach: () => {} }, 1000, V0_ORDER);
+        subscriber.last = start;
+        subscriber.startCatchUp();
         // The shared stream after the seam: ids seamId+1..newest, id-less ones placed as the socket does.
         for (let id = seamId + 1; id <= newest + 1; id++) {
           for (const at of idless) if (at === id - 1) subscriber.offer(placeAfter(event(null, -1), id - 1));
@@ -98,7 +104,7 @@ describe('the cursor of an id-less event', () => {
         }
         const history: ConversationEvent[] = [];
         for (let id = start + 1; id <= end; id++) history.push(event(id, id));
-        subscriber.finishCatchUp(history);
+        subscriber.finishCatchUp((held) => merge(history, held, start, seamId));
         const delivered = await drain(subscriber);
         const ids = delivered.map((item) => item.eventId).filter((id): id is number => id !== null);
         expect(ids).toEqual(

@@ -238,8 +238,9 @@ describe('resuming with after', () => {
     // Quiet: the agent waits for input, so the newest stored id stays the newest.
     const newest = (await quiet(upstream.url, id)).at(-1) as number;
     const live = subscribeOverWs<Result>(wsClient(gw.url), { query: EVENTS, variables: { id } });
-    await vi.waitFor(() => expect(gw.gateway.eventBridge.stats().subscribers).toBe(1), { timeout: 5000 });
-    await vi.waitFor(() => expect(gw.gateway.eventBridge.isConnected(id, { kind: 'none' })).toBe(true), {
+    await vi.waitFor(() => expect(gw.gateway.liveStats().subscribers).toBe(1), { timeout: 5000 });
+    // The shared socket is open: what the upstream sends now reaches the live subscriber.
+    await vi.waitFor(() => expect(gw.gateway.liveStats().openSockets).toBe(1), {
       timeout: 5000,
     });
     const renamed = await graphql(
@@ -320,7 +321,7 @@ describe('refused starts', () => {
       const sse = subscribeOverSse<Result>(gw.url, { query: EVENTS, variables: { id, after: token } });
       await sse.finished();
       expect(sse.items).toEqual([expected]);
-      expect(gw.gateway.eventBridge.stats()).toMatchObject({ subscribers: 0 });
+      expect(gw.gateway.liveStats()).toMatchObject({ subscribers: 0 });
 
       const paged = await graphql(gw.url, HISTORY, { id, first: 5, after: token });
       expect(paged).toEqual({
@@ -369,6 +370,6 @@ describe('refused starts', () => {
     const sse = subscribeOverSse<Result>(gw.url, { query: EVENTS, variables });
     await sse.finished();
     expect(sse.items).toEqual(expected);
-    expect(gw.gateway.eventBridge.stats()).toMatchObject({ subscribers: 0, upstreamSockets: 0 });
+    expect(gw.gateway.liveStats()).toMatchObject({ subscribers: 0, upstreamSockets: 0 });
   });
 });

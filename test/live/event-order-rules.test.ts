@@ -1,11 +1,11 @@
 /**
- * The ordering rules of src/upstream/event-order.ts as properties over random arrival orders (pure
+ * The ordering rules of src/upstream/v0/live/event-order.ts as properties over random arrival orders (pure
  * functions: no server needed; the end-to-end behaviour is in event-order.test.ts). An event here is
  * `{ eventId, tag }`; the tag tells id-less events apart.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { mergeCatchUp, orderBatch, StreamOrder } from '../../src/upstream/event-order.ts';
+import { IdOrder, mergeCatchUp, orderBatch } from '../../src/upstream/v0/live/event-order.ts';
 
 type Event = { eventId: number | null; tag: string };
 
@@ -83,7 +83,7 @@ describe('mergeCatchUp', () => {
   });
 });
 
-describe('StreamOrder', () => {
+describe('IdOrder', () => {
   it('over replays and live events in any order, releases each stored id once, in increasing order, losing none that was ahead', () => {
     const step = fc.oneof(
       batch.map((events) => ({ kind: 'replay' as const, events })),
@@ -92,21 +92,19 @@ describe('StreamOrder', () => {
     fc.assert(
       fc.property(fc.array(step, { maxLength: 6 }), (steps) => {
         const late: number[] = [];
-        const order = new StreamOrder<Event>((id) => late.push(id));
+        const order = new IdOrder<Event>((id) => late.push(id));
         const released: Event[] = [];
         const mustRelease = new Set<number>();
         for (const { kind, events } of steps) {
           if (kind === 'replay') {
-            order.beginBatch();
-            const floor = order.lastId;
-            for (const event of events) expect(order.accept(event)).toBeNull();
+            const floor = order.last ?? -1;
             for (const id of storedIds(events)) if (id > floor) mustRelease.add(id);
-            released.push(...order.endBatch());
+            released.push(...order.release(events, []));
           } else {
             for (const event of events) {
-              if (event.eventId !== null && event.eventId > order.lastId) mustRelease.add(event.eventId);
-              const out = order.accept(event);
-              if (out) released.push(out);
+              if (event.eventId !== null && event.eventId > (order.last ?? -1))
+                mustRelease.add(event.eventId);
+              if (order.accept(event.eventId)) released.push(event);
             }
           }
         }
@@ -125,14 +123,15 @@ describe('StreamOrder', () => {
 
   it('counts a lower id arriving live after a higher one as late, a repeated one as a duplicate', () => {
     const late: number[] = [];
-    const order = new StreamOrder<Event>((id) => late.push(id));
-    order.beginBatch();
-    for (const eventId of [0, 1, 2]) order.accept({ eventId, tag: '' });
-    order.endBatch();
-    expect(order.accept({ eventId: 4, tag: '' })).not.toBeNull();
-    expect(order.accept({ eventId: 3, tag: 'late' })).toBeNull();
-    expect(order.accept({ eventId: 2, tag: 'again' })).toBeNull();
+    const order = new IdOrder<Event>((id) => late.push(id));
+    order.release(
+      [0, 1, 2].map((eventId) => ({ eventId, tag: '' })),
+      [],
+    );
+    expect(order.accept(4)).toBe(true);
+    expect(order.accept(3)).toBe(false);
+    expect(order.accept(2)).toBe(false);
     expect(late).toEqual([3]);
-    expect(order.lastId).toBe(4);
+    expect(order.last).toBe(4);
   });
 });

@@ -219,7 +219,7 @@ describe('event order over graphql-ws', () => {
     const stream = subscribe(gateway.url, upstream.conversationId, -1);
     await stream.until(hasSentinel);
     expect(seen(stream.items)).toEqual([0, 1, 2, 4, 5, SENTINEL]);
-    await vi.waitFor(() => expect(gateway.gateway.eventBridge.stats().lateEventsDropped).toBe(1), {
+    await vi.waitFor(() => expect(gateway.gateway.liveStats().lateEventsDropped).toBe(1), {
       timeout: 5000,
       interval: 20,
     });

@@ -275,7 +275,7 @@ describe('V0 only: sendMessage routes', () => {
 
     const quiet = await graphql(gw.url, SEND_QUIET, { input: { conversationId: id, content: 'over rest' } });
     expect(quiet).toEqual({ data: { sendMessage: { __typename: 'SendMessagePayload', delivery: 'REST' } } });
-    expect(gw.gateway.eventBridge.stats().connectionsOpened).toBe(0);
+    expect(gw.gateway.liveStats().connectionsOpened).toBe(0);
     const stored = await rest<{ events: Array<{ source: string; args?: { content?: string } }> }>(
       upstream.url,
       `/api/conversations/${id}/events?limit=100`,
@@ -289,7 +289,7 @@ describe('V0 only: sendMessage routes', () => {
       input: { conversationId: id, content: 'over socket' },
     });
     expect(echoed.data?.sendMessage).toMatchObject({ delivery: 'SOCKET', event: { content: 'over socket' } });
-    expect(gw.gateway.eventBridge.stats().connectionsOpened).toBe(1);
+    expect(gw.gateway.liveStats().connectionsOpened).toBe(1);
     // While that socket is open, even a quiet send uses it.
     const again = await graphql(gw.url, SEND_QUIET, { input: { conversationId: id, content: 'reuse' } });
     expect(again.data?.sendMessage).toEqual({ __typename: 'SendMessagePayload', delivery: 'SOCKET' });

@@ -168,7 +168,7 @@ describe('V1 live bridge in the adapter', () => {
       const second = await session.subscribe(id, null);
       const firstEvent = await first.next();
       expect(firstEvent.done).toBe(false);
-      expect(adapter.liveEvents.stats()).toMatchObject({
+      expect(adapter.live.stats()).toMatchObject({
         upstreamSockets: 1,
         subscribers: 2,
         connectionsOpened: 1,
@@ -176,12 +176,15 @@ describe('V1 live bridge in the adapter', () => {
       await first.return?.();
       await second.return?.();
       await expect
-        .poll(() => adapter.liveEvents.stats(), { timeout: 2_000, interval: 10 })
+        .poll(() => adapter.live.stats(), { timeout: 2_000, interval: 10 })
         .toEqual({
           upstreamSockets: 0,
+          openSockets: 0,
           subscribers: 0,
+          pendingActions: 0,
           timers: 0,
           connectionsOpened: 1,
+          lateEventsDropped: 0,
         });
     } finally {
       await adapter.close();

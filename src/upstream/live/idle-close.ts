@@ -1,7 +1,7 @@
 /**
  * Closing a shared socket once nobody uses it: `idleCloseMs` after the last subscriber or waiting
- * action leaves (the adapter's bridge, e.g. src/upstream/v0/live/), unless one arrives meanwhile.
- * The timer is counted in the bridge's `timers`, so a test can see that an idle bridge holds none.
+ * action leaves (shared-socket.ts), unless one arrives meanwhile. The timer is counted in the
+ * registry's `timers`, so a test can see that an idle registry holds none.
  */
 export class IdleClose {
   readonly #delayMs: number;

@@ -1,9 +1,8 @@
 /**
  * What every API's live streams are tuned with, and the defaults that fill in what is not given: one
  * set of names, each with one meaning and one default, whichever adapter reads it. The composition
- * root hands the same `live` settings to each adapter; an adapter's own settings extend these where
- * they belong (V0's echo wait: v0/live/live-options.ts; V1's authentication probe and pings:
- * v1/live/live-options.ts).
+ * root hands the same `live` settings to each adapter; an adapter's own settings extend these in its
+ * own live-options.ts.
  */
 
 /** The backoff of (re)connect attempts, every value given. */

@@ -1,7 +1,7 @@
 /**
  * When a dropped shared socket tries again: exponential backoff with jitter, and the point
  * (`maxAttempts` failed attempts in a row) where it gives up, so its subscribers end with
- * CONVERSATION_UNREACHABLE instead of waiting forever. The timer is counted in the bridge's `timers`.
+ * CONVERSATION_UNREACHABLE instead of waiting forever. The timer is counted in the registry's `timers`.
  */
 
 import type { ReconnectSettings } from './live-options.ts';

@@ -1,8 +1,7 @@
 /**
- * The registry of a live bridge's shared sockets, one per (conversation, credential), the same for V0's
- * Socket.IO bridge and V1's agent-server bridge: find or open a conversation's socket for a caller,
- * forget one once it closed itself, end every stream of a conversation, close them all on shutdown.
- * What a socket does is the adapter's (v0/live/conversation-socket.ts, v1/live/conversation-socket.ts).
+ * The registry of one adapter's shared sockets, one per (conversation, credential): find or open a
+ * conversation's socket for a caller, forget one once it closed itself, end every stream of a
+ * conversation, close them all on shutdown. What a socket does: shared-socket.ts.
  */
 import { createHash } from 'node:crypto';
 import { credentialSecret, type UpstreamCredentials } from '../credentials.ts';
@@ -10,7 +9,7 @@ import { BridgeError } from '../port/bridge-error.ts';
 
 /** What the registry needs of a socket. */
 export interface RegisteredSocket {
-  /** The conversation id as the bridge keys it (V0: as given; V1: 32 hex). */
+  /** The conversation id as the adapter keys it. */
   readonly conversationId: string;
   /** Ends its streams with `error` and closes it (the gateway deleted or stopped the conversation). */
   endWith(error: BridgeError): void;
@@ -40,6 +39,13 @@ export class SocketRegistry<S extends RegisteredSocket> {
       this.#sockets.set(key, socket);
     }
     return socket;
+  }
+
+  /** How many sockets pass `test`. */
+  count(test: (socket: S) => boolean): number {
+    let count = 0;
+    for (const socket of this.#sockets.values()) if (test(socket)) count++;
+    return count;
   }
 
   /** The socket of this conversation and credential, if one is open or opening. */

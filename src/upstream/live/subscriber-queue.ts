@@ -1,41 +1,27 @@
 /**
- * The subscriber side of a live bridge: one bounded queue per subscription, with catch-up merging.
- * Shared by every adapter's bridge: it knows mapped events and their ids, not sockets or routes.
+ * The subscriber side of a live stream: one bounded queue per subscription, with catch-up merging.
+ * Shared by every adapter: it knows mapped events and the adapter's positions (through its
+ * {@link LiveOrder}), not sockets or routes.
  */
-import { mergeCatchUp } from '../event-order.ts';
 import { BridgeError } from '../port/bridge-error.ts';
 import type { ConversationEvent } from '../port/events.ts';
-
-/**
- * Gives an id-less event (status update, error) the cursor of this subscriber's place: `lastId` is the
- * last stored id it was given (or resumed after). The adapter mints cursors, so it decides; an event's
- * stream position can lag a subscriber that resumed after an id its socket has not delivered yet.
- */
-export type PlaceIdless = (event: ConversationEvent, lastId: number) => ConversationEvent;
-
-/**
- * Merges a catch-up's history with the live events held for the subscriber meanwhile (in the shared
- * stream's order); `seamId` is the stream's last id when the catch-up started (V0's; -1 when unused).
- */
-export type CatchUpMerge = (
-  history: readonly ConversationEvent[],
-  live: readonly ConversationEvent[],
-  seamId: number,
-) => ConversationEvent[];
+import type { LiveOrder, SubscriberOrder } from './live-adapter.ts';
 
 /** What a subscriber needs from the socket it is attached to. */
-export interface SubscriberOwner {
-  detach(subscriber: Subscriber): void;
+export interface SubscriberOwner<P> {
+  detach(subscriber: Subscriber<P>): void;
 }
 
 /**
  * One subscriber: a bounded queue and at most one waiting `next()`. Kept deliberately small (a few
  * fields, no closures per event) because a single upstream socket may feed thousands of them.
  */
-export class Subscriber implements AsyncIterableIterator<ConversationEvent | BridgeError> {
-  readonly #owner: SubscriberOwner;
+export class Subscriber<P> implements AsyncIterableIterator<ConversationEvent | BridgeError> {
+  readonly #owner: SubscriberOwner<P>;
   readonly #limit: number;
-  readonly #placeIdless: PlaceIdless | null;
+  readonly #order: LiveOrder<P>;
+  /** The order's per-subscriber part, read once (null: this subscriber checks nothing). */
+  readonly #checks: SubscriberOrder<P> | null;
   #queue: ConversationEvent[] = [];
   #waiting: {
     resolve: (result: IteratorResult<ConversationEvent | BridgeError>) => void;
@@ -44,55 +30,50 @@ export class Subscriber implements AsyncIterableIterator<ConversationEvent | Bri
   #done = false;
   #error: BridgeError | null = null;
   /**
-   * The last stored id queued for this subscriber (its afterEventId before any): a lower or equal id
-   * is a duplicate for it, or would break its order, and is not queued.
+   * The last stored position queued for this subscriber (where it resumed, before any; null: none):
+   * where the adapter's order says an event does not follow it, the event is a repeat for it, or would
+   * break its order, and is not queued.
    */
-  lastId = Number.NEGATIVE_INFINITY;
+  last: P | null = null;
   /**
    * The upstream socket this subscriber follows from its attach on, with no catch-up of its own (null
    * for a catch-up): subscribers with the same one receive the same events from then on, which the
    * gateway's live groups rely on (src/gateway/websocket/live-fan-out.ts).
    */
   liveStream: object | null = null;
-  /** Set while the first connection replays history to a live-only subscriber. */
-  skipUntilAck = false;
-  /** Set while older history is fetched on a second socket: live events wait in #caughtUpLive. */
+  /** Set while the socket's first connection is not open yet: what it replays is not for this subscriber. */
+  skipUntilOpen = false;
+  /** Set while the subscriber's stored events are read: live events wait in #held. */
   catchingUp = false;
   /** Live events offered during a catch-up, in the shared stream's order. */
-  #caughtUpLive: ConversationEvent[] = [];
-  /** The shared stream's last id when the catch-up started: history up to it precedes every live event. */
-  #catchUpSeamId = -1;
+  #held: ConversationEvent[] = [];
   /** Aborts this subscriber's stored-events read when it ends (only catch-up subscribers get one). */
   #endAbort: AbortController | null = null;
 
-  constructor(owner: SubscriberOwner, limit: number, placeIdless: PlaceIdless | null = null) {
+  constructor(owner: SubscriberOwner<P>, limit: number, order: LiveOrder<P>) {
     this.#owner = owner;
     this.#limit = limit;
-    this.#placeIdless = placeIdless;
+    this.#order = order;
+    this.#checks = order.subscriberOrder;
   }
 
   /** A live event from the shared stream. */
   offer(event: ConversationEvent): void {
-    if (this.skipUntilAck) return;
+    if (this.skipUntilOpen) return;
     if (this.catchingUp) {
       if (this.#done) return;
-      if (this.#caughtUpLive.length >= this.#limit) this.#tooSlow();
-      else this.#caughtUpLive.push(event);
+      if (this.#held.length >= this.#limit) this.#tooSlow();
+      else this.#held.push(event);
       return;
     }
     this.push(event);
   }
 
-  /** Queues (or hands over) one event in final order; ids at or below `lastId` are skipped. */
+  /** Queues (or hands over) one event in final order, unless the subscriber's order skips it. */
   push(given: ConversationEvent): void {
     if (this.#done) return;
-    let event = given;
-    if (event.eventId !== null) {
-      if (event.eventId <= this.lastId) return;
-      this.lastId = event.eventId;
-    } else if (this.#placeIdless && this.lastId > Number.NEGATIVE_INFINITY) {
-      event = this.#placeIdless(event, this.lastId);
-    }
+    const event = this.#admit(given);
+    if (event === null) return;
     if (this.#waiting && !this.catchingUp) {
       const waiting = this.#waiting;
       this.#waiting = null;
@@ -106,30 +87,44 @@ export class Subscriber implements AsyncIterableIterator<ConversationEvent | Bri
     this.#queue.push(event);
   }
 
-  /** Older history is being fetched: hold live events until {@link finishCatchUp}. */
-  startCatchUp(seamId: number): void {
+  /** Stored events are being read for this subscriber: hold live events until {@link finishCatchUp}. */
+  startCatchUp(): void {
     this.catchingUp = true;
-    this.#catchUpSeamId = seamId;
   }
 
   /**
-   * The history after `lastId`, in id order: merged with the live events held meanwhile, then queued.
-   * `merge` is V0's id merge unless the adapter's events order otherwise (V1's have string ids only).
+   * The catch-up is read: `merge` joins it with the live events held meanwhile (the adapter's
+   * {@link LiveOrder.mergeCatchUp}), and the result is queued.
    */
-  finishCatchUp(history: ConversationEvent[], merge: CatchUpMerge = mergeCatchUp): void {
+  finishCatchUp(merge: (held: readonly ConversationEvent[]) => readonly ConversationEvent[]): void {
     if (!this.catchingUp || this.#done) return;
-    const live = this.#caughtUpLive;
-    this.#caughtUpLive = [];
+    const held = this.#held;
+    this.#held = [];
     this.catchingUp = false;
-    // The history may exceed the buffer limit: it was asked for, so it is queued whole.
-    for (const merged of merge(history, live, this.#catchUpSeamId)) {
-      let event = merged;
-      if (event.eventId !== null && event.eventId <= this.lastId) continue;
-      if (event.eventId !== null) this.lastId = event.eventId;
-      else if (this.#placeIdless) event = this.#placeIdless(event, this.lastId);
-      this.#queue.push(event);
+    // The read may exceed the buffer limit: it was asked for, so it is queued whole.
+    for (const merged of merge(held)) {
+      const event = this.#admit(merged);
+      if (event !== null) this.#queue.push(event);
     }
     this.#drain();
+  }
+
+  /**
+   * The event as this subscriber gets it, or null when its order skips it: a stored event must follow
+   * the last one queued, an unstored one is placed after it (the adapter mints cursors, so it decides;
+   * an event's place in the shared stream can lag a subscriber that resumed ahead of its socket).
+   */
+  #admit(event: ConversationEvent): ConversationEvent | null {
+    const checks = this.#checks;
+    if (checks === null) return event;
+    const position = this.#order.positionOf(event);
+    const last = this.last;
+    if (position !== null) {
+      if (last !== null && !checks.follows(position, last)) return null;
+      this.last = position;
+      return event;
+    }
+    return last === null ? event : checks.placeUnstored(event, last);
   }
 
   #tooSlow(): void {
@@ -145,7 +140,7 @@ export class Subscriber implements AsyncIterableIterator<ConversationEvent | Bri
     if (this.#done) return;
     this.#error = error;
     this.#queue = [];
-    this.#caughtUpLive = [];
+    this.#held = [];
     this.catchingUp = false;
     this.#finish();
   }
@@ -213,7 +208,7 @@ export class Subscriber implements AsyncIterableIterator<ConversationEvent | Bri
 
   return(): Promise<IteratorResult<ConversationEvent>> {
     this.#queue = [];
-    this.#caughtUpLive = [];
+    this.#held = [];
     this.#error = null;
     if (!this.#done) this.#finish();
     return Promise.resolve({ value: undefined, done: true });

@@ -1,5 +1,5 @@
 /**
- * The subscribers attached to one shared socket: who is attached (kept in step with the bridge's
+ * The subscribers attached to one shared socket: who is attached (kept in step with the registry's
  * `subscribers` counter), handing each released event to every one of them, and how they end when the
  * socket ends.
  */
@@ -8,8 +8,8 @@ import type { BridgeError } from '../port/bridge-error.ts';
 import type { ConversationEvent } from '../port/events.ts';
 import type { Subscriber } from './subscriber-queue.ts';
 
-export class SubscriberSet {
-  readonly #subscribers = new Set<Subscriber>();
+export class SubscriberSet<P> {
+  readonly #subscribers = new Set<Subscriber<P>>();
   readonly #counters: { subscribers: number };
 
   constructor(counters: { subscribers: number }) {
@@ -20,21 +20,21 @@ export class SubscriberSet {
     return this.#subscribers.size;
   }
 
-  add(subscriber: Subscriber): void {
+  add(subscriber: Subscriber<P>): void {
     this.#subscribers.add(subscriber);
     this.#counters.subscribers++;
   }
 
   /** False when `subscriber` was not attached (it had already left). */
-  delete(subscriber: Subscriber): boolean {
+  delete(subscriber: Subscriber<P>): boolean {
     if (!this.#subscribers.delete(subscriber)) return false;
     this.#counters.subscribers--;
     return true;
   }
 
-  /** The socket is connected: live-only subscribers stop skipping the first connection's replay. */
-  connected(): void {
-    for (const subscriber of this.#subscribers) subscriber.skipUntilAck = false;
+  /** The socket is open: live-only subscribers stop skipping what its first connection replayed. */
+  opened(): void {
+    for (const subscriber of this.#subscribers) subscriber.skipUntilOpen = false;
   }
 
   /** One event in final order, to every subscriber. */

@@ -1,6 +1,6 @@
 /**
  * The V0 adapter: the port (src/upstream/port/upstream.ts) over OpenHands 0.53's REST routes and its
- * Socket.IO conversation stream. It owns the V0 live bridge (one shared socket per conversation and
+ * Socket.IO conversation stream. It owns V0's live events (one shared socket per conversation and
  * credential, live/) and binds every call to the caller's scope; the REST calls themselves are
  * conversations.ts and history.ts, the wire payloads of sent actions user-actions.ts.
  *
@@ -31,8 +31,8 @@ import * as conversations from './conversations.ts';
 import { readV0Cursor, v0EventIdOf, v0Position } from './event-cursor.ts';
 import * as history from './history.ts';
 import { collectEvents } from './history-walk.ts';
-import { EventBridge } from './live/event-bridge.ts';
-import type { EventBridgeOptions } from './live/live-options.ts';
+import { createV0LiveEvents, sendAction, type V0LiveEvents } from './live/live-events.ts';
+import type { V0LiveOptions } from './live/live-options.ts';
 import { recordSocketTargetResolver } from './socket-target.ts';
 import { readStoredEventsAfter } from './stored-events.ts';
 import { agentStateAction, messageAction } from './user-actions.ts';
@@ -41,48 +41,55 @@ import { agentStateAction, messageAction } from './user-actions.ts';
 export interface V0UpstreamOptions {
   /** Base URL of the conversation service; single-server mode's socket lives there too. */
   baseUrl: string;
-  /** Tuning of the live bridge; where sockets are and how stored events are read is the adapter's. */
-  live?: Omit<EventBridgeOptions, 'resolveTarget' | 'readStoredEvents'>;
+  /** Tuning of the live events; where sockets are and how stored events are read is the adapter's. */
+  live?: V0LiveOptions;
+  /** Called once, the first time the upstream turns out to have no stored events route (for the log). */
+  onEventsRouteMissing?: () => void;
 }
 
 /** The V0 adapter of one gateway. */
 export interface V0Upstream extends Upstream {
-  /** The Socket.IO bridge: its counters feed metrics and tests. */
-  readonly eventBridge: EventBridge;
+  /** The live events (Socket.IO sockets): their counters feed metrics and tests. */
+  readonly live: V0LiveEvents;
   /** Ends every live stream and socket (the client's pool is closed by whoever built it). */
   close(): void;
 }
 
 /** Builds the V0 adapter over `client` (the shared HTTP client, built by the composition root). */
 export function createV0Upstream(client: UpstreamClient, options: V0UpstreamOptions): V0Upstream {
-  const eventBridge = new EventBridge({
-    ...options.live,
-    resolveTarget: recordSocketTargetResolver({ client }, options.baseUrl),
-    readStoredEvents: (conversationId, credentials, afterEventId, signal) =>
-      readStoredEventsAfter({ client, credentials, signal }, conversationId, afterEventId),
-  });
+  const live = createV0LiveEvents(
+    {
+      resolveTarget: recordSocketTargetResolver({ client }, options.baseUrl),
+      readStoredEvents: (conversationId, credentials, afterEventId, signal) =>
+        readStoredEventsAfter({ client, credentials, signal }, conversationId, afterEventId),
+      // The client's zone, so a history page and the live stream map the same event alike.
+      timeZone: client.timeZone,
+      ...(options.onEventsRouteMissing ? { onEventsRouteMissing: options.onEventsRouteMissing } : {}),
+    },
+    options.live,
+  );
   return {
-    eventBridge,
-    forCaller: (credentials, signal) => new V0Session(client, eventBridge, credentials, signal),
-    close: () => eventBridge.close(),
+    live,
+    forCaller: (credentials, signal) => new V0Session(client, live, credentials, signal),
+    close: () => live.close(),
   };
 }
 
 /** The port for one caller, over V0. */
 class V0Session implements UpstreamSession {
   readonly #client: UpstreamClient;
-  readonly #bridge: EventBridge;
+  readonly #live: V0LiveEvents;
   readonly credentials: UpstreamCredentials;
   signal: AbortSignal | undefined;
 
   constructor(
     client: UpstreamClient,
-    bridge: EventBridge,
+    live: V0LiveEvents,
     credentials: UpstreamCredentials,
     signal: AbortSignal | undefined,
   ) {
     this.#client = client;
-    this.#bridge = bridge;
+    this.#live = live;
     this.credentials = credentials;
     this.signal = signal;
   }
@@ -130,9 +137,9 @@ class V0Session implements UpstreamSession {
   readEventsPage(conversationId: string, walk: EventsWalk): Promise<EventsSlice> {
     const scope = this.#scope();
     const anchor = walk.anchor === null ? null : v0EventIdOf(walk.anchor);
-    // The bridge's zone, so a history page and the live stream map the same event alike.
+    // The live events' zone, so a history page and the live stream map the same event alike.
     return collectEvents({ ...walk, anchor }, (query) =>
-      history.fetchEventsPage(scope, conversationId, query, this.#bridge.timeZone),
+      history.fetchEventsPage(scope, conversationId, query, this.#client.timeZone),
     );
   }
 
@@ -155,11 +162,12 @@ class V0Session implements UpstreamSession {
   ): Promise<SentMessage> {
     const action = messageAction(message.content, message.imageUrls);
     // The REST route needs no socket (no connect, no history replay) but answers no event.
-    if (!options.echo && !this.#bridge.isConnected(conversationId, this.credentials)) {
+    if (!options.echo && !this.#live.isOpen(conversationId, this.credentials)) {
       await history.postUserAction(this.#scope(), conversationId, action);
       return { event: null, delivery: 'REST' };
     }
-    const event = await this.#bridge.send(
+    const event = await sendAction(
+      this.#live,
       { conversationId, credentials: this.credentials, action },
       this.signal,
     );
@@ -167,7 +175,8 @@ class V0Session implements UpstreamSession {
   }
 
   changeAgentState(conversationId: string, state: RequestableAgentStateValue): Promise<ConversationEvent> {
-    return this.#bridge.send(
+    return sendAction(
+      this.#live,
       { conversationId, credentials: this.credentials, action: agentStateAction(state) },
       this.signal,
     );
@@ -189,14 +198,10 @@ class V0Session implements UpstreamSession {
     conversationId: string,
     after: EventPosition | null,
   ): AsyncIterableIterator<ConversationEvent | BridgeError> {
-    return this.#bridge.subscribeEndingWithError({
-      conversationId,
-      credentials: this.credentials,
-      afterEventId: after === null ? null : v0EventIdOf(after),
-    });
+    return this.#live.subscribe(conversationId, this.credentials, after === null ? null : v0EventIdOf(after));
   }
 
   endLiveEvents(conversationId: string, error: BridgeError): void {
-    this.#bridge.endConversation(conversationId, error);
+    this.#live.endConversation(conversationId, error);
   }
 }

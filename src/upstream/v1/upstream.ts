@@ -41,7 +41,7 @@ import { appServerCopies } from './copies.ts';
 import { BEFORE_FIRST_CURSOR, noIntegerIds, readV1Cursor } from './event-cursor.ts';
 import { agentServerEvents, type EventSource, newestEvent } from './history.ts';
 import { hexId } from './ids.ts';
-import { V1LiveEvents } from './live/live-events.ts';
+import { createV1LiveEvents, endV1Conversation, subscribeV1, type V1LiveEvents } from './live/live-events.ts';
 import type { V1LiveOptions } from './live/live-options.ts';
 import type { CallScope } from './scope.ts';
 import * as writes from './writes.ts';
@@ -52,14 +52,14 @@ export interface V1UpstreamOptions {
   agentServerClient: AgentServerClientFactory;
   /** Agent-server origins with a client at once; the least recently used is closed beyond. @default 64 */
   maxAgentServers?: number;
-  /** Tuning of the live bridge (buffers, idle close, reconnect backoff); see V1LiveOptions. */
+  /** Tuning of the live events (buffers, idle close, reconnect backoff); see V1LiveOptions. */
   live?: V1LiveOptions;
 }
 
 /** The V1 adapter of one gateway. */
 export interface V1Upstream extends Upstream {
-  /** The live bridge: its counters feed tests. */
-  readonly liveEvents: V1LiveEvents;
+  /** The live events (agent-server sockets): their counters feed metrics and tests. */
+  readonly live: V1LiveEvents;
   /**
    * Ends every live stream and socket, then closes the agent-server clients (the app server's client
    * is closed by whoever built it).
@@ -70,12 +70,12 @@ export interface V1Upstream extends Upstream {
 /** Builds the V1 adapter over `client` (the app server's, built by the composition root). */
 export function createV1Upstream(client: UpstreamClient, options: V1UpstreamOptions): V1Upstream {
   const agents = new AgentServerClients(options.agentServerClient, options.maxAgentServers);
-  const liveEvents = new V1LiveEvents(client, agents, options.live);
+  const live = createV1LiveEvents(client, agents, options.live);
   return {
-    liveEvents,
-    forCaller: (credentials, signal) => new V1Session(client, agents, liveEvents, credentials, signal),
+    live,
+    forCaller: (credentials, signal) => new V1Session(client, agents, live, credentials, signal),
     close: () => {
-      liveEvents.close();
+      live.close();
       return agents.close();
     },
   };
@@ -333,11 +333,11 @@ class V1Session implements UpstreamSession {
     conversationId: string,
     after: EventPosition | null,
   ): AsyncIterableIterator<ConversationEvent | BridgeError> {
-    return this.#live.subscribe(conversationId, this.credentials, after);
+    return subscribeV1(this.#live, conversationId, this.credentials, after);
   }
 
   endLiveEvents(conversationId: string, error: BridgeError): void {
-    this.#live.endConversation(conversationId, error);
+    endV1Conversation(this.#live, conversationId, error);
   }
 }
 

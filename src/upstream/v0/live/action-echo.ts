@@ -33,8 +33,8 @@ interface PendingAction {
 
 /**
  * The actions of one shared socket waiting for their echo, oldest first: identical actions are
- * matched first-in-first-out (event-bridge.ts says why that is good enough). Keeps the bridge's
- * `pendingActions` counter in step.
+ * matched first-in-first-out (live-events.ts's sendAction says why that is good enough). Keeps the
+ * registry's `pendingActions` counter in step.
  */
 export class EchoWaiters {
   #pending: PendingAction[] = [];

@@ -1,124 +1,140 @@
 /**
- * The catch-up of one subscriber that asked for the events after `afterEventId`, merged with the live
- * events the shared stream queued for it meanwhile (subscriber-queue.ts holds those back).
+ * V0's reads of stored events for the live core (src/upstream/live/catch-up.ts holds the live events
+ * meanwhile and merges by id): a subscriber's catch-up after an id, and a reconnect's gap read after
+ * the highest id released. Both read the upstream's events route (../stored-events.ts) with the
+ * socket's own credentials, which are the subscriber's (the shared socket is per credential).
  *
- * - With the stored events route: the subscriber attaches to the shared stream first (live events are
- *   queued for it), waits until the stream is connected, then reads every stored event after its id
- *   with its own credentials; the read began after the stream was live, so the two overlap and, merged
- *   by id, leave no gap and no duplicate (an event that arrives both ways is one event).
- * - Against an upstream without the route (404 `Not Found` or 405), the bridge falls back, once per
- *   upstream, to the replay: the last `historySize` events (recent-events.ts), or a short-lived second
- *   socket for older ids. Either way only as complete as the upstream's replays were.
+ * Against an upstream without the route (404 `Not Found` or 405), the adapter falls back, once per
+ * upstream, to the replay: a catch-up gets the last `historySize` events (recent-events.ts), or a
+ * short-lived second socket's replay for older ids; a reconnect takes its replay as it comes. Either
+ * way only as complete as the upstream's replays were (they leave agent-state changes out).
  */
 import { SOCKET_EVENT } from '../../../contract/v0/records.ts';
 import type { UpstreamCredentials } from '../../credentials.ts';
-import { orderBatch } from '../../event-order.ts';
-import { UpstreamError } from '../../failures.ts';
-import type { Subscriber } from '../../live/subscriber-queue.ts';
+import type { LiveCounters } from '../../live/live-stats.ts';
 import { BridgeError } from '../../port/bridge-error.ts';
+import { ConversationNotFoundError } from '../../port/errors.ts';
 import type { ConversationEvent } from '../../port/events.ts';
 import { mapUpstreamEvent } from '../events.ts';
+import type { SocketTargetResolver } from '../socket-target.ts';
 import type { StoredEventsRead } from '../stored-events.ts';
-import type { ResolvedBridgeOptions, StoredEventsReader } from './live-options.ts';
+import { orderBatch } from './event-order.ts';
 import type { RecentEvents } from './recent-events.ts';
 import { isRefusal, openSocket, refusalToError } from './socket-handshake.ts';
 
-/** What a catch-up needs from the shared socket it runs beside (conversation-socket.ts). */
-export interface CatchUpSource {
+/** Reads a conversation's stored events after an id with these credentials (../stored-events.ts). */
+export type StoredEventsReader = (
+  conversationId: string,
+  credentials: UpstreamCredentials,
+  afterEventId: number,
+  signal: AbortSignal,
+) => Promise<StoredEventsRead>;
+
+/** The upstream's events route, known once per adapter: its reader, until the upstream turns out not to have it. */
+export class StoredEventsRoute {
+  #reader: StoredEventsReader | null;
+  readonly #onMissing: () => void;
+
+  /** @param onMissing called once, the first time the upstream has no events route (for the log) */
+  constructor(reader: StoredEventsReader | null, onMissing: () => void) {
+    this.#reader = reader;
+    this.#onMissing = onMissing;
+  }
+
+  /** The reader, or null without the route (catch-ups replay). */
+  get reader(): StoredEventsReader | null {
+    return this.#reader;
+  }
+
+  /** The upstream answered 404 `Not Found` or 405: for good, an upstream does not grow the route while the gateway runs. */
+  missing(): void {
+    if (this.#reader === null) return;
+    this.#reader = null;
+    this.#onMissing();
+  }
+}
+
+/** What the reads need from the shared socket they serve (conversation-socket.ts). */
+export interface ReadSource {
   readonly conversationId: string;
-  /** The subscriber's own credentials (the shared socket is per credential). */
   readonly credentials: UpstreamCredentials;
-  readonly options: ResolvedBridgeOptions;
-  /** The shared socket's recent events, kept while the upstream has no events route. */
-  readonly history: RecentEvents;
-  /** Resolves once the shared stream is live (its replay released); rejects when it ends first. */
-  ready(): Promise<void>;
-  /** Counts a replay socket opened (BridgeStats.connectionsOpened). */
-  connectionOpened(): void;
-  /** The upstream turned out to have no events route: the bridge replays from now on. */
-  eventsRouteMissing(): void;
+  readonly counters: LiveCounters;
+  readonly timeZone: string;
+  readonly connectTimeoutMs: number;
+  readonly resolveTarget: SocketTargetResolver;
+  readonly route: StoredEventsRoute;
+  /** The socket's recent events, kept while the upstream has no events route. */
+  readonly recent: RecentEvents;
+}
+
+/** A reconnect's gap: the stored events after `last` (null: none released), or null without the route. */
+export function readGap(
+  source: ReadSource,
+  last: number | null,
+  signal: AbortSignal,
+): Promise<ConversationEvent[]> | null {
+  const reader = source.route.reader;
+  if (reader === null) return null;
+  return readStored(source, reader, last ?? -1, signal).then((events) => events ?? []);
 }
 
 /**
- * The catch-up of one subscriber: once the shared stream is live (its events are queued for the
- * subscriber meanwhile), reads the stored events after `afterEventId` with this entry's credentials
- * (the subscriber's own) and merges the two by id. Falls back to a replay socket when the upstream
- * has no events route.
+ * A subscriber's catch-up: the stored events after `afterEventId`, in id order; without the route the
+ * recent events when they still hold every id after it, else a replay socket's.
  */
-export async function catchUpFromStore(
-  source: CatchUpSource,
-  subscriber: Subscriber,
+export async function readAfter(
+  source: ReadSource,
   afterEventId: number,
+  signal: AbortSignal,
+): Promise<ConversationEvent[]> {
+  const reader = source.route.reader;
+  if (reader !== null) {
+    const events = await readStored(source, reader, afterEventId, signal);
+    if (events !== null) return orderBatch(events, afterEventId);
+  }
+  return source.recent.after(afterEventId) ?? replayOlder(source, afterEventId);
+}
+
+/** The stored events after `afterEventId`, mapped; null when the upstream turned out to have no route. */
+async function readStored(
+  source: ReadSource,
   reader: StoredEventsReader,
-): Promise<void> {
-  try {
-    await source.ready();
-  } catch {
-    return; // the entry ended, and with it the subscriber
-  }
-  if (subscriber.isDone()) return;
-  const abort = subscriber.abortOnEnd();
-  let read: StoredEventsRead;
-  try {
-    read = await reader(source.conversationId, source.credentials, afterEventId, abort.signal);
-  } catch (error) {
-    subscriber.fail(storedEventsError(error));
-    return;
-  }
+  afterEventId: number,
+  signal: AbortSignal,
+): Promise<ConversationEvent[] | null> {
+  const read = await reader(source.conversationId, source.credentials, afterEventId, signal);
+  if (read.kind === 'conversation-not-found') throw new ConversationNotFoundError(source.conversationId);
   if (read.kind === 'route-missing') {
-    source.eventsRouteMissing();
-    await catchUpFromReplay(source, subscriber, afterEventId);
-    return;
+    source.route.missing();
+    return null;
   }
-  if (read.kind === 'conversation-not-found') {
-    subscriber.fail(new BridgeError('CONVERSATION_NOT_FOUND'));
-    return;
-  }
-  const history: ConversationEvent[] = [];
+  const events: ConversationEvent[] = [];
   for (const payload of read.events) {
-    const event = mapUpstreamEvent(payload, source.options.timeZone);
-    if (event) history.push(event);
+    const event = mapUpstreamEvent(payload, source.timeZone);
+    if (event) events.push(event);
   }
-  subscriber.finishCatchUp(orderBatch(history, afterEventId));
+  return events;
 }
 
 /**
- * The catch-up without the events route: the history when it still holds every id after
- * `afterEventId`, otherwise a replay socket. Either way only as complete as the upstream's replays were.
+ * A subscriber asked for ids older than the recent events hold: replay them through a short-lived
+ * second socket (`latest_event_id` = its afterEventId, closed at the acknowledgement, when the replay is
+ * complete), ordered like any replay; the core merges it with what the shared stream held meanwhile.
  */
-export async function catchUpFromReplay(
-  source: CatchUpSource,
-  subscriber: Subscriber,
-  afterEventId: number,
-): Promise<void> {
-  const kept = source.history.after(afterEventId);
-  if (kept) subscriber.finishCatchUp(kept);
-  else await replayOlder(source, subscriber, afterEventId);
-}
-
-/**
- * A subscriber asked for ids older than the history holds: replay them through a short-lived second
- * socket (`latest_event_id` = its afterEventId, closed at the acknowledgement, when the replay is
- * complete), ordered like any replay, then merged with what the shared stream queued meanwhile.
- */
-async function replayOlder(
-  source: CatchUpSource,
-  subscriber: Subscriber,
-  afterEventId: number,
-): Promise<void> {
-  const { conversationId, options } = source;
+async function replayOlder(source: ReadSource, afterEventId: number): Promise<ConversationEvent[]> {
+  const { conversationId, connectTimeoutMs } = source;
   const replayed: ConversationEvent[] = [];
   try {
-    const target = await options.resolveTarget(
+    const target = await source.resolveTarget(
       conversationId,
       source.credentials,
-      AbortSignal.timeout(options.connectTimeoutMs),
+      AbortSignal.timeout(connectTimeoutMs),
     );
-    source.connectionOpened();
+    source.counters.connectionsOpened++;
     await new Promise<void>((resolve, reject) => {
-      const socket = openSocket(target, conversationId, afterEventId, options.connectTimeoutMs);
+      const socket = openSocket(target, conversationId, afterEventId, connectTimeoutMs);
       socket.on(SOCKET_EVENT.serverEvent, (payload: unknown) => {
-        const event = mapUpstreamEvent(payload, options.timeZone);
+        const event = mapUpstreamEvent(payload, source.timeZone);
         if (event) replayed.push(event);
       });
       socket.on('connect', () => {
@@ -133,24 +149,9 @@ async function replayOlder(
       });
     });
   } catch (error) {
-    subscriber.fail(
-      error instanceof BridgeError
-        ? error
-        : new BridgeError('CONVERSATION_UNREACHABLE', 'The conversation history cannot be replayed.'),
-    );
-    return;
+    throw error instanceof BridgeError
+      ? error
+      : new BridgeError('CONVERSATION_UNREACHABLE', 'The conversation history cannot be replayed.');
   }
-  subscriber.finishCatchUp(orderBatch(replayed, afterEventId));
-}
-
-/** A failed read of the stored events as the code the subscriber's stream ends with. */
-function storedEventsError(error: unknown): BridgeError {
-  const code = error instanceof UpstreamError ? error.code : null;
-  if (code === 'UNAUTHENTICATED' || code === 'FORBIDDEN') {
-    return new BridgeError('UNAUTHENTICATED');
-  }
-  if (code === 'UPSTREAM_TIMEOUT') {
-    return new BridgeError('UPSTREAM_TIMEOUT', "The conversation's stored events did not arrive in time.");
-  }
-  return new BridgeError('CONVERSATION_UNREACHABLE', "The conversation's stored events cannot be read.");
+  return orderBatch(replayed, afterEventId);
 }

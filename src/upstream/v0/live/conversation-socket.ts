@@ -1,367 +1,186 @@
 /**
- * One conversation's shared upstream socket (one per conversation and credential): connect, reconnect
- * with backoff, the id order of what it releases, and the hand-over of each event to its subscribers
- * (subscriber-set.ts) and waiting actions (action-echo.ts). A subscriber's own catch-up: catch-up.ts.
+ * V0's side of one shared socket (the live core's shared-socket.ts runs it, one per conversation and
+ * credential): each connection is a Socket.IO socket to the conversation (socket-handshake.ts) whose
+ * events are mapped once (../events.ts); beside it the actions waiting for their echo (action-echo.ts),
+ * the recent events kept for catch-ups without the stored events route (recent-events.ts), and the
+ * upstream's session close.
  *
- * Each upstream event is mapped once (src/upstream/v0/events.ts) and the same frozen object is queued for
- * every subscriber, so the per-subscriber cost is one array slot or one promise resolution.
- *
- * Ordering and exactly-once (the rules live in event-order.ts):
- * - The socket first connects with `latest_event_id=-1`: the upstream replays stored events before its
- *   connect acknowledgement (socket.io-client buffers those events and emits them just before
- *   `connect`), then live events follow. The replay is held until `connect` and released sorted by id
- *   (the upstream sends the held-back agent-state change after higher ids); live events at or below
- *   the highest released id are dropped. So the shared stream is in strictly increasing id order.
- * - The replay is not the history: it leaves out every agent-state change but the last. History comes
- *   from the stored events route (stored-events.ts), read with the subscriber's own credentials:
- *   - a subscriber with `afterEventId` reads the stored events after its id once the shared stream is
- *     live, and merges the two by id (catch-up.ts says why that leaves no gap and no duplicate);
- *   - after a drop, the reconnect holds its replay and the live events that follow while it reads the
- *     stored events after the highest id released, then releases the union in id order, so the shared
- *     stream itself has no gap either.
- *   Against an upstream without the route (404 `Not Found` or 405), the bridge falls back, once per
- *   upstream, to the replay: the last `historySize` events (recent-events.ts), a short-lived second
- *   socket for older ids, and the reconnect replay as it comes.
- * - On a drop the bridge reconnects with exponential backoff and `latest_event_id` = the highest id
- *   released.
- * - Each subscriber also drops any id at or below the last one it was given, which makes the seams
- *   (history -> live, catch-up -> live) exact whatever raced.
- * - When the upstream cannot be reached again after `reconnect.maxAttempts`, every subscriber ends
- *   with CONVERSATION_UNREACHABLE instead of waiting forever.
+ * - A connection asks for the stored events after the highest id released (`latest_event_id`, -1 at
+ *   first): the upstream replays them before its connect acknowledgement (socket.io-client buffers
+ *   them and emits them just before `connect`), then live events follow. The replay is the
+ *   connection's `replayed` batch, released sorted by id (event-order.ts: the upstream sends the
+ *   held-back agent-state change after higher ids).
+ * - The replay is not the history: it leaves out every agent-state change but the last. A reconnect's
+ *   gap and a subscriber's catch-up are read from the stored events route (catch-up.ts).
+ * - Before every (re)connect the conversation is read over REST (../socket-target.ts): the handshake
+ *   would re-create a deleted one.
+ * - The upstream's session close (the id-less `agent_state_changed: stopped`) is delivered, then one
+ *   REST read tells a delete from a stop and the streams end with CONVERSATION_DELETED or
+ *   CONVERSATION_STOPPED instead of idling or reconnecting.
  */
 import { GraphQLError } from 'graphql';
 import type { Socket } from 'socket.io-client';
 import { SOCKET_EVENT, type UserActionRecord } from '../../../contract/v0/records.ts';
-import type { UpstreamCredentials } from '../../credentials.ts';
-import { StreamOrder } from '../../event-order.ts';
-import { UpstreamError } from '../../failures.ts';
-import { IdleClose } from '../../live/idle-close.ts';
-import { ReconnectSchedule } from '../../live/reconnect-schedule.ts';
-import { Subscriber } from '../../live/subscriber-queue.ts';
-import { SubscriberSet } from '../../live/subscriber-set.ts';
+import type { ConnectOutcome, LiveConnection, SocketDriver, SocketHandle } from '../../live/live-adapter.ts';
 import { BridgeError } from '../../port/bridge-error.ts';
 import type { ConversationEvent } from '../../port/events.ts';
-import { placeAfter, placeAtLeastAfter } from '../event-cursor.ts';
 import { mapUpstreamEvent } from '../events.ts';
-import { ConversationNotFound, type SocketTarget } from '../socket-target.ts';
-import type { StoredEventsRead } from '../stored-events.ts';
+import { ConversationNotFound, type SocketTarget, type SocketTargetResolver } from '../socket-target.ts';
 import { EchoWaiters } from './action-echo.ts';
-import { type CatchUpSource, catchUpFromReplay, catchUpFromStore } from './catch-up.ts';
-import type { ResolvedBridgeOptions, StoredEventsReader } from './live-options.ts';
+import { type ReadSource, readAfter, readGap, type StoredEventsRoute } from './catch-up.ts';
+import type { ResolvedV0LiveOptions } from './live-options.ts';
 import { RecentEvents } from './recent-events.ts';
 import { isRefusal, openSocket, refusalToError } from './socket-handshake.ts';
 
-/** What a shared socket needs from the bridge that holds it (event-bridge.ts). */
-interface SocketOwner {
-  /** The bridge's counters (BridgeStats), kept in step by every socket. */
-  readonly counters: {
-    timers: number;
-    connectionsOpened: number;
-    subscribers: number;
-    pendingActions: number;
-    lateEventsDropped: number;
-  };
-  /** The stored events reader, or null once the upstream turned out to have no events route. */
-  readonly storedEventsReader: StoredEventsReader | null;
-  /** The upstream answered 404 `Not Found` or 405 for the events route: replay from now on. */
-  eventsRouteMissing(): void;
-  /** Called by a socket once it is fully closed. */
-  forget(key: string, entry: UpstreamConversation): void;
+/** What every V0 socket shares (live-events.ts builds it once per adapter). */
+export interface V0Live {
+  readonly options: ResolvedV0LiveOptions;
+  readonly resolveTarget: SocketTargetResolver;
+  readonly route: StoredEventsRoute;
+  readonly timeZone: string;
 }
 
-/**
- * One shared upstream socket, its subscribers and the actions waiting for their echo.
- */
-export class UpstreamConversation {
-  readonly #bridge: SocketOwner;
-  readonly #key: string;
-  readonly #conversationId: string;
-  readonly #credentials: UpstreamCredentials;
-  readonly #options: ResolvedBridgeOptions;
-
-  readonly #subscribers: SubscriberSet;
-  #leases = 0;
-  #socket: Socket | null = null;
-  #state: 'connecting' | 'open' | 'waiting' | 'closed' = 'connecting';
-  /** True once the first connection has been acknowledged: later pre-ack events are missed live ones. */
-  #everConnected = false;
-  readonly #reconnect: ReconnectSchedule;
-  readonly #idle: IdleClose;
-  #resolveAbort: AbortController | null = null;
-  #readyWaiters: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
+export class V0ConversationSocket implements SocketDriver<number> {
+  readonly #socket: SocketHandle;
+  readonly #live: V0Live;
   readonly #echoes: EchoWaiters;
+  readonly #reads: ReadSource;
+  /** The open Socket.IO connection, where actions are emitted. */
+  #io: Socket | null = null;
 
-  /** The last stored id released (-1 before any): the place, and so the cursor, of an id-less event. */
-  #position = -1;
-  /** Holds each connect replay until its acknowledgement and releases stored events in id order. */
-  readonly #order: StreamOrder<ConversationEvent>;
-  /** Recent events for late afterEventId subscribers, kept only while the upstream has no events route. */
-  readonly #history: RecentEvents;
-  /** What this socket's subscribers' catch-ups read (catch-up.ts). */
-  readonly #catchUp: CatchUpSource;
-
-  constructor(
-    bridge: SocketOwner,
-    key: string,
-    conversationId: string,
-    credentials: UpstreamCredentials,
-    options: ResolvedBridgeOptions,
-  ) {
-    this.#bridge = bridge;
-    this.#key = key;
-    this.#conversationId = conversationId;
-    this.#credentials = credentials;
-    this.#options = options;
-    this.#order = new StreamOrder(() => bridge.counters.lateEventsDropped++);
-    this.#history = new RecentEvents(options.historySize, () => bridge.storedEventsReader === null);
-    this.#subscribers = new SubscriberSet(bridge.counters);
-    this.#echoes = new EchoWaiters(bridge.counters);
-    this.#reconnect = new ReconnectSchedule(options.reconnect, bridge.counters);
-    this.#idle = new IdleClose(
-      options.idleCloseMs,
-      bridge.counters,
-      () => this.#state !== 'closed' && this.#subscribers.size === 0 && this.#leases === 0,
-      () => this.#end(null),
-    );
-    this.#catchUp = {
-      conversationId,
-      credentials,
-      options,
-      history: this.#history,
-      ready: () => this.#ready(),
-      connectionOpened: () => {
-        bridge.counters.connectionsOpened++;
-      },
-      eventsRouteMissing: () => bridge.eventsRouteMissing(),
-    };
-    void this.#connect();
-  }
-
-  attach(afterEventId: number | null): Subscriber {
-    this.#idle.cancel();
-    const subscriber = new Subscriber(this, this.#options.maxBufferedEvents, placeAtLeastAfter);
-    this.#subscribers.add(subscriber);
-    if (afterEventId === null) {
-      // Live only: while the first connection is still replaying history, skip that replay.
-      subscriber.skipUntilAck = !this.#everConnected;
-      subscriber.liveStream = this;
-      return subscriber;
-    }
-    subscriber.lastId = afterEventId;
-    subscriber.startCatchUp(this.#order.lastId);
-    const reader = this.#bridge.storedEventsReader;
-    if (reader) void catchUpFromStore(this.#catchUp, subscriber, afterEventId, reader);
-    else void catchUpFromReplay(this.#catchUp, subscriber, afterEventId);
-    return subscriber;
-  }
-
-  detach(subscriber: Subscriber): void {
-    if (!this.#subscribers.delete(subscriber)) return;
-    this.#idle.arm();
-  }
-
-  async send(action: UserActionRecord, signal?: AbortSignal): Promise<ConversationEvent> {
-    this.#idle.cancel();
-    this.#leases++;
-    try {
-      return await this.#echoes.send(action, signal, {
-        timeoutMs: this.#options.echoTimeoutMs,
-        ready: () => this.#ready(),
-        emit: (sent) => this.#socket?.emit(SOCKET_EVENT.userAction, sent),
-      });
-    } finally {
-      this.#leases--;
-      this.#idle.arm();
-    }
-  }
-
-  get conversationId(): string {
-    return this.#conversationId;
-  }
-
-  isOpen(): boolean {
-    return this.#state === 'open';
-  }
-
-  ready(): Promise<void> {
-    if (this.#isClosed()) {
-      return Promise.reject(new BridgeError('CONVERSATION_UNREACHABLE', 'The conversation socket closed.'));
-    }
-    return this.#ready();
-  }
-
-  /** Ends subscribers and pending actions with `error` (a deleted or stopped conversation). */
-  endWith(error: BridgeError): void {
-    this.#end(error);
-  }
-
-  /** Bridge shutdown: streams complete normally, actions fail, everything closes now. */
-  shutdown(): void {
-    this.#end(null, new BridgeError('GATEWAY_SHUTTING_DOWN'));
-  }
-
-  /** A method, not an inline comparison: TypeScript would keep the narrowing across awaits. */
-  #isClosed(): boolean {
-    return this.#state === 'closed';
-  }
-
-  #ready(): Promise<void> {
-    if (this.#state === 'open') return Promise.resolve();
-    return new Promise((resolve, reject) => this.#readyWaiters.push({ resolve, reject }));
-  }
-
-  async #connect(): Promise<void> {
-    if (this.#isClosed()) return;
-    this.#state = 'connecting';
-    let target: SocketTarget;
-    this.#resolveAbort = new AbortController();
-    try {
-      target = await this.#options.resolveTarget(
-        this.#conversationId,
-        this.#credentials,
-        this.#resolveAbort.signal,
-      );
-    } catch (error) {
-      if (this.#isClosed()) return;
-      if (error instanceof ConversationNotFound) {
-        // Checked over REST before every (re)connect, because the handshake would re-create it. Gone
-        // after having been open (the upstream's `io server disconnect` on delete) means deleted.
-        this.#end(
-          this.#everConnected
-            ? new BridgeError('CONVERSATION_DELETED')
-            : new BridgeError('CONVERSATION_NOT_FOUND'),
-        );
-      } else if (error instanceof GraphQLError && error.extensions.code === 'UNAUTHENTICATED') {
-        this.#end(new BridgeError('UNAUTHENTICATED'));
-      } else {
-        this.#retryLater();
-      }
-      return;
-    } finally {
-      this.#resolveAbort = null;
-    }
-    if (this.#isClosed()) return;
-
-    this.#bridge.counters.connectionsOpened++;
-    const socket = openSocket(
-      target,
-      this.#conversationId,
-      this.#order.lastId,
-      this.#options.connectTimeoutMs,
-    );
+  constructor(socket: SocketHandle, live: V0Live) {
     this.#socket = socket;
-    // Everything before `connect` is this connection's replay: held, then released in id order.
-    this.#order.beginBatch();
-    socket.on(SOCKET_EVENT.serverEvent, (payload: unknown) => this.#onUpstreamEvent(payload));
-    socket.on('connect', () => {
-      const reader = this.#bridge.storedEventsReader;
-      // After a drop, what was stored meanwhile is history: the replay alone would leave agent-state
-      // changes out, so the batch stays open (live events join it) until the store has been read.
-      if (this.#everConnected && reader) void this.#fillGap(socket, reader);
-      else this.#opened();
-    });
-    socket.on('connect_error', (error: Error & { type?: string; data?: unknown }) => {
-      this.#order.discardBatch();
-      socket.removeAllListeners();
-      socket.disconnect();
-      if (this.#socket === socket) this.#socket = null;
-      if (this.#isClosed()) return;
-      if (isRefusal(error)) {
-        const mapped = refusalToError(error.message);
-        // A refused key or a refusal of the very first attempt is final; after a drop a refusal can be
-        // the upstream still starting up, so it is retried like a transport failure.
-        if (mapped.code === 'UNAUTHENTICATED' || !this.#everConnected) {
-          this.#end(mapped);
-          return;
-        }
-      }
-      this.#retryLater();
-    });
-    socket.on('disconnect', (reason: string) => {
-      if (reason === 'io client disconnect' || this.#state === 'closed') return;
-      socket.removeAllListeners();
-      socket.disconnect();
-      if (this.#socket === socket) this.#socket = null;
-      this.#retryLater();
-    });
+    this.#live = live;
+    this.#echoes = new EchoWaiters(socket.counters);
+    this.#reads = {
+      conversationId: socket.conversationId,
+      credentials: socket.credentials,
+      counters: socket.counters,
+      timeZone: live.timeZone,
+      connectTimeoutMs: live.options.connectTimeoutMs,
+      resolveTarget: live.resolveTarget,
+      route: live.route,
+      // Kept only while the upstream has no events route: with it they would be memory for nothing.
+      recent: new RecentEvents(live.options.historySize, () => live.route.reader === null),
+    };
   }
 
-  /** The connection is acknowledged and its batch complete: release it in id order and go live. */
-  #opened(): void {
-    for (const event of this.#order.endBatch()) this.#release(event);
-    this.#state = 'open';
-    this.#everConnected = true;
-    this.#reconnect.succeeded();
-    this.#subscribers.connected();
-    const waiters = this.#readyWaiters;
-    this.#readyWaiters = [];
-    for (const waiter of waiters) waiter.resolve();
-  }
-
-  /**
-   * A reconnect was acknowledged: adds every stored event after the highest id released to the held
-   * batch (its replay and the live events since), then releases the union in id order. The read starts
-   * after the acknowledgement, so whatever is stored before it is in the read and whatever comes later
-   * arrives live; ids in both are one event.
-   */
-  async #fillGap(socket: Socket, reader: StoredEventsReader): Promise<void> {
-    const abort = new AbortController();
-    this.#resolveAbort = abort;
-    let read: StoredEventsRead;
+  async connect(everOpened: boolean, last: number | null, signal: AbortSignal): Promise<ConnectOutcome> {
+    const { conversationId, credentials } = this.#socket;
+    let target: SocketTarget;
     try {
-      read = await reader(this.#conversationId, this.#credentials, this.#order.lastId, abort.signal);
+      target = await this.#live.resolveTarget(conversationId, credentials, signal);
     } catch (error) {
-      if (this.#socket !== socket || this.#isClosed()) return;
-      if (error instanceof UpstreamError && error.code === 'UNAUTHENTICATED') {
-        this.#end(new BridgeError('UNAUTHENTICATED'));
-        return;
+      // Gone after having been open (the upstream's `io server disconnect` on delete) means deleted.
+      if (error instanceof ConversationNotFound) return { kind: 'gone' };
+      if (error instanceof GraphQLError && error.extensions.code === 'UNAUTHENTICATED') {
+        return { kind: 'refused', error: new BridgeError('UNAUTHENTICATED') };
       }
-      // Released without the history would be a gap: drop this connection and try again.
-      this.#order.discardBatch();
-      socket.removeAllListeners();
-      socket.disconnect();
-      this.#socket = null;
-      this.#retryLater();
-      return;
-    } finally {
-      if (this.#resolveAbort === abort) this.#resolveAbort = null;
+      return { kind: 'retry' };
     }
-    if (this.#socket !== socket || this.#isClosed()) return;
-    if (read.kind === 'conversation-not-found') {
-      this.#end(new BridgeError('CONVERSATION_NOT_FOUND'));
-      return;
-    }
-    if (read.kind === 'route-missing') this.#bridge.eventsRouteMissing();
-    else for (const payload of read.events) this.#onUpstreamEvent(payload);
-    this.#opened();
+    if (signal.aborted) return { kind: 'retry' };
+    this.#socket.counters.connectionsOpened++;
+    const { connectTimeoutMs } = this.#live.options;
+    return this.#handshake(
+      openSocket(target, conversationId, last ?? -1, connectTimeoutMs),
+      everOpened,
+      signal,
+    );
   }
 
-  #retryLater(): void {
-    this.#state = 'waiting';
-    if (!this.#reconnect.retry(() => void this.#connect())) {
-      this.#end(new BridgeError('CONVERSATION_UNREACHABLE', 'The conversation service cannot be reached.'));
-    }
+  /** Waits for the connection's acknowledgement: everything before it is its replay. */
+  #handshake(io: Socket, everOpened: boolean, signal: AbortSignal): Promise<ConnectOutcome> {
+    return new Promise((resolve) => {
+      const replayed: ConversationEvent[] = [];
+      const early: ConversationEvent[] = [];
+      let acknowledged = false;
+      let lost = false;
+      let deliver: ((event: ConversationEvent) => void) | null = null;
+      let dropped: (() => void) | null = null;
+      const close = () => {
+        io.removeAllListeners();
+        io.disconnect();
+        if (this.#io === io) this.#io = null;
+      };
+      const abandon = () => {
+        close();
+        resolve({ kind: 'retry' });
+      };
+      signal.addEventListener('abort', abandon, { once: true });
+      io.on(SOCKET_EVENT.serverEvent, (payload: unknown) => {
+        const event = mapUpstreamEvent(payload, this.#live.timeZone);
+        if (!event) return;
+        if (!acknowledged) replayed.push(event);
+        else if (deliver) deliver(event);
+        else early.push(event);
+      });
+      io.on('connect', () => {
+        acknowledged = true;
+        signal.removeEventListener('abort', abandon);
+        this.#io = io;
+        const connection: LiveConnection = {
+          replayed,
+          listen(onEvent, onDrop) {
+            deliver = onEvent;
+            dropped = onDrop;
+            for (const event of early.splice(0)) onEvent(event);
+            if (lost) onDrop();
+          },
+          close,
+        };
+        resolve({ kind: 'open', connection });
+      });
+      io.on('connect_error', (error: Error & { type?: string; data?: unknown }) => {
+        signal.removeEventListener('abort', abandon);
+        close();
+        if (isRefusal(error)) {
+          const mapped = refusalToError(error.message);
+          // A refused key or a refusal of the very first attempt is final; after a drop a refusal can
+          // be the upstream still starting up, so it is retried like a transport failure.
+          if (mapped.code === 'UNAUTHENTICATED' || !everOpened) {
+            resolve({ kind: 'refused', error: mapped });
+            return;
+          }
+        }
+        resolve({ kind: 'retry' });
+      });
+      io.on('disconnect', (reason: string) => {
+        if (reason === 'io client disconnect') return;
+        close();
+        if (dropped) dropped();
+        else lost = true;
+      });
+    });
   }
 
-  #onUpstreamEvent(payload: unknown): void {
-    const event = mapUpstreamEvent(payload, this.#options.timeZone);
-    if (!event) return;
-    const released = this.#order.accept(event);
-    if (released) this.#release(released);
+  readGap(last: number | null, signal: AbortSignal): Promise<ConversationEvent[]> | null {
+    return readGap(this.#reads, last, signal);
   }
 
-  /** Hands one event, in final order, to the history, a waiting action and every subscriber. */
-  #release(released: ConversationEvent): void {
-    let event = released;
-    if (event.eventId !== null) {
-      this.#position = event.eventId;
-      this.#history.record(event);
+  readAfter(afterEventId: number, signal: AbortSignal): Promise<ConversationEvent[]> {
+    return readAfter(this.#reads, afterEventId, signal);
+  }
+
+  /** Sends `action` once the socket is open and resolves with the upstream's echo of it (action-echo.ts). */
+  send(action: UserActionRecord, signal: AbortSignal | undefined): Promise<ConversationEvent> {
+    return this.#echoes.send(action, signal, {
+      timeoutMs: this.#live.options.echoTimeoutMs,
+      ready: () => this.#socket.ready(),
+      emit: (sent) => this.#io?.emit(SOCKET_EVENT.userAction, sent),
+    });
+  }
+
+  released(event: ConversationEvent, eventId: number | null): void {
+    if (eventId !== null) {
+      this.#reads.recent.record(event);
       this.#echoes.settle(event);
-    } else {
-      event = placeAfter(event, this.#position);
+    } else if (isSessionClose(event)) {
+      void this.#endAfterSessionClose();
     }
-    this.#subscribers.offer(event);
-    if (isSessionClose(event)) void this.#endAfterSessionClose();
+  }
+
+  ended(failure: BridgeError): void {
+    this.#echoes.rejectAll(failure);
   }
 
   /**
@@ -372,39 +191,15 @@ export class UpstreamConversation {
   async #endAfterSessionClose(): Promise<void> {
     let deleted = false;
     try {
-      await this.#options.resolveTarget(
-        this.#conversationId,
-        this.#credentials,
-        AbortSignal.timeout(this.#options.connectTimeoutMs),
+      await this.#live.resolveTarget(
+        this.#socket.conversationId,
+        this.#socket.credentials,
+        AbortSignal.timeout(this.#live.options.connectTimeoutMs),
       );
     } catch (error) {
       deleted = error instanceof ConversationNotFound;
     }
-    this.#end(deleted ? new BridgeError('CONVERSATION_DELETED') : new BridgeError('CONVERSATION_STOPPED'));
-  }
-
-  /**
-   * Closes the socket and every timer; subscribers end with `error` (or complete when null); actions
-   * waiting for an echo or a connection fail with `error` or `actionError`.
-   */
-  #end(error: BridgeError | null, actionError?: BridgeError): void {
-    if (this.#isClosed()) return;
-    this.#state = 'closed';
-    this.#bridge.forget(this.#key, this);
-    this.#idle.cancel();
-    this.#reconnect.cancel();
-    this.#resolveAbort?.abort();
-    if (this.#socket) {
-      this.#socket.removeAllListeners();
-      this.#socket.disconnect();
-      this.#socket = null;
-    }
-    const failure =
-      actionError ?? error ?? new BridgeError('CONVERSATION_UNREACHABLE', 'The conversation socket closed.');
-    for (const waiter of this.#readyWaiters) waiter.reject(failure);
-    this.#readyWaiters = [];
-    this.#echoes.rejectAll(failure);
-    this.#subscribers.end(error);
+    this.#socket.endWith(new BridgeError(deleted ? 'CONVERSATION_DELETED' : 'CONVERSATION_STOPPED'));
   }
 }
 

@@ -1,109 +1,89 @@
 /**
- * The catch-up of one subscriber that resumes after an event (a cursor from this or any gateway
- * replica): the stored events after it, read from the agent server's events search (the stored order,
- * every kind), merged with the live events the shared socket released for it meanwhile.
- *
- * The subscriber attaches first (its live events are held, src/upstream/live/subscriber-queue.ts),
- * waits until the shared socket is live, then reads. Every event the socket released before the read
- * began was already stored, so the read has it (when it lies after the cursor) or the subscriber had
- * it (when it does not): those held events are dropped. Held events released later are kept unless the
- * read has them too (an id in both is one event), or they lie before the cursor by timestamp (a
- * reconnect of the shared socket, whose last event was older than this subscriber's cursor, released
- * them during the read).
+ * V1's reads of stored events for the live core (src/upstream/live/catch-up.ts holds the live events
+ * meanwhile; event-order.ts merges): a subscriber's catch-up after an event (a cursor from this or any
+ * gateway replica) and a reconnect's gap, both from the agent server's events search
+ * (../stored-events.ts: the stored order, every kind), with the conversation's own key, at the agent
+ * server the shared socket is connected to.
  */
-
-import { UpstreamError } from '../../failures.ts';
-import type { Subscriber } from '../../live/subscriber-queue.ts';
 import { BridgeError } from '../../port/bridge-error.ts';
-import { ConversationNotFoundError } from '../../port/errors.ts';
 import type { ConversationEvent } from '../../port/events.ts';
 import { BEFORE_FIRST_CURSOR, type V1EventPlace, v1Cursor } from '../event-cursor.ts';
 import { mapV1Event, placeOf } from '../events.ts';
-import { type AgentScope, AnchorLost, readStoredEvents } from './stored-events.ts';
+import { type AgentScope, AnchorLost, readStoredEvents } from '../stored-events.ts';
 
-/** What a catch-up needs from the shared socket it runs beside (conversation-socket.ts). */
-export interface CatchUpSource {
+/** What the reads need from the shared socket they serve (conversation-socket.ts). */
+export interface ReadSource {
   /** 32 hex. */
   readonly conversationId: string;
   readonly timeZone: string;
-  /** Events the socket released so far. */
-  readonly released: number;
-  /** Resolves once live frames flow; rejects when the socket ends first. */
-  ready(): Promise<void>;
   /** Calls to the agent server the socket is connected to; null before any connect. */
   agentScope(signal: AbortSignal): AgentScope | null;
 }
 
 /**
- * Reads and merges the catch-up of `subscriber`, attached to `socket` when `attachedAt` events had
- * been released. Ends the subscriber with a coded error when the read fails.
+ * A reconnect's gap: the stored events after `last`, or (before any was released) since `since`, the
+ * first connect state's timestamp; null when there is neither. Their cursors are placed as released.
  */
-export async function catchUp(
-  socket: CatchUpSource,
-  subscriber: Subscriber,
+export function readGap(
+  source: ReadSource,
+  last: V1EventPlace | null,
+  since: string | null,
+  signal: AbortSignal,
+): Promise<ConversationEvent[]> | null {
+  if (last === null && since === null) return null;
+  const agent = source.agentScope(signal);
+  if (agent === null) return null;
+  const start = last !== null ? { after: last } : { since: since as string };
+  return readStoredEvents(agent.scope, agent.basePath, source.conversationId, start).then(
+    (stored) => mapAll(stored, source.timeZone, BEFORE_FIRST_CURSOR),
+    (error: unknown) => {
+      throw error instanceof AnchorLost ? historyChanged() : error;
+    },
+  );
+}
+
+/** A subscriber's catch-up: the stored events after `after`, each id-less one placed after the stored one before it. */
+export async function readAfter(
+  source: ReadSource,
   after: V1EventPlace,
-  attachedAt: number,
-): Promise<void> {
-  try {
-    await socket.ready();
-  } catch {
-    return; // the socket ended, and the subscriber with it
-  }
-  if (subscriber.isDone()) return;
-  const readFrom = socket.released;
-  const abort = subscriber.abortOnEnd();
-  const agent = socket.agentScope(abort.signal);
-  if (agent === null) {
-    subscriber.fail(new BridgeError('CONVERSATION_UNREACHABLE'));
-    return;
-  }
+  signal: AbortSignal,
+): Promise<ConversationEvent[]> {
+  const agent = source.agentScope(signal);
+  if (agent === null) throw new BridgeError('CONVERSATION_UNREACHABLE');
   let stored: unknown[];
   try {
-    stored = await readStoredEvents(agent.scope, agent.basePath, socket.conversationId, { after });
+    stored = await readStoredEvents(agent.scope, agent.basePath, source.conversationId, { after });
   } catch (error) {
-    subscriber.fail(catchUpError(error));
-    return;
+    throw error instanceof AnchorLost ? anchorNotStored() : error;
   }
-  let cursor = after.id === '' ? BEFORE_FIRST_CURSOR : v1Cursor(after);
-  const history: ConversationEvent[] = [];
-  const ids = new Set<string>();
+  return mapAll(stored, source.timeZone, after.id === '' ? BEFORE_FIRST_CURSOR : v1Cursor(after));
+}
+
+/** Maps stored events in order; an id-less one takes the cursor of the stored one before it (`cursor` first). */
+function mapAll(stored: readonly unknown[], timeZone: string, first: string): ConversationEvent[] {
+  let cursor = first;
+  const events: ConversationEvent[] = [];
   for (const raw of stored) {
-    const event = mapV1Event(raw, socket.timeZone, cursor);
-    const place = placeOf(raw);
+    const event = mapV1Event(raw, timeZone, cursor);
     if (event === null) continue;
-    if (place !== null) {
-      ids.add(place.id);
-      cursor = event.cursor;
-    }
-    history.push(event);
+    if (placeOf(raw) !== null) cursor = event.cursor;
+    events.push(event);
   }
-  subscriber.finishCatchUp(history, (_history, live) => [
-    ...history,
-    ...live.slice(Math.max(0, readFrom - attachedAt)).filter((event) => {
-      const place = placeOf(event.raw);
-      return place === null || (!ids.has(place.id) && !before(place.timestamp, after.timestamp));
-    }),
-  ]);
+  return events;
 }
 
-/** Whether naive ISO timestamp `a` is earlier than `b` (same server, same format: text order is time order). */
-function before(a: string, b: string): boolean {
-  return a !== '' && b !== '' && a < b;
+/** The cursor a subscriber resumes after names an event the stored log does not hold. */
+function anchorNotStored(): BridgeError {
+  return new BridgeError(
+    'BAD_USER_INPUT',
+    "after: the event this cursor names is not in the conversation's stored history (any more); read the history again for fresh cursors.",
+  );
 }
 
-/** A failed read as the code the subscriber's stream ends with. */
-function catchUpError(error: unknown): BridgeError {
-  if (error instanceof ConversationNotFoundError) return new BridgeError('CONVERSATION_NOT_FOUND');
-  if (error instanceof AnchorLost) {
-    return new BridgeError(
-      'BAD_USER_INPUT',
-      "after: the event this cursor names is not in the conversation's stored history (any more); read the history again for fresh cursors.",
-    );
-  }
-  const code = error instanceof UpstreamError ? error.code : null;
-  if (code === 'UNAUTHENTICATED' || code === 'FORBIDDEN') return new BridgeError('UNAUTHENTICATED');
-  if (code === 'UPSTREAM_TIMEOUT') {
-    return new BridgeError('UPSTREAM_TIMEOUT', "The conversation's stored events did not arrive in time.");
-  }
-  return new BridgeError('CONVERSATION_UNREACHABLE', "The conversation's stored events cannot be read.");
+/** The last event a reconnecting socket released is gone from the stored log. */
+function historyChanged(): BridgeError {
+  return new BridgeError(
+    'CONVERSATION_UNREACHABLE',
+    "The conversation's stored history no longer holds the last event delivered; subscribe again.",
+  );
 }

@@ -1,5 +1,6 @@
 /**
- * The catch-up reads of the V1 live bridge: a conversation's stored events on its agent server
+ * Reads a conversation's stored events after an event for the V1 live part (live/catch-up.ts: a
+ * subscriber's catch-up and a reconnect's gap): its stored events on its agent server
  * (`GET <conversation_url>/events/search`, with that conversation's key), in the order the log holds
  * them, every page, from a starting point:
  * - `after` an event: `page_id` is that event's id, an inclusive cursor, so the anchor comes back first
@@ -8,12 +9,12 @@
  * - `since` a timestamp (a socket's connect time, before any stored event was delivered on it):
  *   `timestamp__gte`, in the server's own naive local time, as the socket wrote it.
  */
-import type { PageRecord } from '../../../contract/v1/app-server.ts';
-import { unexpectedAnswer } from '../../failures.ts';
-import { ConversationNotFoundError } from '../../port/errors.ts';
-import type { V1EventPlace } from '../event-cursor.ts';
-import { placeOf } from '../events.ts';
-import { type CallScope, call, withRejections } from '../scope.ts';
+import type { PageRecord } from '../../contract/v1/app-server.ts';
+import { unexpectedAnswer } from '../failures.ts';
+import { ConversationNotFoundError } from '../port/errors.ts';
+import type { V1EventPlace } from './event-cursor.ts';
+import { placeOf } from './events.ts';
+import { type CallScope, call, withRejections } from './scope.ts';
 
 /** Calls to one conversation's agent server: its client and key, and the conversation URL's path. */
 export interface AgentScope {

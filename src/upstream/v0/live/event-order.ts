@@ -1,5 +1,6 @@
 /**
- * The order subscribers see a conversation's events in.
+ * The order subscribers see a V0 conversation's events in: V0's side of the live core's order
+ * (src/upstream/live/live-adapter.ts, {@link V0_ORDER}), by the integer `eventId`.
  *
  * The guarantee: every subscriber sees stored events (those with an `eventId`) in strictly increasing
  * id order, each at most once, so "resume with the last eventId you saw" is exact. Id-less events
@@ -22,6 +23,10 @@
  * connect replay, with the stored events read after a reconnect added to it) and catch-ups read from
  * the stored events route (or, against an upstream without it, from a replay socket).
  */
+
+import type { LiveOrder } from '../../live/live-adapter.ts';
+import type { ConversationEvent } from '../../port/events.ts';
+import { placeAtLeastAfter, v0Cursor } from '../event-cursor.ts';
 
 /** What ordering needs from an event: its stored id, or null for an id-less one. */
 export interface Ordered {
@@ -142,58 +147,42 @@ class ReleasedIds {
 }
 
 /**
- * The release order of one upstream event stream (one shared socket across its reconnects). Between
- * {@link beginBatch} and {@link endBatch} events are held (the connect replay); otherwise they are
+ * The release order of one V0 stream (one shared socket across its reconnects): a batch (a connect
+ * replay, with what arrived while a reconnect read its gap) is released sorted; a live event is
  * released at once. Either way nothing at or below the highest released id is released again.
  */
-export class StreamOrder<T extends Ordered> {
-  #lastId: number;
-  #batch: T[] | null = null;
+export class IdOrder<T extends Ordered> {
+  #lastId = -1;
   readonly #released = new ReleasedIds(1024);
   readonly #onLate: (eventId: number) => void;
 
   /**
    * @param onLate called for each stored event dropped because a higher id was already released
-   *   (not for duplicates of released ones)
+   *   (not for repeats of released ones)
    */
   constructor(onLate: (eventId: number) => void = () => {}) {
-    this.#lastId = -1;
     this.#onLate = onLate;
   }
 
-  /** Highest id released, -1 before any: where a reconnect's replay should start. */
-  get lastId(): number {
-    return this.#lastId;
+  /** Highest id released, null before any: where a reconnect's replay and gap read start. */
+  get last(): number | null {
+    return this.#lastId < 0 ? null : this.#lastId;
   }
 
-  /** A connection is opening: hold what it sends until {@link endBatch} (its acknowledgement). */
-  beginBatch(): void {
-    this.#batch = [];
-  }
-
-  /**
-   * Takes one event: held while a batch is open (returns null), otherwise returned if it may be
-   * released now, or null when it is at or below the highest released id.
-   */
-  accept(event: T): T | null {
-    if (this.#batch) {
-      this.#batch.push(event);
-      return null;
+  /** A live event's id (null: id-less): true when it is released now, false at or below the highest released. */
+  accept(eventId: number | null): boolean {
+    if (eventId === null) return true;
+    if (eventId <= this.#lastId) {
+      this.#dropped(eventId);
+      return false;
     }
-    const id = event.eventId;
-    if (id === null) return event;
-    if (id <= this.#lastId) {
-      this.#dropped(id);
-      return null;
-    }
-    this.#release(id);
-    return event;
+    this.#release(eventId);
+    return true;
   }
 
-  /** The connection was acknowledged: the held batch, ordered, ready to release in this order. */
-  endBatch(): T[] {
-    const batch = this.#batch ?? [];
-    this.#batch = null;
+  /** A batch (`held` as it arrived, then the gap `read`), ordered, ready to release in this order. */
+  release(held: readonly T[], read: readonly T[]): T[] {
+    const batch = read.length === 0 ? held : [...held, ...read];
     const lastBefore = this.#lastId;
     const below = new Set<number>();
     for (const event of batch) {
@@ -205,11 +194,6 @@ export class StreamOrder<T extends Ordered> {
     return ordered;
   }
 
-  /** The connection failed before its acknowledgement: forget what it sent (the next one replays it). */
-  discardBatch(): void {
-    this.#batch = null;
-  }
-
   #release(id: number): void {
     this.#lastId = id;
     this.#released.add(id);
@@ -219,3 +203,19 @@ export class StreamOrder<T extends Ordered> {
     if (!this.#released.has(id)) this.#onLate(id);
   }
 }
+
+/**
+ * V0's order for the live core: positions are the integer event ids; a subscriber drops any id at or
+ * below the last it was given, and an id-less event given to a subscriber that resumed ahead of its
+ * socket takes the subscriber's place (event-cursor.ts); catch-ups merge by id.
+ */
+export const V0_ORDER: LiveOrder<number> = {
+  startCursor: v0Cursor(-1),
+  positionOf: (event) => event.eventId,
+  streamOrder: (onLate) => new IdOrder<ConversationEvent>(() => onLate()),
+  subscriberOrder: {
+    follows: (eventId, last) => eventId > last,
+    placeUnstored: placeAtLeastAfter,
+  },
+  mergeCatchUp: (read, held, seam) => mergeCatchUp(read, held, seam.attachedAt ?? -1),
+};
