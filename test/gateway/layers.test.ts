@@ -2,8 +2,9 @@
  * The source layers import one way (docs/architecture.md): index -> gateway -> schema -> upstream ->
  * contract, and local-service -> contract only; inside gateway/, the root assembles the rooms and the
  * rooms import each other one way (GATEWAY_ROOMS); inside upstream/, the schema and the gateway talk to
- * the port and only the composition root picks an adapter (upstreamRule). An import against the arrows
- * fails here with the file, the line and the rule it breaks, so the layering stays true as the code grows.
+ * the port and only the composition root picks an adapter (upstreamRule), and the live core
+ * (upstream/live/) names no API (apiWordsIn). An import against the arrows fails here with the file, the
+ * line and the rule it breaks, so the layering stays true as the code grows.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -91,6 +92,21 @@ function upstreamRule(from: string, to: string): string | null {
   return `upstream/${fromPart}/ may not import another adapter (upstream/${toPart}/)`;
 }
 
+/** The live core every API's streams run on: what an API needs there, its adapter supplies. */
+const LIVE_CORE = 'upstream/live/';
+
+/** Words that name one API or its wire: an event id (V0's integer), Socket.IO (V0's socket), the APIs. */
+const API_WORDS = /\beventId\b|[Ss]ocket\.(?:io|IO)|\bV[01]\b|\bv[01]\//g;
+
+/** `file:line: word` for every API word in `text` (a file of the live core). */
+function apiWordsIn(file: string, text: string): string[] {
+  return text
+    .split('\n')
+    .flatMap((line, index) =>
+      [...line.matchAll(API_WORDS)].map((match) => `${file}:${index + 1}: ${match[0]}`),
+    );
+}
+
 function layerOf(file: string): string {
   const top = file.split('/')[0] ?? '';
   if (top === 'errors.ts') return 'errors';
@@ -162,11 +178,34 @@ describe('source layers', () => {
     ).toBeNull();
   });
 
+  it('keep the live core free of any API: no event id, no Socket.IO, no V0 or V1 (adapters supply those)', () => {
+    const files = readdirSync(join(SRC, LIVE_CORE), { encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+    expect(files.length).toBeGreaterThan(0);
+    const found = files.flatMap((file) =>
+      apiWordsIn(`${LIVE_CORE}${file}`, readFileSync(join(SRC, LIVE_CORE, file), 'utf8')),
+    );
+    expect(found).toEqual([]);
+  });
+
+  it('finds an API named in the live core (the check itself can fail)', () => {
+    const planted =
+      "/** Orders by eventId. */\nimport { io } from 'socket.io-client';\n// as V0 does, see v1/live/\n";
+    expect(apiWordsIn('upstream/live/x.ts', planted)).toEqual([
+      'upstream/live/x.ts:1: eventId',
+      'upstream/live/x.ts:2: socket.io',
+      'upstream/live/x.ts:3: V0',
+      'upstream/live/x.ts:3: v1/',
+    ]);
+    expect(apiWordsIn('upstream/live/x.ts', 'const position = order.positionOf(event);')).toEqual([]);
+  });
+
   it('finds an adapter imported past the port (the upstream check itself can fail)', () => {
-    expect(upstreamPartOf('upstream/v0/live/event-bridge.ts')).toBe('v0');
+    expect(upstreamPartOf('upstream/v0/live/live-events.ts')).toBe('v0');
+    expect(upstreamPartOf('upstream/v1/live/conversation-socket.ts')).toBe('v1');
     expect(upstreamPartOf('upstream/port/upstream.ts')).toBe('port');
     expect(upstreamPartOf('upstream/http.ts')).toBe('shared');
     expect(upstreamPartOf('upstream/live/subscriber-queue.ts')).toBe('shared');
+    expect(upstreamPartOf('upstream/live/shared-socket.ts')).toBe('shared');
     expect(upstreamPartOf('schema/history.ts')).toBeUndefined();
     // The schema and the gateway talk to the port; only the composition root picks an adapter.
     expect(upstreamRule('schema/history.ts', 'upstream/v0/history.ts')).toMatch(
@@ -179,6 +218,12 @@ describe('source layers', () => {
     expect(upstreamRule('upstream/live/subscriber-set.ts', 'upstream/v0/events.ts')).toMatch(
       /shared parts may not import an adapter/,
     );
+    expect(upstreamRule('upstream/live/shared-socket.ts', 'upstream/v0/live/event-order.ts')).toMatch(
+      /shared parts may not import an adapter/,
+    );
+    expect(upstreamRule('upstream/v1/live/live-events.ts', 'upstream/v0/live/live-events.ts')).toMatch(
+      /another adapter/,
+    );
     expect(upstreamRule('upstream/port/upstream.ts', 'upstream/v0/upstream.ts')).toMatch(
       /port may not import an adapter/,
     );
@@ -187,5 +232,6 @@ describe('source layers', () => {
     expect(upstreamRule('upstream/v0/history.ts', 'upstream/v0/events.ts')).toBeNull();
     expect(upstreamRule('upstream/v0/history.ts', 'upstream/failures.ts')).toBeNull();
     expect(upstreamRule('upstream/v0/upstream.ts', 'upstream/port/upstream.ts')).toBeNull();
+    expect(upstreamRule('upstream/v0/live/live-events.ts', 'upstream/live/live-events.ts')).toBeNull();
   });
 });
