@@ -20,9 +20,10 @@ export interface LiveOptions {
   /** Events queued for one subscriber before it is cut off with SUBSCRIBER_TOO_SLOW. @default 1000 */
   maxBufferedEvents?: number;
   /**
-   * How many of its latest events a shared upstream socket keeps track of: the window in which an
-   * event that arrives again is told from a new one, and, against an upstream without a stored-events
-   * route, the recent events a catch-up is answered from. @default 1000
+   * How many recent events a shared upstream socket keeps track of, its memory bound in events: the
+   * most live events a reconnect holds while it reads what it missed (more drop that connection, which
+   * is tried again), the ids it remembers to tell a repeat where positions have no order, and, against
+   * an upstream without a stored-events route, the events it keeps to answer a catch-up. @default 1000
    */
   historySize?: number;
   /** Handshake timeout of one connection attempt, and the wait for its first answer, in ms. @default 5000 */
