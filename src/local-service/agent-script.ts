@@ -1,7 +1,7 @@
 /**
  * The scripted agent of the local service, as a pure function: what it answers to one user message, as
  * the events to store in order (their ids and timestamps come later, from the store) plus the agent
- * state it ends in. No timers, store or I/O: runtime.ts runs the steps.
+ * state it ends in. No timers, store or I/O: v0/agent.ts runs the steps.
  *
  * The little command language of the agent (a user message's content, leading/trailing space ignored):
  *
@@ -26,7 +26,7 @@ import type {
   ConversationEventRecord,
   ObservationEventRecord,
 } from '../contract/v0/records.ts';
-import { MAX_TITLE_LENGTH } from './validation/rename-body.ts';
+import { MAX_TITLE_LENGTH } from './v0/validation/rename-body.ts';
 
 /** One step of an answer, in order. */
 type ScriptStep =
@@ -41,7 +41,7 @@ type ScriptStep =
 /** The agent's whole answer to one message. */
 export interface AgentAnswer {
   steps: ScriptStep[];
-  /** The agent state after the answer (`running` precedes it, see runtime.ts). */
+  /** The agent state after the answer (`running` precedes it, see v0/agent.ts). */
   finalState: Extract<AgentStateValue, 'awaiting_user_input' | 'finished'>;
 }
 

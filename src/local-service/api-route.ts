@@ -4,8 +4,8 @@
  * route tables are built from. The HTTP server and every route table import this file; none of them
  * import each other for it.
  */
-import type { AgentRuntime, TenantId } from './contracts.ts';
 import type { LocalConversationStore } from './store.ts';
+import type { AgentRuntime, TenantId } from './v0/seams.ts';
 import type { ValidationIssue } from './validation/issue.ts';
 
 /** A request once transport, auth and body parsing are done. */

@@ -4,7 +4,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { TenantId, TenantResolver } from './contracts.ts';
+import type { TenantId, TenantResolver } from './v0/seams.ts';
 
 /** The one tenant every caller belongs to when no key is configured (the real server's open mode). */
 export const DEFAULT_TENANT: TenantId = 'default';

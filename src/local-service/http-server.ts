@@ -1,15 +1,15 @@
 /**
  * The local service's HTTP transport on plain node:http: rate limit, auth, routing, bounded body
- * reading and JSON answers. Route logic lives in routes.ts; nothing here knows about conversations
- * beyond which path may carry a conversation's own key.
+ * reading and JSON answers. Route logic lives in the route tables (v0/routes.ts, v1/app-server.ts);
+ * nothing here knows about conversations beyond which path may carry a conversation's own key.
  */
 import http from 'node:http';
 import type pino from 'pino';
 import type { ApiResponse, Route } from './api-route.ts';
 import { extractPresentedKey } from './auth.ts';
-import type { AgentRuntime, TenantId, TenantResolver } from './contracts.ts';
 import type { RateLimiter } from './rate-limit.ts';
-import { CONVERSATION_SUBTREE } from './routes.ts';
+import { CONVERSATION_SUBTREE } from './v0/routes.ts';
+import type { AgentRuntime, TenantId, TenantResolver } from './v0/seams.ts';
 import { jsonInvalidIssue, missingBodyIssue } from './validation/json-body-issues.ts';
 
 /** What the HTTP server needs. */

@@ -7,13 +7,13 @@
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createTenantResolver } from './auth.ts';
-import type { AgentTimings } from './contracts.ts';
 import { createHttpServer, DEFAULT_MAX_BODY_BYTES } from './http-server.ts';
 import { createRateLimiter } from './rate-limit.ts';
-import { createRoutes } from './routes.ts';
-import { createAgentRuntime, DEFAULT_AGENT_TIMINGS } from './runtime.ts';
-import { attachConversationSocket } from './socket.ts';
 import { openConversationStore } from './store.ts';
+import { createAgentRuntime, DEFAULT_AGENT_TIMINGS } from './v0/agent.ts';
+import { createRoutes } from './v0/routes.ts';
+import type { AgentTimings } from './v0/seams.ts';
+import { attachConversationSocket } from './v0/socket.ts';
 import { createV1Face, type V1Options } from './v1/app-server.ts';
 
 /** Options of {@link startLocalService}. */
@@ -32,7 +32,7 @@ export interface LocalServiceOptions {
   rateLimit?: boolean;
   /** Delays of the deterministic agent. @default DEFAULT_AGENT_TIMINGS (200 / 300 / 50 ms) */
   agentTimings?: Partial<AgentTimings>;
-  /** Agent loops running at once; starting one more stops the oldest. @default 50 (runtime.ts) */
+  /** Agent loops running at once; starting one more stops the oldest. @default 50 (v0/agent.ts) */
   maxRunningAgents?: number;
   /** Request bodies above this are answered 413. @default 5 MiB */
   maxBodyBytes?: number;

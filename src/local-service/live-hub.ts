@@ -5,7 +5,7 @@
  * A failing listener is logged and never stops the others.
  */
 import type pino from 'pino';
-import type { LiveEvent, TenantId } from './contracts.ts';
+import type { LiveEvent, TenantId } from './v0/seams.ts';
 
 /** The tenant and conversation id together: ids are globally unique, but the tenant keeps maps honest. */
 export function conversationKey(tenant: TenantId, conversationId: string): string {

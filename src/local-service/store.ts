@@ -16,7 +16,7 @@ import type {
   StoredConversation,
   StoredEvent,
   TenantId,
-} from './contracts.ts';
+} from './v0/seams.ts';
 import { V1_CONFIRMATION_SQL, V1_PUBLIC_SQL, V1_TABLES_SQL } from './v1/schema-sql.ts';
 
 /** File name of the database inside the data directory. */

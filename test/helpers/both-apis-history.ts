@@ -11,8 +11,8 @@
  */
 import { expect } from 'vitest';
 import { createTenantResolver } from '../../src/local-service/auth.ts';
-import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
+import { newStoredConversation } from '../../src/local-service/v0/new-conversation.ts';
 import { messageEvent, naiveLocalIso, stateUpdate, text } from '../../src/local-service/v1/event-factory.ts';
 import { openV1Store } from '../../src/local-service/v1/store.ts';
 import type { Api } from './both-apis.ts';

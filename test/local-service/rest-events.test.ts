@@ -2,9 +2,9 @@ import { describe, expect, it, vi } from 'vitest';
 import type { ConversationEventsPageRecord } from '../../src/contract/v0/history-records.ts';
 import type { ConversationRecord } from '../../src/contract/v0/records.ts';
 import { createTenantResolver, DEFAULT_TENANT } from '../../src/local-service/auth.ts';
-import type { TenantId } from '../../src/local-service/contracts.ts';
-import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
+import { newStoredConversation } from '../../src/local-service/v0/new-conversation.ts';
+import type { TenantId } from '../../src/local-service/v0/seams.ts';
 import { newConversationId, seededEvent, userMessage } from '../helpers/fixtures.ts';
 import {
   createConversation,

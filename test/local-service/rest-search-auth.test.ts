@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ConversationRecord, SearchConversationsResponseRecord } from '../../src/contract/v0/records.ts';
 import { DEFAULT_TENANT } from '../../src/local-service/auth.ts';
-import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
+import { newStoredConversation } from '../../src/local-service/v0/new-conversation.ts';
 import {
   createConversation,
   localServiceForTest,

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { AgentRuntime, LiveEvent, StoredConversation } from '../../src/local-service/contracts.ts';
-import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
-import { createAgentRuntime, localEventTimestamp } from '../../src/local-service/runtime.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
+import { createAgentRuntime, localEventTimestamp } from '../../src/local-service/v0/agent.ts';
+import { newStoredConversation } from '../../src/local-service/v0/new-conversation.ts';
+import type { AgentRuntime, LiveEvent, StoredConversation } from '../../src/local-service/v0/seams.ts';
 
 // Unit level: the runtime against a real SQLite store on a temp dir (no sockets). The socket tests
 // cover the same behaviour end to end.

@@ -11,10 +11,10 @@ import pino from 'pino';
 import { type Socket as ClientSocket, io as connectClient } from 'socket.io-client';
 import { onTestFinished } from 'vitest';
 import { createTenantResolver } from '../../src/local-service/auth.ts';
-import type { AgentRuntime, ConversationStore } from '../../src/local-service/contracts.ts';
-import { createAgentRuntime } from '../../src/local-service/runtime.ts';
-import { attachConversationSocket } from '../../src/local-service/socket.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
+import { createAgentRuntime } from '../../src/local-service/v0/agent.ts';
+import type { AgentRuntime, ConversationStore } from '../../src/local-service/v0/seams.ts';
+import { attachConversationSocket } from '../../src/local-service/v0/socket.ts';
 import { listenOnLoopback, stopServer } from '../helpers/loopback.ts';
 
 /**

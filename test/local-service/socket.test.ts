@@ -1,8 +1,8 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { ConversationEventRecord } from '../../src/contract/v0/records.ts';
-import type { StoredConversation } from '../../src/local-service/contracts.ts';
-import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
+import { newStoredConversation } from '../../src/local-service/v0/new-conversation.ts';
+import type { StoredConversation } from '../../src/local-service/v0/seams.ts';
 import { newConversationId, userMessage } from '../helpers/fixtures.ts';
 import { tempDataDirForTest } from '../helpers/local-service.ts';
 import { lastAgentState, socketClientForTest, socketHarnessForTest } from './socket-harness.ts';

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { ConversationStore, StoredConversation } from '../../src/local-service/contracts.ts';
-import { newStoredConversation } from '../../src/local-service/new-conversation.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
+import { newStoredConversation } from '../../src/local-service/v0/new-conversation.ts';
+import type { ConversationStore, StoredConversation } from '../../src/local-service/v0/seams.ts';
 import { tempDataDirForTest } from '../helpers/local-service.ts';
 
 const tempDir = () => tempDataDirForTest('store-test-');

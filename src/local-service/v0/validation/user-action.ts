@@ -4,9 +4,9 @@
  * accept exactly the same set: the route's validator, which answers pydantic-style 422 items, and the
  * runtime's parser, which turns a payload into a typed action or a reason that is safe to log.
  */
-import { REQUESTABLE_AGENT_STATES, type RequestableAgentStateValue } from '../../contract/v0/records.ts';
-import { type Schema, validateBody, walk } from './body-schema.ts';
-import type { Validated, ValidationIssue } from './issue.ts';
+import { REQUESTABLE_AGENT_STATES, type RequestableAgentStateValue } from '../../../contract/v0/records.ts';
+import { type Schema, validateBody, walk } from '../../validation/body-schema.ts';
+import type { Validated, ValidationIssue } from '../../validation/issue.ts';
 
 const USER_ACTION_SCHEMA: Schema = {
   kind: 'object',

@@ -3,9 +3,9 @@
  * problem a FastAPI 422 item; and the page token's encoding, which the route writes into
  * `next_page_id` and this parser reads back.
  */
-import { CONVERSATION_TRIGGERS } from '../../contract/v0/records.ts';
-import { expectedEnumText, issue, type Validated, type ValidationIssue } from './issue.ts';
-import { parseIntStrict } from './strict-int.ts';
+import { CONVERSATION_TRIGGERS } from '../../../contract/v0/records.ts';
+import { expectedEnumText, issue, type Validated, type ValidationIssue } from '../../validation/issue.ts';
+import { parseIntStrict } from '../../validation/strict-int.ts';
 
 /** Cleaned query of GET /api/conversations. */
 export interface SearchQuery {

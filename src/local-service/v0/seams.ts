@@ -9,12 +9,12 @@
  * through the runtime for anything alive (agent loops, connection counts, live events).
  */
 
-import type { GitProviderValue } from '../contract/common.ts';
+import type { GitProviderValue } from '../../contract/common.ts';
 import type {
   ConversationEventRecord,
   ConversationStatusValue,
   CreateConversationRequestRecord,
-} from '../contract/v0/records.ts';
+} from '../../contract/v0/records.ts';
 
 /**
  * Opaque tenant id. Each configured session API key is its own tenant; with no key configured every

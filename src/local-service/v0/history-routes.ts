@@ -23,7 +23,7 @@ import type {
   StartConversationResponseRecord,
   StopConversationResponseRecord,
   UpdateConversationErrorRecord,
-} from '../contract/v0/history-records.ts';
+} from '../../contract/v0/history-records.ts';
 import {
   type ApiRequest,
   type ApiResponse,
@@ -31,7 +31,7 @@ import {
   type Route,
   type RouteDeps,
   validationError,
-} from './api-route.ts';
+} from '../api-route.ts';
 import { MAX_EVENTS_LIMIT, MIN_EVENTS_LIMIT, validateEventsQuery } from './validation/events-query.ts';
 import { validateUpdateConversation } from './validation/rename-body.ts';
 import { validateStartConversation } from './validation/start-body.ts';

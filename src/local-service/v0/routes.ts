@@ -6,27 +6,27 @@
  * rate limiting) live in http-server.ts.
  */
 import { randomUUID } from 'node:crypto';
-import type { GitProviderValue } from '../contract/common.ts';
-import { ALIVE_BODY } from '../contract/common.ts';
+import type { GitProviderValue } from '../../contract/common.ts';
+import { ALIVE_BODY } from '../../contract/common.ts';
 import type {
   ConversationRecord,
   CreateConversationRequestRecord,
   CreateConversationResponseRecord,
   DomainErrorRecord,
   SearchConversationsResponseRecord,
-} from '../contract/v0/records.ts';
+} from '../../contract/v0/records.ts';
 import {
   type ApiRequest,
   type ApiResponse,
   type Route,
   type RouteDeps,
   validationError,
-} from './api-route.ts';
-import type { ProviderToken, StoredConversation, TenantId } from './contracts.ts';
+} from '../api-route.ts';
+import { validateAddGitProviders } from '../validation/git-providers-body.ts';
 import { createHistoryRoutes } from './history-routes.ts';
 import { newStoredConversation } from './new-conversation.ts';
+import type { ProviderToken, StoredConversation, TenantId } from './seams.ts';
 import { validateCreateConversation } from './validation/create-conversation-body.ts';
-import { validateAddGitProviders } from './validation/git-providers-body.ts';
 import { encodePageId, validateSearchQuery } from './validation/search-query.ts';
 
 /** The real server hides conversations older than this from search (not from GET by id). */

@@ -12,8 +12,10 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type pino from 'pino';
-import type { AgentStateValue, ConversationEventRecord } from '../contract/v0/records.ts';
-import { agentScript } from './agent-script.ts';
+import type { AgentStateValue, ConversationEventRecord } from '../../contract/v0/records.ts';
+import { agentScript } from '../agent-script.ts';
+import { conversationKey, LiveHub } from '../live-hub.ts';
+import { StepScheduler } from '../scheduler.ts';
 import type {
   AgentRuntime,
   AgentTimings,
@@ -22,9 +24,7 @@ import type {
   StartAgentOptions,
   StoredEvent,
   TenantId,
-} from './contracts.ts';
-import { conversationKey, LiveHub } from './live-hub.ts';
-import { StepScheduler } from './scheduler.ts';
+} from './seams.ts';
 import { parseUserAction } from './validation/user-action.ts';
 
 /**

@@ -2,8 +2,8 @@
  * The body of PATCH /api/conversations/{id} (rename), and the longest title the service stores, which
  * the scripted agent's own titles honour too.
  */
-import { type Schema, validateBody } from './body-schema.ts';
-import { issue, type Validated } from './issue.ts';
+import { type Schema, validateBody } from '../../validation/body-schema.ts';
+import { issue, type Validated } from '../../validation/issue.ts';
 
 /** Longest accepted conversation title, after stripping (the real server's Field(max_length=200)). */
 export const MAX_TITLE_LENGTH = 200;

@@ -3,8 +3,8 @@
  * FastAPI would (422 for text that is not an int or one of pydantic's boolean words). The page size's
  * range is not a 422: the route checks it against the bounds here and answers 400, as the real server.
  */
-import { issue, type Validated, type ValidationIssue } from './issue.ts';
-import { parseIntStrict } from './strict-int.ts';
+import { issue, type Validated, type ValidationIssue } from '../../validation/issue.ts';
+import { parseIntStrict } from '../../validation/strict-int.ts';
 
 /** Cleaned query of GET /api/conversations/{id}/events; `limit` is range-checked by the route (400). */
 export interface EventsQuery {

@@ -3,11 +3,11 @@
  * MCP server configs that forbid extra keys, and the caller-chosen id's pattern check.
  */
 
-import { GIT_PROVIDERS, SUGGESTED_TASK_TYPES } from '../../contract/common.ts';
-import type { CreateConversationRequestRecord } from '../../contract/v0/records.ts';
-import { optionalString, type Schema, validateBody } from './body-schema.ts';
+import { GIT_PROVIDERS, SUGGESTED_TASK_TYPES } from '../../../contract/common.ts';
+import type { CreateConversationRequestRecord } from '../../../contract/v0/records.ts';
+import { optionalString, type Schema, validateBody } from '../../validation/body-schema.ts';
+import { issue, type Validated } from '../../validation/issue.ts';
 import { CONVERSATION_ID_PATTERN } from './conversation-id.ts';
-import { issue, type Validated } from './issue.ts';
 
 const serverWithKey: Schema = {
   kind: 'object',

@@ -15,7 +15,9 @@
 import type { Server as HttpServer } from 'node:http';
 import type pino from 'pino';
 import { type Socket, Server as SocketIoServer } from 'socket.io';
-import { SOCKET_EVENT } from '../contract/v0/records.ts';
+import { SOCKET_EVENT } from '../../contract/v0/records.ts';
+import { parseIntStrict } from '../validation/strict-int.ts';
+import { newStoredConversation } from './new-conversation.ts';
 import type {
   AgentRuntime,
   ConversationStore,
@@ -24,10 +26,8 @@ import type {
   StoredEvent,
   TenantId,
   TenantResolver,
-} from './contracts.ts';
-import { newStoredConversation } from './new-conversation.ts';
+} from './seams.ts';
 import { CONVERSATION_ID_PATTERN } from './validation/conversation-id.ts';
-import { parseIntStrict } from './validation/strict-int.ts';
 
 /** Dependencies of {@link attachConversationSocket}. */
 export interface ConversationSocketDeps {

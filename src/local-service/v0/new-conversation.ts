@@ -1,4 +1,4 @@
-import type { StoredConversation, TenantId } from './contracts.ts';
+import type { StoredConversation, TenantId } from './seams.ts';
 
 /**
  * A conversation as the real server makes one: titled `Conversation <first 5 of the id>`, started from

@@ -1,10 +1,10 @@
 /**
  * The body of POST /api/conversations/{id}/start (the real server's ProvidersSetModel).
  */
-import type { GitProviderValue } from '../../contract/common.ts';
-import { GIT_PROVIDERS } from '../../contract/common.ts';
-import { type Schema, validateBody } from './body-schema.ts';
-import type { Validated } from './issue.ts';
+import type { GitProviderValue } from '../../../contract/common.ts';
+import { GIT_PROVIDERS } from '../../../contract/common.ts';
+import { type Schema, validateBody } from '../../validation/body-schema.ts';
+import type { Validated } from '../../validation/issue.ts';
 
 const START_CONVERSATION_SCHEMA: Schema = {
   kind: 'object',
