@@ -1,11 +1,9 @@
 /**
  * What a REST route is, seen from both sides: the request the HTTP server hands a handler, the answer
- * it gets back, the table entry that says which method, path and body a handler takes, and what the
- * route tables are built from. The HTTP server and every route table import this file; none of them
- * import each other for it.
+ * it gets back, and the table entry that says which method, path and body a handler takes, for both
+ * faces. The HTTP server and every route table import this file; none of them import each other for it.
  */
-import type { LocalConversationStore } from './store.ts';
-import type { AgentRuntime, TenantId } from './v0/seams.ts';
+import type { TenantId } from './auth.ts';
 import type { ValidationIssue } from './validation/issue.ts';
 
 /** A request once transport, auth and body parsing are done. */
@@ -34,17 +32,6 @@ export interface ApiResponse {
   text?: { contentType: string; content: string };
   /** Written chunk by chunk as JSON (the V1 stream-start) instead of `body`. */
   stream?: AsyncIterable<string>;
-}
-
-/** What the routes need. */
-export interface RouteDeps {
-  store: LocalConversationStore;
-  runtime: AgentRuntime;
-  nestedRuntime: boolean;
-  /** The service's own origin (`http://127.0.0.1:PORT`), known once listening; used for nested-runtime urls. */
-  serviceUrl: () => string;
-  /** Clock for created/updated times and the search age cut-off. @default Date.now */
-  now?: () => number;
 }
 
 /** One entry of the route table. */

@@ -4,7 +4,16 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { TenantId, TenantResolver } from './v0/seams.ts';
+
+/**
+ * Opaque tenant id. Each configured session API key is its own tenant; with no key configured every
+ * caller is the one tenant `default`. Derived from the key (never the key itself), so the store holds
+ * no caller secret.
+ */
+export type TenantId = string;
+
+/** Maps a presented key to its tenant; null means "refuse" (401 on REST, invalid_session_api_key on the socket). */
+export type TenantResolver = (presentedKey: string | undefined) => TenantId | null;
 
 /** The one tenant every caller belongs to when no key is configured (the real server's open mode). */
 export const DEFAULT_TENANT: TenantId = 'default';

@@ -1,23 +1,25 @@
 /**
  * The local service's HTTP transport on plain node:http: rate limit, auth, routing, bounded body
- * reading and JSON answers. Route logic lives in the route tables (v0/routes.ts, v1/app-server.ts);
- * nothing here knows about conversations beyond which path may carry a conversation's own key.
+ * reading and JSON answers, for either face. Route logic lives in the faces' route tables (v0/routes.ts,
+ * v1/routes.ts); nothing here knows about conversations.
  */
 import http from 'node:http';
 import type pino from 'pino';
 import type { ApiResponse, Route } from './api-route.ts';
-import { extractPresentedKey } from './auth.ts';
+import { extractPresentedKey, type TenantId, type TenantResolver } from './auth.ts';
 import type { RateLimiter } from './rate-limit.ts';
-import { CONVERSATION_SUBTREE } from './v0/routes.ts';
-import type { AgentRuntime, TenantId, TenantResolver } from './v0/seams.ts';
 import { jsonInvalidIssue, missingBodyIssue } from './validation/json-body-issues.ts';
 
 /** What the HTTP server needs. */
 export interface HttpServerDeps {
   routes: Route[];
   resolveTenant: TenantResolver;
-  /** Asked in nested-runtime mode whether a key is a running conversation's own key. */
-  runtime: Pick<AgentRuntime, 'tenantForSessionKey'>;
+  /**
+   * Asked when `resolveTenant` refuses a key on an /api path: the tenant that key opens on this path all
+   * the same, or null. V0's nested-runtime mode passes it (a running conversation's own key opens that
+   * conversation's routes, v0/face.ts); absent, nothing else opens a path.
+   */
+  pathKeyTenant?: (path: string, presentedKey: string | undefined) => TenantId | null;
   /** Null when rate limiting is off. */
   rateLimiter: RateLimiter | null;
   /** Bodies above this are answered 413 and never parsed. */
@@ -122,7 +124,7 @@ function match(routes: Route[], method: string, path: string): Match {
 
 /** Creates the server (not listening). Socket.IO attaches to the same server and takes `/socket.io/`. */
 export function createHttpServer(deps: HttpServerDeps): http.Server {
-  const { routes, resolveTenant, runtime, rateLimiter, maxBodyBytes, logger } = deps;
+  const { routes, resolveTenant, rateLimiter, maxBodyBytes, logger } = deps;
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const method = req.method ?? 'GET';
@@ -159,11 +161,7 @@ export function createHttpServer(deps: HttpServerDeps): http.Server {
       const presented = extractPresentedKey(req.headers);
       viaBearer = presented.viaBearer;
       tenant = resolveTenant(presented.key);
-      if (tenant === null) {
-        // Nested-runtime mode: a conversation's own runtime key opens that conversation's routes.
-        const conversationId = CONVERSATION_SUBTREE.exec(path)?.[1];
-        if (conversationId !== undefined) tenant = runtime.tenantForSessionKey(conversationId, presented.key);
-      }
+      if (tenant === null) tenant = deps.pathKeyTenant?.(path, presented.key) ?? null;
       if (tenant === null) return send(res, { status: 401, body: { detail: 'Unauthorized' } });
     }
 

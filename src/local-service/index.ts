@@ -1,20 +1,22 @@
 /**
- * The bundled local conversation service, in-process: store + agent runtime + REST + Socket.IO on
- * one port (the V0 face), or the V1 face (`api: 'v1'`): the app server's routes on that port and one
- * agent server per running sandbox on loopback ports of their own, over the same store and tenants.
- * The gateway's `npm start` embeds it by default; tests start it on port 0.
+ * The bundled local conversation service, in-process: one store, and on one port the face of the API
+ * it speaks: V0's (v0/face.ts: REST + Socket.IO over an agent runtime) or, with `api: 'v1'`, V1's
+ * (v1/face.ts: the app server's routes on that port and one agent server per running sandbox on
+ * loopback ports of their own), over the same store and tenants. This file is the one place that
+ * picks a face. The gateway's `npm start` embeds it by default; tests start it on port 0.
  */
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { createTenantResolver } from './auth.ts';
+import type { ApiResponse, Route } from './api-route.ts';
+import { createTenantResolver, type TenantId } from './auth.ts';
 import { createHttpServer, DEFAULT_MAX_BODY_BYTES } from './http-server.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { openConversationStore } from './store.ts';
-import { createAgentRuntime, DEFAULT_AGENT_TIMINGS } from './v0/agent.ts';
-import { createRoutes } from './v0/routes.ts';
+import { DEFAULT_AGENT_TIMINGS } from './v0/agent.ts';
+import { createV0Face } from './v0/face.ts';
 import type { AgentTimings } from './v0/seams.ts';
-import { attachConversationSocket } from './v0/socket.ts';
-import { createV1Face, type V1Options } from './v1/app-server.ts';
+import { createV1Face, type V1Options } from './v1/face.ts';
 
 /** Options of {@link startLocalService}. */
 export interface LocalServiceOptions {
@@ -50,7 +52,23 @@ export interface LocalService {
   url: string;
   port: number;
   api: 'v0' | 'v1';
-  /** Closes socket, runtime, HTTP server (cutting keep-alive connections) and store, in that order. Idempotent. */
+  /**
+   * Closes the face (sockets, agents), the HTTP server (cutting keep-alive connections) and the store,
+   * in that order. Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+/** A face the service can show on its port: V0's (v0/face.ts) or V1's (v1/face.ts). */
+interface Face {
+  routes: Route[];
+  /** V1: what a request no route takes is answered (the web UI's fallback). */
+  unmatched?: (method: string) => ApiResponse;
+  /** V0: the tenant a conversation's own key opens on a path (nested-runtime mode). */
+  pathKeyTenant?: (path: string, presentedKey: string | undefined) => TenantId | null;
+  /** V0: the conversation socket joins the HTTP server once it listens. */
+  attach?: (server: Server) => void;
+  /** Stops what the face runs (sockets, agents, sandboxes); the store stays open. */
   close(): Promise<void>;
 }
 
@@ -58,35 +76,34 @@ export interface LocalService {
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
   const host = options.host ?? '127.0.0.1';
   const logger = options.logger ?? pino({ name: 'local-service' });
-  const nestedRuntime = options.nestedRuntime ?? false;
   const store = openConversationStore(options.dataDir);
-  // No agent survives a restart: whatever was running when the last process died is stopped now.
-  store.markAllStopped();
-  const runtime = createAgentRuntime({
-    store,
-    timings: { ...DEFAULT_AGENT_TIMINGS, ...options.agentTimings },
-    // Unused by the V1 face, which runs its own agent (v1/agent.ts) over the same script.
-    nestedRuntime,
-    logger,
-    ...(options.maxRunningAgents !== undefined ? { maxRunningAgents: options.maxRunningAgents } : {}),
-  });
   const resolveTenant = createTenantResolver(options.sessionApiKeys ?? []);
   const rateLimiter = options.rateLimit ? createRateLimiter() : null;
   const api = options.api ?? 'v0';
   const timings = { ...DEFAULT_AGENT_TIMINGS, ...options.agentTimings };
-  const v1 =
+  let url = '';
+  const face: Face =
     api === 'v1'
       ? createV1Face(store, { startStepMs: 150, ...options.v1, replyMs: timings.replyMs }, logger)
-      : null;
-  let url = '';
+      : createV0Face(
+          store,
+          {
+            timings,
+            nestedRuntime: options.nestedRuntime ?? false,
+            serviceUrl: () => url,
+            resolveTenant,
+            ...(options.maxRunningAgents === undefined ? {} : { maxRunningAgents: options.maxRunningAgents }),
+          },
+          logger,
+        );
   const server = createHttpServer({
-    routes: v1 ? v1.routes : createRoutes({ store, runtime, nestedRuntime, serviceUrl: () => url }),
+    routes: face.routes,
     resolveTenant,
-    runtime,
     rateLimiter,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     logger,
-    ...(v1 ? { unmatched: v1.unmatched } : {}),
+    ...(face.pathKeyTenant ? { pathKeyTenant: face.pathKeyTenant } : {}),
+    ...(face.unmatched ? { unmatched: face.unmatched } : {}),
   });
 
   try {
@@ -98,15 +115,13 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
       });
     });
   } catch (error) {
-    await v1?.close();
-    await runtime.close();
+    await face.close();
     store.close();
     throw error;
   }
   const port = (server.address() as AddressInfo).port;
   url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  // The V1 face has no Socket.IO: its live events are on the agent servers' WebSockets.
-  const socket = v1 ? null : attachConversationSocket(server, { store, runtime, resolveTenant, logger });
+  face.attach?.(server);
 
   let closing: Promise<void> | undefined;
   return {
@@ -115,9 +130,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     api,
     close() {
       closing ??= (async () => {
-        await socket?.close();
-        await v1?.close();
-        await runtime.close();
+        await face.close();
         rateLimiter?.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());

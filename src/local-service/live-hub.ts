@@ -5,7 +5,7 @@
  * A failing listener is logged and never stops the others.
  */
 import type pino from 'pino';
-import type { LiveEvent, TenantId } from './v0/seams.ts';
+import type { TenantId } from './auth.ts';
 
 /** The tenant and conversation id together: ids are globally unique, but the tenant keeps maps honest. */
 export function conversationKey(tenant: TenantId, conversationId: string): string {
@@ -57,10 +57,10 @@ class Listeners<T> {
 }
 
 /**
- * Pub/sub of each conversation's live events, removals and socket count. The event type is V0's by
- * default; the V1 face's agent publishes SDK events through the same hub.
+ * Pub/sub of each conversation's live events, removals and socket count. Each face's agent names its
+ * own event type: V0's records (v0/agent.ts), V1's SDK events (v1/agent.ts).
  */
-export class LiveHub<E = LiveEvent> {
+export class LiveHub<E> {
   readonly #events: Listeners<E>;
   readonly #removals: Listeners<void>;
   readonly #connections = new Map<string, number>();

@@ -4,8 +4,8 @@
  * conversation cancels its pending steps; `close()` cancels all and accepts no more.
  */
 import type pino from 'pino';
+import type { TenantId } from './auth.ts';
 import { conversationKey } from './live-hub.ts';
-import type { TenantId } from './v0/seams.ts';
 
 interface TimedStep {
   delayMs: number;

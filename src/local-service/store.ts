@@ -9,13 +9,13 @@ import Database from 'better-sqlite3';
 import type { GitProviderValue } from '../contract/common.ts';
 import { GIT_PROVIDERS } from '../contract/common.ts';
 import type { ConversationEventRecord } from '../contract/v0/records.ts';
+import type { TenantId } from './auth.ts';
 import type {
   ConversationPatch,
   ConversationStore,
   ProviderToken,
   StoredConversation,
   StoredEvent,
-  TenantId,
 } from './v0/seams.ts';
 import { V1_CONFIRMATION_SQL, V1_PUBLIC_SQL, V1_TABLES_SQL } from './v1/schema-sql.ts';
 

@@ -4,7 +4,7 @@ import type { ConversationRecord } from '../../src/contract/v0/records.ts';
 import { createTenantResolver, DEFAULT_TENANT } from '../../src/local-service/auth.ts';
 import { openConversationStore } from '../../src/local-service/store.ts';
 import { newStoredConversation } from '../../src/local-service/v0/new-conversation.ts';
-import type { TenantId } from '../../src/local-service/v0/seams.ts';
+import type { TenantId } from '../../src/local-service/auth.ts';
 import { newConversationId, seededEvent, userMessage } from '../helpers/fixtures.ts';
 import {
   createConversation,

@@ -14,6 +14,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type pino from 'pino';
 import type { AgentStateValue, ConversationEventRecord } from '../../contract/v0/records.ts';
 import { agentScript } from '../agent-script.ts';
+import type { TenantId } from '../auth.ts';
 import { conversationKey, LiveHub } from '../live-hub.ts';
 import { StepScheduler } from '../scheduler.ts';
 import type {
@@ -21,9 +22,9 @@ import type {
   AgentTimings,
   ConversationPatch,
   ConversationStore,
+  LiveEvent,
   StartAgentOptions,
   StoredEvent,
-  TenantId,
 } from './seams.ts';
 import { parseUserAction } from './validation/user-action.ts';
 
@@ -100,7 +101,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
   const maxRunning = Math.max(1, deps.maxRunningAgents ?? 50);
   /** Insertion order is start order, so the first entry is the oldest loop. */
   const loops = new Map<string, AgentLoop>();
-  const hub = new LiveHub(logger);
+  const hub = new LiveHub<LiveEvent>(logger);
   const scheduler = new StepScheduler(logger);
   let closed = false;
 

@@ -24,14 +24,8 @@ import type {
   StopConversationResponseRecord,
   UpdateConversationErrorRecord,
 } from '../../contract/v0/history-records.ts';
-import {
-  type ApiRequest,
-  type ApiResponse,
-  json,
-  type Route,
-  type RouteDeps,
-  validationError,
-} from '../api-route.ts';
+import { type ApiRequest, type ApiResponse, json, type Route, validationError } from '../api-route.ts';
+import type { RouteDeps } from './seams.ts';
 import { MAX_EVENTS_LIMIT, MIN_EVENTS_LIMIT, validateEventsQuery } from './validation/events-query.ts';
 import { validateUpdateConversation } from './validation/rename-body.ts';
 import { validateStartConversation } from './validation/start-body.ts';

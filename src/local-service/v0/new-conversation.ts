@@ -1,4 +1,5 @@
-import type { StoredConversation, TenantId } from './seams.ts';
+import type { TenantId } from '../auth.ts';
+import type { StoredConversation } from './seams.ts';
 
 /**
  * A conversation as the real server makes one: titled `Conversation <first 5 of the id>`, started from

@@ -15,17 +15,12 @@ import type {
   DomainErrorRecord,
   SearchConversationsResponseRecord,
 } from '../../contract/v0/records.ts';
-import {
-  type ApiRequest,
-  type ApiResponse,
-  type Route,
-  type RouteDeps,
-  validationError,
-} from '../api-route.ts';
+import { type ApiRequest, type ApiResponse, type Route, validationError } from '../api-route.ts';
+import type { TenantId } from '../auth.ts';
 import { validateAddGitProviders } from '../validation/git-providers-body.ts';
 import { createHistoryRoutes } from './history-routes.ts';
 import { newStoredConversation } from './new-conversation.ts';
-import type { ProviderToken, StoredConversation, TenantId } from './seams.ts';
+import type { ProviderToken, RouteDeps, StoredConversation } from './seams.ts';
 import { validateCreateConversation } from './validation/create-conversation-body.ts';
 import { encodePageId, validateSearchQuery } from './validation/search-query.ts';
 

@@ -15,16 +15,8 @@ import type {
   ConversationStatusValue,
   CreateConversationRequestRecord,
 } from '../../contract/v0/records.ts';
-
-/**
- * Opaque tenant id. Each configured session API key is its own tenant; with no key configured every
- * caller is the one tenant `default`. Derived from the key (never the key itself), so the store holds
- * no caller secret.
- */
-export type TenantId = string;
-
-/** Maps a presented key to its tenant; null means "refuse" (401 on REST, invalid_session_api_key on the socket). */
-export type TenantResolver = (presentedKey: string | undefined) => TenantId | null;
+import type { TenantId } from '../auth.ts';
+import type { LocalConversationStore } from '../store.ts';
 
 /** A conversation as the store keeps it (camelCase; the REST layer turns it into a ConversationRecord). */
 export interface StoredConversation {
@@ -165,4 +157,15 @@ export interface AgentTimings {
   replyMs: number;
   /** Between played-back events of replay_json. @default 50 */
   replayStepMs: number;
+}
+
+/** What the REST routes need (routes.ts, history-routes.ts). */
+export interface RouteDeps {
+  store: LocalConversationStore;
+  runtime: AgentRuntime;
+  nestedRuntime: boolean;
+  /** The service's own origin (`http://127.0.0.1:PORT`), known once listening; used for nested-runtime urls. */
+  serviceUrl: () => string;
+  /** Clock for created/updated times and the search age cut-off. @default Date.now */
+  now?: () => number;
 }

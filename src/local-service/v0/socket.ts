@@ -16,17 +16,10 @@ import type { Server as HttpServer } from 'node:http';
 import type pino from 'pino';
 import { type Socket, Server as SocketIoServer } from 'socket.io';
 import { SOCKET_EVENT } from '../../contract/v0/records.ts';
+import type { TenantId, TenantResolver } from '../auth.ts';
 import { parseIntStrict } from '../validation/strict-int.ts';
 import { newStoredConversation } from './new-conversation.ts';
-import type {
-  AgentRuntime,
-  ConversationStore,
-  LiveEvent,
-  StoredConversation,
-  StoredEvent,
-  TenantId,
-  TenantResolver,
-} from './seams.ts';
+import type { AgentRuntime, ConversationStore, LiveEvent, StoredConversation, StoredEvent } from './seams.ts';
 import { CONVERSATION_ID_PATTERN } from './validation/conversation-id.ts';
 
 /** Dependencies of {@link attachConversationSocket}. */

@@ -75,7 +75,6 @@ export function createAgentServer(sandbox: V1Sandbox, deps: AgentServerDeps) {
     ],
     // The sandbox's one key opens its /api routes, as the owner's tenant; anything else is 401.
     resolveTenant: (presented) => (presented !== undefined && keyMatches(presented) ? sandbox.tenant : null),
-    runtime: { tenantForSessionKey: () => null },
     rateLimiter: null,
     maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
     logger,

@@ -16,9 +16,9 @@ import type {
   ExecutionStatusValue,
   SdkEventRecord,
 } from '../../contract/v1/events.ts';
+import type { TenantId } from '../auth.ts';
 import { conversationKey, LiveHub } from '../live-hub.ts';
 import { StepScheduler } from '../scheduler.ts';
-import type { TenantId } from '../v0/seams.ts';
 import { v1Answer } from './answer.ts';
 import {
   messageEvent,

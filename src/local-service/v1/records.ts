@@ -8,7 +8,7 @@ import type {
   StartTaskStatusValue,
 } from '../../contract/v1/app-server.ts';
 import type { ExecutionStatusValue } from '../../contract/v1/events.ts';
-import type { TenantId } from '../v0/seams.ts';
+import type { TenantId } from '../auth.ts';
 
 export interface V1Sandbox {
   id: string;

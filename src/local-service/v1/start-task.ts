@@ -16,7 +16,7 @@ import type {
   StartTaskStatusValue,
 } from '../../contract/v1/app-server.ts';
 import type { ContentRecord } from '../../contract/v1/events.ts';
-import type { TenantId } from '../v0/seams.ts';
+import type { TenantId } from '../auth.ts';
 import type { V1Agent } from './agent.ts';
 import { hexId } from './conversation-state.ts';
 import { utcTimestamp } from './event-factory.ts';

@@ -7,8 +7,8 @@
 import type Database from 'better-sqlite3';
 import type { SandboxStatusValue } from '../../contract/v1/app-server.ts';
 import type { SdkEventRecord } from '../../contract/v1/events.ts';
+import type { TenantId } from '../auth.ts';
 import { type LocalConversationStore, retained } from '../store.ts';
-import type { TenantId } from '../v0/seams.ts';
 import {
   CONVERSATION_COLUMNS,
   type ConversationFilters,
