@@ -1,22 +1,43 @@
 /**
- * The bundled local conversation service, in-process: one store, and on one port the face of the API
+ * The bundled local conversation service, in-process: one database, and on one port the face of the API
  * it speaks: V0's (v0/face.ts: REST + Socket.IO over an agent runtime) or, with `api: 'v1'`, V1's
  * (v1/face.ts: the app server's routes on that port and one agent server per running sandbox on
- * loopback ports of their own), over the same store and tenants. This file is the one place that
- * picks a face. The gateway's `npm start` embeds it by default; tests start it on port 0.
+ * loopback ports of their own), over the same database and tenants. This file is the one place that
+ * picks a face, and the one that knows both faces' tables ({@link MIGRATIONS}). The gateway's `npm start` embeds it by default; tests start it on port 0.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import type { ApiResponse, Route } from './api-route.ts';
 import { createTenantResolver, type TenantId } from './auth.ts';
+import { type LocalDatabase, openDatabase, PROVIDER_TOKENS_SQL } from './database.ts';
 import { createHttpServer, DEFAULT_MAX_BODY_BYTES } from './http-server.ts';
 import { createRateLimiter } from './rate-limit.ts';
-import { openConversationStore } from './store.ts';
 import { DEFAULT_AGENT_TIMINGS } from './v0/agent.ts';
 import { createV0Face } from './v0/face.ts';
+import { V0_TABLES_SQL } from './v0/schema-sql.ts';
 import type { AgentTimings } from './v0/seams.ts';
 import { createV1Face, type V1Options } from './v1/face.ts';
+import { V1_CONFIRMATION_SQL, V1_PUBLIC_SQL, V1_TABLES_SQL } from './v1/schema-sql.ts';
+
+/**
+ * Every migration of the service's database, in the order they shipped (index + 1 is the schema
+ * version each leads to), gathered from each face's schema-sql.ts and the database's own table.
+ * Append only: a shipped migration never changes, so a data dir written by an older build upgrades in
+ * place. Every data dir gets both faces' tables, so either face opens it. The first migration created
+ * V0's tables and the provider tokens in one step, so it stays the two texts joined.
+ */
+const MIGRATIONS: readonly string[] = [
+  V0_TABLES_SQL + PROVIDER_TOKENS_SQL,
+  V1_TABLES_SQL,
+  V1_PUBLIC_SQL,
+  V1_CONFIRMATION_SQL,
+];
+
+/** Opens (creating or upgrading) the service's database in `dataDir`, with every face's tables. */
+export function openServiceDatabase(dataDir: string): LocalDatabase {
+  return openDatabase(dataDir, MIGRATIONS);
+}
 
 /** Options of {@link startLocalService}. */
 export interface LocalServiceOptions {
@@ -24,7 +45,7 @@ export interface LocalServiceOptions {
   port?: number;
   /** @default '127.0.0.1' */
   host?: string;
-  /** Directory of the SQLite store; created when missing. */
+  /** Directory of the SQLite database; created when missing. */
   dataDir: string;
   /** Accepted session API keys, one tenant each. Empty or absent: no auth (the real server's open mode). @default [] */
   sessionApiKeys?: string[];
@@ -53,7 +74,7 @@ export interface LocalService {
   port: number;
   api: 'v0' | 'v1';
   /**
-   * Closes the face (sockets, agents), the HTTP server (cutting keep-alive connections) and the store,
+   * Closes the face (sockets, agents), the HTTP server (cutting keep-alive connections) and the database,
    * in that order. Idempotent.
    */
   close(): Promise<void>;
@@ -68,7 +89,7 @@ interface Face {
   pathKeyTenant?: (path: string, presentedKey: string | undefined) => TenantId | null;
   /** V0: the conversation socket joins the HTTP server once it listens. */
   attach?: (server: Server) => void;
-  /** Stops what the face runs (sockets, agents, sandboxes); the store stays open. */
+  /** Stops what the face runs (sockets, agents, sandboxes); the database stays open. */
   close(): Promise<void>;
 }
 
@@ -76,7 +97,7 @@ interface Face {
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
   const host = options.host ?? '127.0.0.1';
   const logger = options.logger ?? pino({ name: 'local-service' });
-  const store = openConversationStore(options.dataDir);
+  const database = openServiceDatabase(options.dataDir);
   const resolveTenant = createTenantResolver(options.sessionApiKeys ?? []);
   const rateLimiter = options.rateLimit ? createRateLimiter() : null;
   const api = options.api ?? 'v0';
@@ -84,9 +105,9 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   let url = '';
   const face: Face =
     api === 'v1'
-      ? createV1Face(store, { startStepMs: 150, ...options.v1, replyMs: timings.replyMs }, logger)
+      ? createV1Face(database, { startStepMs: 150, ...options.v1, replyMs: timings.replyMs }, logger)
       : createV0Face(
-          store,
+          database,
           {
             timings,
             nestedRuntime: options.nestedRuntime ?? false,
@@ -116,7 +137,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     });
   } catch (error) {
     await face.close();
-    store.close();
+    database.close();
     throw error;
   }
   const port = (server.address() as AddressInfo).port;
@@ -136,7 +157,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
           server.close(() => resolve());
           server.closeAllConnections();
         });
-        store.close();
+        database.close();
       })();
       return closing;
     },

@@ -11,8 +11,9 @@
  */
 import { expect } from 'vitest';
 import { createTenantResolver } from '../../src/local-service/auth.ts';
-import { openConversationStore } from '../../src/local-service/store.ts';
+import { openServiceDatabase } from '../../src/local-service/index.ts';
 import { newStoredConversation } from '../../src/local-service/v0/new-conversation.ts';
+import { openV0Store } from '../../src/local-service/v0/store.ts';
 import { messageEvent, naiveLocalIso, stateUpdate, text } from '../../src/local-service/v1/event-factory.ts';
 import { openV1Store } from '../../src/local-service/v1/store.ts';
 import type { Api } from './both-apis.ts';
@@ -55,22 +56,23 @@ export function seedHistories(
 ): SeededHistories {
   const tenant = createTenantResolver(keys)(owner);
   if (tenant === null) throw new Error('the owner must be one of the keys');
-  const base = openConversationStore(dataDir);
+  const database = openServiceDatabase(dataDir);
   try {
     if (api === 'v0') {
       for (const [id, count] of Object.entries(counts)) {
-        base.insertConversation(newStoredConversation(tenant, id));
-        for (let i = 0; i < count; i++) base.appendEvent(tenant, id, seededEvent(i));
+        const store = openV0Store(database);
+        store.insertConversation(newStoredConversation(tenant, id));
+        for (let i = 0; i < count; i++) store.appendEvent(tenant, id, seededEvent(i));
       }
       return { ready: async () => {} };
     }
-    const store = openV1Store(base);
+    const store = openV1Store(database);
     const sandboxId = 'oh-agent-server-seededHistory';
     const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
     store.insertSandbox({
       id: sandboxId,
       tenant,
-      // As a restart leaves every sandbox (store.ts recoverAfterRestart): paused, no port yet.
+      // As a restart leaves every sandbox (v1/store.ts recoverAfterRestart): paused, no port yet.
       status: 'PAUSED',
       sessionApiKey: 'seededHistorySandboxKey',
       port: null,
@@ -109,7 +111,7 @@ export function seedHistories(
       },
     };
   } finally {
-    base.close();
+    database.close();
   }
 }
 

@@ -6,7 +6,7 @@ import type {
   CreateConversationResponseRecord,
   SearchConversationsResponseRecord,
 } from '../../src/contract/v0/records.ts';
-import { STORE_FILE_NAME } from '../../src/local-service/store.ts';
+import { STORE_FILE_NAME } from '../../src/local-service/database.ts';
 import {
   localServiceForTest,
   rest,

@@ -7,7 +7,8 @@ import type {
   SearchConversationsResponseRecord,
 } from '../../src/contract/v0/records.ts';
 import { createTenantResolver } from '../../src/local-service/auth.ts';
-import { openConversationStore } from '../../src/local-service/store.ts';
+import { openServiceDatabase } from '../../src/local-service/index.ts';
+import { openV0Store } from '../../src/local-service/v0/store.ts';
 import {
   LOCAL_SERVICE_MAIN,
   localServiceForTest,
@@ -47,11 +48,11 @@ describe('persistence', () => {
     const id = created.body.conversation_id;
     const tenant = createTenantResolver(['k'])('k') ?? '';
     const countEvents = () => {
-      const store = openConversationStore(dataDir);
+      const database = openServiceDatabase(dataDir);
       try {
-        return store.listEvents(tenant, id, -1);
+        return openV0Store(database).listEvents(tenant, id, -1);
       } finally {
-        store.close();
+        database.close();
       }
     };
     // Wait until the agent answered (user message + reply stored), then stop.

@@ -1,10 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { ConversationEventsPageRecord } from '../../src/contract/v0/history-records.ts';
 import type { ConversationRecord } from '../../src/contract/v0/records.ts';
-import { createTenantResolver, DEFAULT_TENANT } from '../../src/local-service/auth.ts';
-import { openConversationStore } from '../../src/local-service/store.ts';
-import { newStoredConversation } from '../../src/local-service/v0/new-conversation.ts';
 import type { TenantId } from '../../src/local-service/auth.ts';
+import { createTenantResolver, DEFAULT_TENANT } from '../../src/local-service/auth.ts';
+import { openServiceDatabase } from '../../src/local-service/index.ts';
+import { newStoredConversation } from '../../src/local-service/v0/new-conversation.ts';
+import { openV0Store } from '../../src/local-service/v0/store.ts';
 import { newConversationId, seededEvent, userMessage } from '../helpers/fixtures.ts';
 import {
   createConversation,
@@ -26,13 +27,14 @@ async function seeded(
   options: { keys?: string[]; tenant?: TenantId } = {},
 ): Promise<TestLocalService> {
   const dataDir = makeTempDataDir();
-  const store = openConversationStore(dataDir);
+  const database = openServiceDatabase(dataDir);
+  const store = openV0Store(database);
   const tenant = options.tenant ?? DEFAULT_TENANT;
   for (const [id, count] of Object.entries(counts)) {
     store.insertConversation(newStoredConversation(tenant, id));
     for (let i = 0; i < count; i++) store.appendEvent(tenant, id, seededEvent(i));
   }
-  store.close();
+  database.close();
   return localServiceForTest({ dataDir, sessionApiKeys: options.keys ?? [] });
 }
 

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ConversationRecord, SearchConversationsResponseRecord } from '../../src/contract/v0/records.ts';
 import { DEFAULT_TENANT } from '../../src/local-service/auth.ts';
-import { openConversationStore } from '../../src/local-service/store.ts';
+import { openServiceDatabase } from '../../src/local-service/index.ts';
 import { newStoredConversation } from '../../src/local-service/v0/new-conversation.ts';
+import { openV0Store } from '../../src/local-service/v0/store.ts';
 import {
   createConversation,
   localServiceForTest,
@@ -84,13 +85,14 @@ describe('GET /api/conversations', () => {
   it('hides conversations older than 10 days from search but not from GET by id', async () => {
     const first = await startTestLocalService();
     await first.close({ keepDataDir: true });
-    const store = openConversationStore(first.dataDir);
+    const database = openServiceDatabase(first.dataDir);
+    const store = openV0Store(database);
     const oldId = 'b'.repeat(32);
     const longAgo = new Date(Date.now() - 11 * 24 * 3600 * 1000).toISOString();
     store.insertConversation(
       newStoredConversation(DEFAULT_TENANT, oldId, { title: 'old', createdAt: longAgo }),
     );
-    store.close();
+    database.close();
     const service = await localServiceForTest({ dataDir: first.dataDir });
     await createMany(service.url, 1);
     const listed = await search(service.url, '');

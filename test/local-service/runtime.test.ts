@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { openConversationStore } from '../../src/local-service/store.ts';
+import { openServiceDatabase } from '../../src/local-service/index.ts';
 import { createAgentRuntime, localEventTimestamp } from '../../src/local-service/v0/agent.ts';
 import { newStoredConversation } from '../../src/local-service/v0/new-conversation.ts';
 import type { AgentRuntime, LiveEvent, StoredConversation } from '../../src/local-service/v0/seams.ts';
+import { openV0Store } from '../../src/local-service/v0/store.ts';
 
 // Unit level: the runtime against a real SQLite store on a temp dir (no sockets). The socket tests
 // cover the same behaviour end to end.
@@ -17,7 +18,8 @@ const silent = pino({ level: 'silent' });
 function setup(options: { nestedRuntime?: boolean; maxRunningAgents?: number; dir?: string } = {}) {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'runtime-test-'));
   if (!options.dir) onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-  const store = openConversationStore(dir);
+  const database = openServiceDatabase(dir);
+  const store = openV0Store(database);
   const runtime = createAgentRuntime({
     store,
     timings: TIMINGS,
@@ -26,9 +28,9 @@ function setup(options: { nestedRuntime?: boolean; maxRunningAgents?: number; di
     ...(options.maxRunningAgents === undefined ? {} : { maxRunningAgents: options.maxRunningAgents }),
   });
   // Runtime first: its close() writes the STOPPED status through the still-open store.
-  onTestFinished(() => store.close());
+  onTestFinished(() => database.close());
   onTestFinished(() => runtime.close());
-  return { dir, store, runtime };
+  return { dir, database, store, runtime };
 }
 
 function conversation(tenant: string, n: number, overrides: Partial<StoredConversation> = {}) {
@@ -315,7 +317,7 @@ describe('agent runtime', () => {
     const lastId = first.store.listEvents('t1', c.conversationId, -1).at(-1)?.id ?? -1;
     await first.runtime.close();
     expect(first.store.getConversation('t1', c.conversationId)?.status).toBe('STOPPED');
-    first.store.close(); // a second close() when the test finishes is a no-op
+    first.database.close(); // a second close() when the test finishes is a no-op
 
     const second = setup({ dir });
     const result = second.runtime.acceptUserAction('t1', c.conversationId, {

@@ -11,10 +11,11 @@ import pino from 'pino';
 import { type Socket as ClientSocket, io as connectClient } from 'socket.io-client';
 import { onTestFinished } from 'vitest';
 import { createTenantResolver } from '../../src/local-service/auth.ts';
-import { openConversationStore } from '../../src/local-service/store.ts';
+import { openServiceDatabase } from '../../src/local-service/index.ts';
 import { createAgentRuntime } from '../../src/local-service/v0/agent.ts';
 import type { AgentRuntime, ConversationStore } from '../../src/local-service/v0/seams.ts';
 import { attachConversationSocket } from '../../src/local-service/v0/socket.ts';
+import { openV0Store } from '../../src/local-service/v0/store.ts';
 import { listenOnLoopback, stopServer } from '../helpers/loopback.ts';
 
 /**
@@ -37,7 +38,8 @@ export async function startSocketHarness(
 ): Promise<SocketHarness> {
   const ownDir = options.dir === undefined;
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'socket-test-'));
-  const store = openConversationStore(dir);
+  const database = openServiceDatabase(dir);
+  const store = openV0Store(database);
   const logger = options.logger ?? pino({ level: 'silent' });
   const runtime = createAgentRuntime({
     store,
@@ -68,7 +70,7 @@ export async function startSocketHarness(
       await socket.close();
       await runtime.close();
       await stopServer(server);
-      store.close();
+      database.close();
       if (ownDir) rmSync(dir, { recursive: true, force: true });
     },
   };

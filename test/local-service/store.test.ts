@@ -1,18 +1,25 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { openConversationStore } from '../../src/local-service/store.ts';
+import type { LocalDatabase } from '../../src/local-service/database.ts';
+import { openServiceDatabase } from '../../src/local-service/index.ts';
 import { newStoredConversation } from '../../src/local-service/v0/new-conversation.ts';
 import type { ConversationStore, StoredConversation } from '../../src/local-service/v0/seams.ts';
+import { openV0Store } from '../../src/local-service/v0/store.ts';
 import { tempDataDirForTest } from '../helpers/local-service.ts';
 
 const tempDir = () => tempDataDirForTest('store-test-');
 
-/** The store in `dir`, closed when the test finishes. */
+/** The service's database in `dir` (both faces' tables, the provider tokens), closed when the test finishes. */
+function openDatabase(dir: string): LocalDatabase {
+  const database = openServiceDatabase(dir);
+  onTestFinished(() => database.close());
+  return database;
+}
+
+/** V0's store over the database in `dir`. */
 function open(dir: string): ConversationStore {
-  const store = openConversationStore(dir);
-  onTestFinished(() => store.close());
-  return store;
+  return openV0Store(openDatabase(dir));
 }
 
 function conversation(
@@ -43,16 +50,17 @@ describe('conversation store', () => {
   });
 
   it('hides another tenant’s conversation, events and tokens', () => {
-    const store = open(tempDir());
+    const database = openDatabase(tempDir());
+    const store = openV0Store(database);
     const c = conversation('a', 1);
     store.insertConversation(c);
     store.appendEvent('a', c.conversationId, { error: true, message: 'x' });
-    store.setProviderTokens('a', { github: { token: 'ghp', host: null } });
+    database.setProviderTokens('a', { github: { token: 'ghp', host: null } });
     expect(store.getConversation('b', c.conversationId)).toBeUndefined();
     expect(store.listConversations('b', 0, 100)).toEqual([]);
     expect(store.listEvents('b', c.conversationId, -1)).toEqual([]);
     expect(() => store.appendEvent('b', c.conversationId, { error: true, message: 'y' })).toThrow();
-    expect(store.getProviderTokens('b')).toEqual({});
+    expect(database.getProviderTokens('b')).toEqual({});
     store.updateConversation('b', c.conversationId, { title: 'stolen' });
     expect(store.getConversation('a', c.conversationId)?.title).toBe(c.title);
   });
@@ -87,7 +95,8 @@ describe('conversation store', () => {
 
   it('numbers events from 0 per conversation and continues after reopening', () => {
     const dir = tempDir();
-    const store = open(dir);
+    const database = openDatabase(dir);
+    const store = openV0Store(database);
     const a = conversation('t', 1);
     const b = conversation('t', 2);
     store.insertConversation(a);
@@ -95,7 +104,7 @@ describe('conversation store', () => {
     expect(store.appendEvent('t', a.conversationId, { error: true, message: 'a0' }).id).toBe(0);
     expect(store.appendEvent('t', a.conversationId, { error: true, message: 'a1' }).id).toBe(1);
     expect(store.appendEvent('t', b.conversationId, { error: true, message: 'b0' }).id).toBe(0);
-    store.close();
+    database.close();
 
     const reopened = open(dir);
     expect(reopened.appendEvent('t', a.conversationId, { error: true, message: 'a2' }).id).toBe(2);
@@ -107,20 +116,20 @@ describe('conversation store', () => {
   });
 
   it('stores, replaces and clears provider tokens per tenant', () => {
-    const store = open(tempDir());
-    store.setProviderTokens('t', { github: { token: 'one', host: null } });
-    store.setProviderTokens('t', {
+    const database = openDatabase(tempDir());
+    database.setProviderTokens('t', { github: { token: 'one', host: null } });
+    database.setProviderTokens('t', {
       github: { token: 'two', host: 'ghe.example' },
       gitlab: { token: 'gl', host: null },
     });
-    store.setProviderTokens('u', { bitbucket: { token: 'bb', host: null } });
-    expect(store.getProviderTokens('t')).toEqual({
+    database.setProviderTokens('u', { bitbucket: { token: 'bb', host: null } });
+    expect(database.getProviderTokens('t')).toEqual({
       github: { token: 'two', host: 'ghe.example' },
       gitlab: { token: 'gl', host: null },
     });
-    store.clearProviderTokens('t');
-    expect(store.getProviderTokens('t')).toEqual({});
-    expect(store.getProviderTokens('u')).toEqual({ bitbucket: { token: 'bb', host: null } });
+    database.clearProviderTokens('t');
+    expect(database.getProviderTokens('t')).toEqual({});
+    expect(database.getProviderTokens('u')).toEqual({ bitbucket: { token: 'bb', host: null } });
   });
 
   it('marks running conversations stopped at start-up', () => {
@@ -137,13 +146,12 @@ describe('conversation store', () => {
 
   it('uses WAL and refuses a data dir from a newer schema', () => {
     const dir = tempDir();
-    const store = open(dir);
-    store.close();
+    openDatabase(dir).close();
     // Simulate a future build having written the dir.
     const db = new Database(join(dir, 'conversations.sqlite'));
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     db.prepare('UPDATE schema_version SET version = 99').run();
     db.close();
-    expect(() => openConversationStore(dir)).toThrow(/newer/);
+    expect(() => openServiceDatabase(dir)).toThrow(/newer/);
   });
 });

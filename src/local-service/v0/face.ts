@@ -1,16 +1,17 @@
 /**
  * The V0 face of the local service (OpenHands 0.53): the REST route table (routes.ts) on the service's
  * port and, once that port's HTTP server exists, the Socket.IO conversation socket beside it
- * (socket.ts), both over V0's store and the agent runtime (agent.ts).
+ * (socket.ts), both over V0's store (store.ts) and the agent runtime (agent.ts).
  */
 import type { Server as HttpServer } from 'node:http';
 import type pino from 'pino';
 import type { TenantId, TenantResolver } from '../auth.ts';
-import type { LocalConversationStore } from '../store.ts';
+import type { LocalDatabase } from '../database.ts';
 import { createAgentRuntime } from './agent.ts';
 import { CONVERSATION_SUBTREE, createRoutes } from './routes.ts';
 import type { AgentTimings } from './seams.ts';
 import { attachConversationSocket, type ConversationSocket } from './socket.ts';
+import { openV0Store } from './store.ts';
 
 /** Timings and modes of the V0 face. */
 export interface V0Options {
@@ -25,8 +26,9 @@ export interface V0Options {
   resolveTenant: TenantResolver;
 }
 
-/** Builds the V0 face over an open store: its routes, its socket once there is a server, and teardown. */
-export function createV0Face(store: LocalConversationStore, options: V0Options, logger: pino.Logger) {
+/** Builds the V0 face over the open database: its routes, its socket once there is a server, and teardown. */
+export function createV0Face(database: LocalDatabase, options: V0Options, logger: pino.Logger) {
+  const store = openV0Store(database);
   // No agent survives a restart: whatever was running when the last process died is stopped now.
   store.markAllStopped();
   const runtime = createAgentRuntime({
@@ -40,6 +42,7 @@ export function createV0Face(store: LocalConversationStore, options: V0Options, 
   return {
     routes: createRoutes({
       store,
+      tokens: database,
       runtime,
       nestedRuntime: options.nestedRuntime,
       serviceUrl: options.serviceUrl,

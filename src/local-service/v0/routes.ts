@@ -17,10 +17,11 @@ import type {
 } from '../../contract/v0/records.ts';
 import { type ApiRequest, type ApiResponse, type Route, validationError } from '../api-route.ts';
 import type { TenantId } from '../auth.ts';
+import type { ProviderToken } from '../database.ts';
 import { validateAddGitProviders } from '../validation/git-providers-body.ts';
 import { createHistoryRoutes } from './history-routes.ts';
 import { newStoredConversation } from './new-conversation.ts';
-import type { ProviderToken, RouteDeps, StoredConversation } from './seams.ts';
+import type { RouteDeps, StoredConversation } from './seams.ts';
 import { validateCreateConversation } from './validation/create-conversation-body.ts';
 import { encodePageId, validateSearchQuery } from './validation/search-query.ts';
 
@@ -40,7 +41,7 @@ function domainError(message: string, msgId: string): ApiResponse {
 
 /** Builds the route table bound to the store and runtime. */
 export function createRoutes(deps: RouteDeps): Route[] {
-  const { store, runtime } = deps;
+  const { store, tokens: providerTokens, runtime } = deps;
   const now = deps.now ?? Date.now;
 
   /** StoredConversation -> the wire record; liveness comes from the runtime, not the store. */
@@ -166,7 +167,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
 
   /** A repository needs a stored token: for the named provider, or any provider when none is named. */
   function canAccessRepository(tenant: TenantId, provider: GitProviderValue | null): boolean {
-    const tokens = store.getProviderTokens(tenant);
+    const tokens = providerTokens.getProviderTokens(tenant);
     return provider === null ? Object.keys(tokens).length > 0 : tokens[provider] !== undefined;
   }
 
@@ -221,7 +222,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
 
       body: 'ignored',
       handle: (request) => {
-        store.clearProviderTokens(request.tenant);
+        providerTokens.clearProviderTokens(request.tenant);
         return { status: 200, body: { message: 'Unset Git provider tokens' } };
       },
     },
@@ -237,7 +238,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
         for (const [provider, value] of Object.entries(validated.value.provider_tokens)) {
           if (value) tokens[provider as GitProviderValue] = { token: value.token, host: value.host ?? null };
         }
-        store.setProviderTokens(request.tenant, tokens);
+        providerTokens.setProviderTokens(request.tenant, tokens);
         return { status: 200, body: { message: 'Git providers stored' } };
       },
     },

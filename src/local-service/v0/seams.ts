@@ -1,14 +1,13 @@
 /**
- * The seams between the parts of the bundled local conversation service:
+ * The seams between the parts of the local service's V0 face:
  *
- *   http server (REST routes, auth, rate limit)  ──┐
- *                                                  ├─> ConversationStore (SQLite)
- *   conversation socket (Socket.IO)  ── AgentRuntime ┘
+ *   REST routes (routes.ts, history-routes.ts)  ──┐
+ *                                                 ├─> ConversationStore (store.ts, SQLite)
+ *   conversation socket (socket.ts) ── AgentRuntime ┘  (agent.ts)
  *
  * The REST side and the socket side never call each other; both go through the store for data and
  * through the runtime for anything alive (agent loops, connection counts, live events).
  */
-
 import type { GitProviderValue } from '../../contract/common.ts';
 import type {
   ConversationEventRecord,
@@ -16,7 +15,7 @@ import type {
   CreateConversationRequestRecord,
 } from '../../contract/v0/records.ts';
 import type { TenantId } from '../auth.ts';
-import type { LocalConversationStore } from '../store.ts';
+import type { ProviderTokens } from '../database.ts';
 
 /** A conversation as the store keeps it (camelCase; the REST layer turns it into a ConversationRecord). */
 export interface StoredConversation {
@@ -58,12 +57,10 @@ interface EventSearch {
   limit: number;
 }
 
-export interface ProviderToken {
-  token: string;
-  host: string | null;
-}
-
-/** Durable state. Every write is committed (WAL, synchronous=NORMAL or stronger) before the method returns. */
+/**
+ * V0's durable state (store.ts). Every write is committed (WAL, synchronous=NORMAL or stronger) before
+ * the method returns.
+ */
 export interface ConversationStore {
   insertConversation(conversation: StoredConversation): void;
   getConversation(tenant: TenantId, conversationId: string): StoredConversation | undefined;
@@ -81,12 +78,13 @@ export interface ConversationStore {
   searchEvents(tenant: TenantId, conversationId: string, query: EventSearch): StoredEvent[];
   /** Deletes the conversation and all its events in one transaction; false when the tenant owns no such conversation. */
   deleteConversation(tenant: TenantId, conversationId: string): boolean;
-  setProviderTokens(tenant: TenantId, tokens: Partial<Record<GitProviderValue, ProviderToken>>): void;
-  getProviderTokens(tenant: TenantId): Partial<Record<GitProviderValue, ProviderToken>>;
-  clearProviderTokens(tenant: TenantId): void;
+  /**
+   * Whether any tenant holds this conversation id: ids are unique across tenants, so a create that
+   * chooses an id must know whether anyone holds it (without learning whose it is).
+   */
+  conversationIdExists(conversationId: string): boolean;
   /** Crash recovery at start-up: no agent survives a restart, so STARTING/RUNNING become STOPPED. */
   markAllStopped(): void;
-  close(): void;
 }
 
 /** What the runtime needs to start an agent loop. */
@@ -161,7 +159,9 @@ export interface AgentTimings {
 
 /** What the REST routes need (routes.ts, history-routes.ts). */
 export interface RouteDeps {
-  store: LocalConversationStore;
+  store: ConversationStore;
+  /** The tenants' git provider tokens (the shared database's). */
+  tokens: ProviderTokens;
   runtime: AgentRuntime;
   nestedRuntime: boolean;
   /** The service's own origin (`http://127.0.0.1:PORT`), known once listening; used for nested-runtime urls. */

@@ -1,10 +1,10 @@
 /**
  * The V1 face of the local service (an app server and its agent servers): the app server's route
- * table (routes.ts) on the service's port, built over the shared store, tenants and scripted agent,
+ * table (routes.ts) on the service's port, built over the shared database, tenants and scripted agent,
  * plus the sandboxes whose agent servers listen on their own loopback ports (agent-server.ts).
  */
 import type pino from 'pino';
-import type { LocalConversationStore } from '../store.ts';
+import type { LocalDatabase } from '../database.ts';
 import { createV1Agent } from './agent.ts';
 import { appRecords } from './app-records.ts';
 import { utcTimestamp } from './event-factory.ts';
@@ -25,9 +25,9 @@ export interface V1Options {
   socketAuthTimeoutMs?: number;
 }
 
-/** Builds the V1 face over an open store: its routes, fallback and teardown. */
-export function createV1Face(base: LocalConversationStore, options: V1Options, logger: pino.Logger) {
-  const store = openV1Store(base);
+/** Builds the V1 face over the open database: its routes, fallback and teardown. */
+export function createV1Face(database: LocalDatabase, options: V1Options, logger: pino.Logger) {
+  const store = openV1Store(database);
   store.recoverAfterRestart(utcTimestamp());
   const agent = createV1Agent({ store, replyMs: options.replyMs, logger });
   const sandboxes = createSandboxes({
@@ -44,13 +44,13 @@ export function createV1Face(base: LocalConversationStore, options: V1Options, l
     stepMs: options.startStepMs,
     logger,
     hasProviderToken: (tenant, provider) => {
-      const tokens = base.getProviderTokens(tenant) as Record<string, unknown>;
+      const tokens = database.getProviderTokens(tenant) as Record<string, unknown>;
       return provider === null ? Object.keys(tokens).length > 0 : tokens[provider] !== undefined;
     },
   });
   const records = appRecords(store, sandboxes);
   return {
-    routes: createRoutes({ store, base, sandboxes, agent, starter, records }),
+    routes: createRoutes({ store, tokens: database, sandboxes, agent, starter, records }),
     unmatched: spaFallback,
     /** Stops starts in progress, agent steps and every agent server. */
     async close(): Promise<void> {

@@ -8,7 +8,7 @@
 import { ALIVE_BODY } from '../../contract/common.ts';
 import type { ApiResponse, Route } from '../api-route.ts';
 import { json, validationError } from '../api-route.ts';
-import type { LocalConversationStore } from '../store.ts';
+import type { ProviderTokens } from '../database.ts';
 import { validateAddGitProviders } from '../validation/git-providers-body.ts';
 import type { V1Agent } from './agent.ts';
 import { createAppConversationRoutes } from './app-conversation-routes.ts';
@@ -23,8 +23,8 @@ import type { V1Store } from './store.ts';
 /** What the app server's routes need. */
 export interface RouteDeps {
   store: V1Store;
-  /** The shared store, for the git provider tokens both faces keep. */
-  base: LocalConversationStore;
+  /** The tenants' git provider tokens (the shared database's). */
+  tokens: ProviderTokens;
   sandboxes: Sandboxes;
   agent: V1Agent;
   starter: Starter;
@@ -50,7 +50,7 @@ export function spaFallback(method: string): ApiResponse {
 
 /** Builds the app server's route table. */
 export function createRoutes(deps: RouteDeps): Route[] {
-  const { store, base, sandboxes, agent, starter, records } = deps;
+  const { store, tokens: providerTokens, sandboxes, agent, starter, records } = deps;
   return [
     { method: 'GET', pattern: /^\/alive$/, body: 'ignored', handle: () => json(200, ALIVE_BODY) },
     { method: 'GET', pattern: /^\/health$/, body: 'ignored', handle: () => json(200, 'OK') },
@@ -65,12 +65,12 @@ export function createRoutes(deps: RouteDeps): Route[] {
       handle: (request) => {
         const validated = validateAddGitProviders(request.body);
         if (!validated.ok) return validationError(validated.issues);
-        const tokens: Parameters<typeof base.setProviderTokens>[1] = {};
+        const tokens: Parameters<typeof providerTokens.setProviderTokens>[1] = {};
         for (const [provider, value] of Object.entries(validated.value.provider_tokens)) {
           if (value)
             tokens[provider as keyof typeof tokens] = { token: value.token, host: value.host ?? null };
         }
-        base.setProviderTokens(request.tenant, tokens);
+        providerTokens.setProviderTokens(request.tenant, tokens);
         return json(200, { message: 'Git providers stored' });
       },
     },
@@ -79,7 +79,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
       pattern: /^\/api\/v1\/secrets\/git-providers$/,
       body: 'ignored',
       handle: (request) => {
-        base.clearProviderTokens(request.tenant);
+        providerTokens.clearProviderTokens(request.tenant);
         return json(200, { message: 'Unset Git provider tokens' });
       },
     },

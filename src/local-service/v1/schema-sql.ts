@@ -1,6 +1,6 @@
 /**
- * The V1 face's tables, created by the store's second migration (store.ts) in the same SQLite file as
- * the V0 conversations: sandboxes, V1 conversation metadata, start tasks and SDK events. Kept apart
+ * The V1 face's tables, created by the database's second migration (the list is index.ts's) in the
+ * same SQLite file as the V0 conversations (v0/schema-sql.ts): sandboxes, V1 conversation metadata, start tasks and SDK events. Kept apart
  * from the V0 tables because the V1 records differ in shape (nullable trigger, sandbox, execution
  * status) and V1 events are stored as the agent server sends them (string ids, naive timestamps).
  * Append-only like every migration: a shipped statement never changes.

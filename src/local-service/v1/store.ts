@@ -1,14 +1,15 @@
 /**
- * The V1 face's durable state, in the store's SQLite file (tables of schema-sql.ts): sandboxes, V1
- * conversation metadata, start tasks and SDK events. Every read and write of a tenant's rows is
- * scoped by tenant; every write is committed before the method returns (WAL, as store.ts), so what a
- * route acknowledged survives `kill -9`.
+ * The V1 face's durable state, in the shared database's SQLite file (tables of schema-sql.ts):
+ * sandboxes, V1 conversation metadata, start tasks and SDK events. Every read and write of a tenant's
+ * rows is scoped by tenant; every write is committed before the method returns (WAL, database.ts), so
+ * what a route acknowledged survives `kill -9`. Two queries read V0's conversations table as well (an
+ * id is unique across both faces; the count includes V0 conversations, as the real app server's does).
  */
 import type Database from 'better-sqlite3';
 import type { SandboxStatusValue } from '../../contract/v1/app-server.ts';
 import type { SdkEventRecord } from '../../contract/v1/events.ts';
 import type { TenantId } from '../auth.ts';
-import { type LocalConversationStore, retained } from '../store.ts';
+import { type LocalDatabase, retained } from '../database.ts';
 import {
   CONVERSATION_COLUMNS,
   type ConversationFilters,
@@ -31,9 +32,9 @@ const TASK_ORDER: Record<TaskSort, string> = {
   UPDATED_AT_DESC: 'updated_at DESC, seq DESC',
 };
 
-/** Opens the V1 tables of an open store. */
-export function openV1Store(base: LocalConversationStore) {
-  const db: Database.Database = base.database;
+/** The V1 tables of an open database. */
+export function openV1Store(database: LocalDatabase) {
+  const db: Database.Database = database.sqlite;
   const prepare = (sql: string) => retained(db.prepare(sql));
   // Filtered queries are built from a few optional clauses: one statement per distinct text, kept.
   const statements = new Map<string, Database.Statement>();

@@ -1,68 +1,13 @@
 /**
- * The local service's durable state: conversations, their events and git provider tokens, in one
- * SQLite file (better-sqlite3) inside the data directory. Every query is scoped by tenant, so a
- * caller can never read or change another tenant's rows even when it guesses an id.
+ * The V0 face's durable state: conversations and their events, in the shared database's SQLite file
+ * (tables of schema-sql.ts; the tenants' provider tokens are the database's own, database.ts). Every
+ * query is scoped by tenant, so a caller can never read or change another tenant's rows even when it
+ * guesses an id.
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import type { GitProviderValue } from '../contract/common.ts';
-import { GIT_PROVIDERS } from '../contract/common.ts';
-import type { ConversationEventRecord } from '../contract/v0/records.ts';
-import type { TenantId } from './auth.ts';
-import type {
-  ConversationPatch,
-  ConversationStore,
-  ProviderToken,
-  StoredConversation,
-  StoredEvent,
-} from './v0/seams.ts';
-import { V1_CONFIRMATION_SQL, V1_PUBLIC_SQL, V1_TABLES_SQL } from './v1/schema-sql.ts';
-
-/** File name of the database inside the data directory. */
-export const STORE_FILE_NAME = 'conversations.sqlite';
-
-/**
- * Ordered migrations; index + 1 is the schema version they lead to. Append only: a shipped
- * migration never changes, so a data dir written by an older build upgrades in place.
- */
-const MIGRATIONS: readonly string[] = [
-  `CREATE TABLE conversations (
-     -- seq orders conversations created in the same millisecond (newest first on ties).
-     seq INTEGER PRIMARY KEY AUTOINCREMENT,
-     conversation_id TEXT NOT NULL UNIQUE,
-     tenant TEXT NOT NULL,
-     title TEXT NOT NULL,
-     status TEXT NOT NULL,
-     runtime_status TEXT,
-     selected_repository TEXT,
-     selected_branch TEXT,
-     git_provider TEXT,
-     trigger TEXT NOT NULL,
-     pr_numbers TEXT NOT NULL,
-     created_at TEXT NOT NULL,
-     last_updated_at TEXT NOT NULL,
-     request TEXT NOT NULL,
-     session_api_key TEXT
-   );
-   CREATE INDEX conversations_by_tenant_newest ON conversations (tenant, created_at DESC, seq DESC);
-   CREATE TABLE events (
-     conversation_id TEXT NOT NULL,
-     id INTEGER NOT NULL,
-     payload TEXT NOT NULL,
-     PRIMARY KEY (conversation_id, id)
-   ) WITHOUT ROWID;
-   CREATE TABLE provider_tokens (
-     tenant TEXT NOT NULL,
-     provider TEXT NOT NULL,
-     token TEXT NOT NULL,
-     host TEXT,
-     PRIMARY KEY (tenant, provider)
-   ) WITHOUT ROWID;`,
-  V1_TABLES_SQL,
-  V1_PUBLIC_SQL,
-  V1_CONFIRMATION_SQL,
-];
+import type { ConversationEventRecord } from '../../contract/v0/records.ts';
+import type { TenantId } from '../auth.ts';
+import { type LocalDatabase, retained } from '../database.ts';
+import type { ConversationPatch, ConversationStore, StoredConversation, StoredEvent } from './seams.ts';
 
 interface ConversationRow {
   conversation_id: string;
@@ -119,71 +64,9 @@ function conversationToRow(c: StoredConversation): ConversationRow {
   };
 }
 
-/**
- * better-sqlite3 12's JS wrappers (databases, statements) are kept reachable for the life of the
- * process. Under Node 24, a wrapper garbage-collected while no JavaScript context is entered (a GC
- * during a microtask checkpoint) aborts the process in `node::RemoveEnvironmentCleanupHook`
- * (`Assertion failed: (env) != nullptr`, from `Statement::~Statement`; reported against
- * better-sqlite3 12.x on Node 24 by several projects). It aborted a vitest worker here once. A store
- * opens ~25 wrappers once and keeps them anyway; what this adds is that a closed store's wrappers
- * (tests open hundreds) and the few transient ones are never finalized by the GC. better-sqlite3 13
- * needs Node 22, and Node 20 must keep working.
- */
-const NEVER_COLLECTED: object[] = [];
-
-export function retained<T extends object>(wrapper: T): T {
-  NEVER_COLLECTED.push(wrapper);
-  return wrapper;
-}
-
-function migrate(db: Database.Database): void {
-  db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)');
-  const row = retained(db.prepare('SELECT version FROM schema_version')).get() as
-    | { version: number }
-    | undefined;
-  const current = row?.version ?? 0;
-  if (current > MIGRATIONS.length) {
-    throw new Error(
-      `data dir schema version ${current} is newer than this build understands (${MIGRATIONS.length})`,
-    );
-  }
-  const apply = db.transaction(() => {
-    for (let v = current; v < MIGRATIONS.length; v++) db.exec(MIGRATIONS[v] as string);
-    retained(db.prepare('DELETE FROM schema_version')).run();
-    retained(db.prepare('INSERT INTO schema_version (version) VALUES (?)')).run(MIGRATIONS.length);
-  });
-  if (current < MIGRATIONS.length) apply();
-}
-
-/**
- * The store plus what only the REST side needs: ids are unique across tenants, so a create that
- * chooses an id must know whether anyone holds it (without learning whose it is).
- */
-export interface LocalConversationStore extends ConversationStore {
-  /** Whether any tenant holds this conversation id. */
-  conversationIdExists(conversationId: string): boolean;
-  /** The open database, for the V1 face's own tables (v1/store.ts); same file, same durability. */
-  readonly database: Database.Database;
-}
-
-/**
- * Opens (creating when needed) the store in `dataDir`, applying pending migrations.
- * Two processes must not open the same data dir at once; the local service is its only writer.
- */
-export function openConversationStore(dataDir: string): LocalConversationStore {
-  mkdirSync(dataDir, { recursive: true });
-  const db = retained(new Database(join(dataDir, STORE_FILE_NAME)));
-  // exec, not db.pragma(): pragma() prepares a statement each call, one more wrapper for the GC.
-  db.exec('PRAGMA journal_mode = WAL');
-  // Under WAL, NORMAL syncs only at checkpoints: a commit is in the WAL file (the OS page cache)
-  // before the statement returns, so it survives the process being killed with SIGKILL; only an OS
-  // crash or power loss can lose the last commits. FULL would add an fsync per commit, which costs
-  // far more than this development service needs.
-  db.exec('PRAGMA synchronous = NORMAL');
-  db.exec('PRAGMA foreign_keys = ON');
-  // A short wait instead of SQLITE_BUSY if a checkpoint overlaps a write.
-  db.exec('PRAGMA busy_timeout = 5000');
-  migrate(db);
+/** The V0 tables of an open database. */
+export function openV0Store(database: LocalDatabase): ConversationStore {
+  const db = database.sqlite;
   const prepare = (sql: string) => retained(db.prepare(sql));
 
   const insertConversationStmt = prepare(
@@ -224,12 +107,6 @@ export function openConversationStore(dataDir: string): LocalConversationStore {
   const deleteConversationStmt = prepare(
     'DELETE FROM conversations WHERE tenant = ? AND conversation_id = ?',
   );
-  const upsertTokenStmt = prepare(
-    `INSERT INTO provider_tokens (tenant, provider, token, host) VALUES (?, ?, ?, ?)
-     ON CONFLICT (tenant, provider) DO UPDATE SET token = excluded.token, host = excluded.host`,
-  );
-  const listTokensStmt = prepare('SELECT provider, token, host FROM provider_tokens WHERE tenant = ?');
-  const clearTokensStmt = prepare('DELETE FROM provider_tokens WHERE tenant = ?');
   const markAllStoppedStmt = prepare(
     `UPDATE conversations SET status = 'STOPPED', runtime_status = NULL, session_api_key = NULL
      WHERE status IN ('STARTING', 'RUNNING')`,
@@ -266,17 +143,7 @@ export function openConversationStore(dataDir: string): LocalConversationStore {
     return true;
   });
 
-  const setTokens = db.transaction(
-    (tenant: TenantId, tokens: Partial<Record<GitProviderValue, ProviderToken>>) => {
-      for (const provider of GIT_PROVIDERS) {
-        const token = tokens[provider];
-        if (token) upsertTokenStmt.run(tenant, provider, token.token, token.host);
-      }
-    },
-  );
-
   return {
-    database: db,
     insertConversation(conversation) {
       insertConversationStmt.run(conversationToRow(conversation));
     },
@@ -309,27 +176,8 @@ export function openConversationStore(dataDir: string): LocalConversationStore {
     deleteConversation(tenant, conversationId) {
       return remove(tenant, conversationId);
     },
-    setProviderTokens(tenant, tokens) {
-      setTokens(tenant, tokens);
-    },
-    getProviderTokens(tenant) {
-      const rows = listTokensStmt.all(tenant) as Array<{
-        provider: string;
-        token: string;
-        host: string | null;
-      }>;
-      const out: Partial<Record<GitProviderValue, ProviderToken>> = {};
-      for (const r of rows) out[r.provider as GitProviderValue] = { token: r.token, host: r.host };
-      return out;
-    },
-    clearProviderTokens(tenant) {
-      clearTokensStmt.run(tenant);
-    },
     markAllStopped() {
       markAllStoppedStmt.run();
-    },
-    close() {
-      if (db.open) db.close();
     },
   };
 }
