@@ -1,9 +1,12 @@
 /**
- * The scripted agent as a pure function (src/local-service/agent-script.ts): the whole answer to each
- * command of its language, no service needed. test/local-service/runtime.test.ts runs it for real.
+ * The scripted agent as pure functions: the shared script's neutral steps for each command of its
+ * language (src/local-service/agent-script.ts), and the whole answer as V0's events
+ * (src/local-service/v0/answer.ts), no service needed. test/local-service/runtime.test.ts runs it for
+ * real; V1's events are checked through its agent servers (v1-agent-server.test.ts, v1-events.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { agentScript } from '../../src/local-service/agent-script.ts';
+import { v0Answer } from '../../src/local-service/v0/answer.ts';
 
 const message = (content: string) => ({
   kind: 'event',
@@ -17,15 +20,34 @@ const message = (content: string) => ({
 });
 
 describe('agentScript', () => {
-  it('quotes anything that is not a command, untrimmed', () => {
+  it('answers each verb with neutral steps, and finishes only on finish', () => {
     expect(agentScript('  hello  ')).toEqual({
+      steps: [{ kind: 'message', content: 'You said:   hello  ' }],
+      finished: false,
+    });
+    expect(agentScript('run: echo hi').steps).toEqual([
+      { kind: 'run', command: 'echo hi', output: 'hi', exitCode: 0 },
+    ]);
+    expect(agentScript('Think: plan it').steps).toEqual([{ kind: 'think', thought: 'plan it' }]);
+    expect(agentScript('title: New').steps).toEqual([
+      { kind: 'title', title: 'New' },
+      { kind: 'message', content: 'Title changed to: New' },
+    ]);
+    expect(agentScript('error: boom').steps).toEqual([{ kind: 'error', content: 'boom' }]);
+    expect(agentScript('finish')).toEqual({ steps: [{ kind: 'finish', thought: '' }], finished: true });
+  });
+});
+
+describe('v0Answer', () => {
+  it('quotes anything that is not a command, untrimmed', () => {
+    expect(v0Answer('  hello  ')).toEqual({
       steps: [message('You said:   hello  ')],
       finalState: 'awaiting_user_input',
     });
   });
 
   it('runs a command: the action, then its observation caused by the action', () => {
-    const answer = agentScript('run: exit 3');
+    const answer = v0Answer('run: exit 3');
     expect(answer.finalState).toBe('awaiting_user_input');
     expect(answer.steps).toEqual([
       {
@@ -63,7 +85,7 @@ describe('agentScript', () => {
 
   it('simulates echo, true, false and unknown commands', () => {
     const observed = (command: string) => {
-      const step = agentScript(`run: ${command}`).steps[1];
+      const step = v0Answer(`run: ${command}`).steps[1];
       const event = step?.kind === 'event' ? (step.event as { content: string; success: boolean }) : null;
       return [event?.content, event?.success];
     };
@@ -74,7 +96,7 @@ describe('agentScript', () => {
   });
 
   it('logs a thought as a think action and its observation', () => {
-    expect(agentScript('THINK: plan it').steps).toEqual([
+    expect(v0Answer('THINK: plan it').steps).toEqual([
       {
         kind: 'event',
         causedBy: 'message',
@@ -96,14 +118,14 @@ describe('agentScript', () => {
 
   it('changes the title (cut to 200 characters) and confirms it', () => {
     const long = 'x'.repeat(250);
-    expect(agentScript(`title: ${long}`)).toEqual({
+    expect(v0Answer(`title: ${long}`)).toEqual({
       steps: [{ kind: 'title', title: 'x'.repeat(200) }, message(`Title changed to: ${'x'.repeat(200)}`)],
       finalState: 'awaiting_user_input',
     });
   });
 
   it('reports an error observation, and finishes with the finished state', () => {
-    expect(agentScript('error: boom').steps).toEqual([
+    expect(v0Answer('error: boom').steps).toEqual([
       {
         kind: 'event',
         causedBy: 'message',
@@ -116,7 +138,7 @@ describe('agentScript', () => {
         },
       },
     ]);
-    expect(agentScript('finish: done')).toEqual({
+    expect(v0Answer('finish: done')).toEqual({
       steps: [
         {
           kind: 'event',
@@ -134,7 +156,7 @@ describe('agentScript', () => {
   });
 
   it('treats a command verb without its text as an ordinary message', () => {
-    expect(agentScript('run:').steps).toEqual([message('You said: run:')]);
-    expect(agentScript('think:   ').steps).toEqual([message('You said: think:   ')]);
+    expect(v0Answer('run:').steps).toEqual([message('You said: run:')]);
+    expect(v0Answer('think:   ').steps).toEqual([message('You said: think:   ')]);
   });
 });

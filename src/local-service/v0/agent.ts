@@ -1,11 +1,12 @@
 /**
- * The deterministic agent runtime of the local conversation service: it makes conversations behave
- * like real OpenHands 0.53 conversations (status transitions, agent-state observations, answers to
- * user messages) without an LLM, so the gateway and its tests see realistic event streams.
+ * The deterministic agent runtime of the local service's V0 face: it makes conversations behave like
+ * real OpenHands 0.53 conversations (status transitions, agent-state observations, answers to user
+ * messages) without an LLM, so the gateway and its tests see realistic event streams.
  *
- * This module coordinates: what the agent answers to a message is agent-script.ts (a pure function),
- * when each step runs is the scheduler (scheduler.ts: timed steps per conversation), and who hears of
- * it is the live hub (live-hub.ts: a conversation's events, removal and socket count). A running
+ * This module coordinates: what the agent answers to a message is answer.ts (the shared script,
+ * agent-script.ts, as V0's events; pure functions), when each step runs is the scheduler
+ * (../scheduler.ts: timed steps per conversation), and who hears of it is the live hub (../live-hub.ts:
+ * a conversation's events, removal and socket count). A running
  * conversation is an AgentLoop (its agent state and, nested, its session key). Status updates and the
  * closing agent_state_changed observation are live only (the real server never stores them); every
  * other event goes through `store.appendEvent`, which assigns its id.
@@ -13,10 +14,10 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type pino from 'pino';
 import type { AgentStateValue, ConversationEventRecord } from '../../contract/v0/records.ts';
-import { agentScript } from '../agent-script.ts';
 import type { TenantId } from '../auth.ts';
 import { conversationKey, LiveHub } from '../live-hub.ts';
 import { StepScheduler } from '../scheduler.ts';
+import { v0Answer } from './answer.ts';
 import type {
   AgentRuntime,
   AgentTimings,
@@ -168,10 +169,10 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
     });
   }
 
-  /** Runs the agent's answer to a user message (agent-script.ts) against the store and the live hub. */
+  /** Runs the agent's answer to a user message (answer.ts) against the store and the live hub. */
   function answer(loop: AgentLoop, userEventId: number, content: string): void {
     const { tenant, conversationId } = loop;
-    const script = agentScript(content);
+    const script = v0Answer(content);
     let previousId = userEventId;
     for (const step of script.steps) {
       if (step.kind === 'title') {

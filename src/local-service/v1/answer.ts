@@ -1,7 +1,7 @@
 /**
- * The scripted agent's answer to one user message, as SDK events: the V0 script (agent-script.ts, the
- * same command language) translated step by step into what an agent server v1.43.1 conversation
- * emits, plus one verb V1 adds because its event model has file edits:
+ * The scripted agent's answer to one user message, as SDK events: the shared script (agent-script.ts,
+ * the command language both faces answer) translated step by step into what an agent server v1.43.1
+ * conversation emits, plus two verbs of V1's own (file edits, and a run that fails):
  *
  *   run: <cmd>      ActionEvent (TerminalAction) + ObservationEvent (TerminalObservation, exit code)
  *   think: <text>   ActionEvent (ThinkAction) + ObservationEvent (ThinkObservation)
@@ -15,8 +15,8 @@
  * Events are built when the step runs (ids and timestamps are the moment of emission). The agent ends
  * every other answer `finished`, as the SDK's agent does once it replies without a tool call or finishes.
  */
-import type { ActionEventRecord, ExecutionStatusValue, SdkEventRecord } from '../../contract/v1/events.ts';
-import { agentScript } from '../agent-script.ts';
+import type { ExecutionStatusValue, SdkEventRecord } from '../../contract/v1/events.ts';
+import { agentScript, type ScriptStep } from '../agent-script.ts';
 import {
   actionEvent,
   agentErrorEvent,
@@ -55,7 +55,61 @@ function editAnswer(path: string): SdkEventRecord[] {
   return [action, observation];
 }
 
-/** Translates the shared script's V0 steps into SDK events. */
+/** One script step as SDK events. */
+function sdkEvents(step: Exclude<ScriptStep, { kind: 'title' }>): SdkEventRecord[] {
+  switch (step.kind) {
+    case 'run': {
+      const { command, exitCode } = step;
+      const action = actionEvent(
+        'terminal',
+        { command, is_input: false, reset: false, kind: 'TerminalAction' },
+        { command },
+      );
+      const observation = observationEvent(action, {
+        content: [text(step.output)],
+        is_error: false,
+        command,
+        exit_code: exitCode,
+        timeout: false,
+        metadata: {
+          exit_code: exitCode,
+          pid: -1,
+          username: 'openhands',
+          hostname: 'sandbox',
+          working_dir: WORKING_DIR,
+          prefix: '',
+          suffix: '',
+        },
+        kind: 'TerminalObservation',
+      });
+      return [action, observation];
+    }
+    case 'think': {
+      const { thought } = step;
+      const action = actionEvent('think', { thought, kind: 'ThinkAction' }, { thought });
+      const observation = observationEvent(action, {
+        content: [text('Your thought has been logged.')],
+        is_error: false,
+        kind: 'ThinkObservation',
+      });
+      return [action, observation];
+    }
+    case 'error':
+      return [agentErrorEvent('terminal', step.content)];
+    case 'finish': {
+      const message = step.thought;
+      const action = actionEvent('finish', { message, kind: 'FinishAction' }, { message });
+      return [
+        action,
+        observationEvent(action, { content: [text(message)], is_error: false, kind: 'FinishObservation' }),
+      ];
+    }
+    case 'message':
+      return [messageEvent('agent', [text(step.content)])];
+  }
+}
+
+/** What the agent answers to a user message with this content, as SDK events. */
 export function v1Answer(content: string): V1Answer {
   const edit = /^edit:\s*(\S.*)$/is.exec(content.trim());
   if (edit?.[1]) {
@@ -69,72 +123,9 @@ export function v1Answer(content: string): V1Answer {
   }
   const events: SdkEventRecord[] = [];
   let title: string | null = null;
-  let lastAction: ActionEventRecord | undefined;
   for (const step of agentScript(content).steps) {
-    if (step.kind === 'title') {
-      title = step.title;
-      continue;
-    }
-    const record = step.event as unknown as Record<string, unknown> & { args?: Record<string, unknown> };
-    const args = record.args ?? {};
-    if (record.action === 'run') {
-      const command = String(args.command);
-      lastAction = actionEvent(
-        'terminal',
-        { command, is_input: false, reset: false, kind: 'TerminalAction' },
-        { command },
-      );
-      events.push(lastAction);
-    } else if (record.observation === 'run' && lastAction) {
-      const extras = record.extras as { metadata: { exit_code: number } };
-      const exitCode = extras.metadata.exit_code;
-      events.push(
-        observationEvent(lastAction, {
-          content: [text(String(record.content))],
-          is_error: false,
-          command: lastAction.action?.kind === 'TerminalAction' ? lastAction.action.command : '',
-          exit_code: exitCode,
-          timeout: false,
-          metadata: {
-            exit_code: exitCode,
-            pid: -1,
-            username: 'openhands',
-            hostname: 'sandbox',
-            working_dir: WORKING_DIR,
-            prefix: '',
-            suffix: '',
-          },
-          kind: 'TerminalObservation',
-        }),
-      );
-    } else if (record.action === 'think') {
-      const thought = String(args.thought);
-      lastAction = actionEvent('think', { thought, kind: 'ThinkAction' }, { thought });
-      events.push(lastAction);
-    } else if (record.observation === 'think' && lastAction) {
-      events.push(
-        observationEvent(lastAction, {
-          content: [text(String(record.content))],
-          is_error: false,
-          kind: 'ThinkObservation',
-        }),
-      );
-    } else if (record.observation === 'error') {
-      events.push(agentErrorEvent('terminal', String(record.content)));
-    } else if (record.action === 'finish') {
-      const message = String(args.final_thought ?? '');
-      const finishAction = actionEvent('finish', { message, kind: 'FinishAction' }, { message });
-      events.push(
-        finishAction,
-        observationEvent(finishAction, {
-          content: [text(message)],
-          is_error: false,
-          kind: 'FinishObservation',
-        }),
-      );
-    } else if (record.action === 'message') {
-      events.push(messageEvent('agent', [text(String(args.content))]));
-    }
+    if (step.kind === 'title') title = step.title;
+    else events.push(...sdkEvents(step));
   }
   return { events, title, finalStatus: 'finished' };
 }

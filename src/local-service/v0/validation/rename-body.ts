@@ -1,12 +1,10 @@
 /**
- * The body of PATCH /api/conversations/{id} (rename), and the longest title the service stores, which
- * the scripted agent's own titles honour too.
+ * The body of PATCH /api/conversations/{id} (rename): a title of 1..MAX_TITLE_LENGTH characters after
+ * stripping.
  */
 import { type Schema, validateBody } from '../../validation/body-schema.ts';
 import { issue, type Validated } from '../../validation/issue.ts';
-
-/** Longest accepted conversation title, after stripping (the real server's Field(max_length=200)). */
-export const MAX_TITLE_LENGTH = 200;
+import { MAX_TITLE_LENGTH } from '../../validation/title.ts';
 
 const UPDATE_CONVERSATION_SCHEMA: Schema = {
   kind: 'object',
