@@ -3,8 +3,10 @@
  * contract, and local-service -> contract only; inside gateway/, the root assembles the rooms and the
  * rooms import each other one way (GATEWAY_ROOMS); inside upstream/, the schema and the gateway talk to
  * the port and only the composition root picks an adapter (upstreamRule), and the live core
- * (upstream/live/) names no API (apiWordsIn). An import against the arrows fails here with the file, the
- * line and the rule it breaks, so the layering stays true as the code grows.
+ * (upstream/live/) names no API (apiWordsIn); in every layer, one API's files (a `vN/` folder) never
+ * import another API's, and shared files import none but through the roots that pick one
+ * (apiSideRule). An import against the arrows fails here with the file, the line and the rule it
+ * breaks, so the layering stays true as the code grows.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -107,6 +109,37 @@ function apiWordsIn(file: string, text: string): string[] {
     );
 }
 
+/**
+ * The API a file belongs to: the `vN/` folder in its path (contract/v0/, local-service/v1/,
+ * upstream/v0/live/, ...), undefined for what all APIs share.
+ */
+function apiOf(file: string): string | undefined {
+  return /(?:^|\/)(v\d+)\//.exec(file)?.[1];
+}
+
+/**
+ * Files outside every `vN/` folder that may still import one API's files: the roots that pick or start
+ * one (gateway/yoga.ts picks an adapter; local-service/index.ts starts a face), and the port's
+ * vocabulary, which takes OpenHands' agent states, statuses and triggers from V0's wire contract once.
+ */
+const API_CHOOSERS = new Set([COMPOSITION_ROOT, 'local-service/index.ts', 'upstream/port/vocabulary.ts']);
+
+/**
+ * `why` when `from` may not import `to` across the API folders, else null: one API's files never
+ * import another's (in any layer), and what is shared never imports one API's files, except in
+ * {@link API_CHOOSERS}. With the same inner names on both sides, this is what keeps the two sides apart.
+ */
+function apiSideRule(from: string, to: string): string | null {
+  const toApi = apiOf(to);
+  if (toApi === undefined) return null;
+  const fromApi = apiOf(from);
+  if (fromApi === toApi) return null;
+  if (fromApi !== undefined)
+    return `${fromApi} code may not import ${toApi}'s (${to.split('/')[0]}/${toApi}/)`;
+  if (API_CHOOSERS.has(from)) return null;
+  return `shared code may not import one API's files (${toApi}/): move what both need out of ${toApi}/`;
+}
+
 function layerOf(file: string): string {
   const top = file.split('/')[0] ?? '';
   if (top === 'errors.ts') return 'errors';
@@ -137,6 +170,8 @@ function violations(): string[] {
       const where = `${file}:${line} imports ${imported}`;
       const adapterRule = upstreamRule(file, imported);
       if (adapterRule) found.push(`${where} (${adapterRule})`);
+      const sideRule = apiSideRule(file, imported);
+      if (sideRule) found.push(`${where} (${sideRule})`);
       if (from === to) {
         const roomRule = gatewayRoomRule(file, imported);
         if (roomRule) found.push(`${where} (${roomRule})`);
@@ -156,7 +191,7 @@ function violations(): string[] {
 }
 
 describe('source layers', () => {
-  it('import one way: entry -> gateway -> schema -> upstream -> contract; local-service -> contract; gateway rooms one way; only the composition root picks an upstream adapter', () => {
+  it("import one way: entry -> gateway -> schema -> upstream -> contract; local-service -> contract; gateway rooms one way; only the composition root picks an upstream adapter; one API never imports another's, shared code none but through the choosers", () => {
     expect(violations()).toEqual([]);
   });
 
@@ -197,6 +232,24 @@ describe('source layers', () => {
       'upstream/live/x.ts:3: v1/',
     ]);
     expect(apiWordsIn('upstream/live/x.ts', 'const position = order.positionOf(event);')).toEqual([]);
+  });
+
+  it('keeps the APIs apart in every layer (the check itself can fail)', () => {
+    expect(apiOf('contract/v0/records.ts')).toBe('v0');
+    expect(apiOf('upstream/v1/live/catch-up.ts')).toBe('v1');
+    expect(apiOf('contract/common.ts')).toBeUndefined();
+    expect(apiSideRule('upstream/v1/events.ts', 'contract/v0/records.ts')).toMatch(
+      /v1 code may not import v0's/,
+    );
+    expect(apiSideRule('local-service/v1/agent.ts', 'local-service/v0/agent.ts')).toMatch(/v1 code/);
+    expect(apiSideRule('local-service/database.ts', 'local-service/v0/schema-sql.ts')).toMatch(/shared code/);
+    expect(apiSideRule('local-service/index.ts', 'local-service/v0/face.ts')).toBeNull();
+    expect(apiSideRule('local-service/v0/store.ts', 'local-service/database.ts')).toBeNull();
+    expect(apiSideRule('schema/events.ts', 'contract/v0/records.ts')).toMatch(/shared code may not/);
+    expect(apiSideRule('upstream/live/subscriber-queue.ts', 'upstream/v0/events.ts')).toMatch(/shared code/);
+    expect(apiSideRule('upstream/v1/events.ts', 'contract/v1/events.ts')).toBeNull();
+    expect(apiSideRule('upstream/v1/events.ts', 'contract/common.ts')).toBeNull();
+    expect(apiSideRule('upstream/port/vocabulary.ts', 'contract/v0/records.ts')).toBeNull();
   });
 
   it('finds an adapter imported past the port (the upstream check itself can fail)', () => {
