@@ -34,8 +34,12 @@ export interface HttpServerDeps {
   unmatched?: (method: string) => ApiResponse;
 }
 
-/** Default body limit: replay_json can be large, but nothing legitimate comes near this. @default 5 MiB */
-export const DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024;
+/**
+ * The bundled service's request body limit (its 413): replay_json can be large, but nothing legitimate
+ * comes near this. Not the gateway's own GraphQL body limit (src/gateway/protection/limits.ts).
+ * @default 5 MiB
+ */
+export const SERVICE_MAX_BODY_BYTES = 5 * 1024 * 1024;
 
 /** Past this many discarded bytes of an oversize body the connection is cut instead of drained. */
 const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;

@@ -11,7 +11,7 @@ import pino from 'pino';
 import type { ApiResponse, Route } from './api-route.ts';
 import { createTenantResolver, type TenantId } from './auth.ts';
 import { type LocalDatabase, openDatabase, PROVIDER_TOKENS_SQL } from './database.ts';
-import { createHttpServer, DEFAULT_MAX_BODY_BYTES } from './http-server.ts';
+import { createHttpServer, SERVICE_MAX_BODY_BYTES } from './http-server.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { DEFAULT_AGENT_TIMINGS } from './v0/agent.ts';
 import { createV0Face } from './v0/face.ts';
@@ -121,7 +121,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     routes: face.routes,
     resolveTenant,
     rateLimiter,
-    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    maxBodyBytes: options.maxBodyBytes ?? SERVICE_MAX_BODY_BYTES,
     logger,
     ...(face.pathKeyTenant ? { pathKeyTenant: face.pathKeyTenant } : {}),
     ...(face.unmatched ? { unmatched: face.unmatched } : {}),

@@ -11,8 +11,10 @@
  * closing agent_state_changed observation are live only (the real server never stores them); every
  * other event goes through `store.appendEvent`, which assigns its id.
  */
+
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type pino from 'pino';
+import { isJsonObject } from '../../contract/json.ts';
 import type { AgentStateValue, ConversationEventRecord } from '../../contract/v0/records.ts';
 import type { TenantId } from '../auth.ts';
 import { conversationKey, LiveHub } from '../live-hub.ts';
@@ -66,10 +68,6 @@ interface AgentLoop {
   agentState: AgentStateValue;
   /** Only in nested-runtime mode. Secret. */
   sessionApiKey: string | null;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function agentStateObservation(agentState: AgentStateValue, cause?: number): ConversationEventRecord {
@@ -224,7 +222,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
     const newIds = new Map<number, number>();
     for (const item of recorded) {
       // Only actions and observations are conversation history; anything else in the list is ignored.
-      if (!isRecord(item) || (typeof item.action !== 'string' && typeof item.observation !== 'string'))
+      if (!isJsonObject(item) || (typeof item.action !== 'string' && typeof item.observation !== 'string'))
         continue;
       enqueue(loop, timings.replayStepMs, () => {
         const { id: oldId, timestamp: _timestamp, cause, ...rest } = item;

@@ -14,7 +14,7 @@ import { EXECUTION_STATUSES, QUALIFIED_EVENT_KINDS, type SdkEventRecord } from '
 import { type ApiRequest, type ApiResponse, json, type Route, validationError } from '../api-route.ts';
 import { issue } from '../validation/issue.ts';
 import type { V1Agent } from './agent.ts';
-import { conversationInfo, dashedId, hexId } from './conversation-state.ts';
+import { conversationInfo, dashedUuid, uuidHex } from './conversation-state.ts';
 import { utcTimestamp } from './event-factory.ts';
 import { readMessage } from './message-body.ts';
 import { QueryReader, uuidIssue } from './query.ts';
@@ -60,7 +60,7 @@ export function createAgentRoutes(deps: AgentRouteDeps): Route[] {
     request: ApiRequest,
   ): { hex: string; conversation: V1Conversation | undefined } | ApiResponse {
     const raw = request.params[0] ?? '';
-    const hex = hexId(raw);
+    const hex = uuidHex(raw);
     if (hex === undefined) return validationError([uuidIssue(['path', 'conversation_id'], raw)]);
     const conversation = store.getConversation(request.tenant, hex);
     return { hex, conversation: conversation?.sandboxId === sandboxId ? conversation : undefined };
@@ -85,7 +85,7 @@ export function createAgentRoutes(deps: AgentRouteDeps): Route[] {
       .sort((a, b) => (a[field] < b[field] ? -1 : a[field] > b[field] ? 1 : 0));
     if (sort.endsWith('_DESC')) items.reverse();
     // The page id is the hex id of the next page's first item; an unknown one restarts.
-    const start = Math.max(0, pageId === null ? 0 : items.findIndex((c) => c.id === hexId(pageId)));
+    const start = Math.max(0, pageId === null ? 0 : items.findIndex((c) => c.id === uuidHex(pageId)));
     const page = items.slice(start, start + limit);
     const next = items[start + limit];
     return json(200, { items: page.map(conversationInfo), next_page_id: next ? next.id : null });
@@ -211,7 +211,7 @@ export function createAgentRoutes(deps: AgentRouteDeps): Route[] {
   function eventsOf(request: ApiRequest): { hex: string } | ApiResponse {
     const found = find(request);
     if ('status' in found) return found;
-    if (!found.conversation) return json(404, { detail: `Conversation not found: ${dashedId(found.hex)}` });
+    if (!found.conversation) return json(404, { detail: `Conversation not found: ${dashedUuid(found.hex)}` });
     return { hex: found.hex };
   }
 

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type pino from 'pino';
 import { ALIVE_BODY } from '../../contract/common.ts';
 import type { Route } from '../api-route.ts';
-import { createHttpServer, DEFAULT_MAX_BODY_BYTES } from '../http-server.ts';
+import { createHttpServer, SERVICE_MAX_BODY_BYTES } from '../http-server.ts';
 import type { V1Agent } from './agent.ts';
 import { createAgentRoutes } from './agent-routes.ts';
 import { createEventSocket } from './event-socket.ts';
@@ -76,7 +76,7 @@ export function createAgentServer(sandbox: V1Sandbox, deps: AgentServerDeps) {
     // The sandbox's one key opens its /api routes, as the owner's tenant; anything else is 401.
     resolveTenant: (presented) => (presented !== undefined && keyMatches(presented) ? sandbox.tenant : null),
     rateLimiter: null,
-    maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
+    maxBodyBytes: SERVICE_MAX_BODY_BYTES,
     logger,
   });
   const socket = createEventSocket({

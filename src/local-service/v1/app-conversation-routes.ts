@@ -12,7 +12,7 @@ import { batchAnswer, json, validationError } from '../api-route.ts';
 import { issue, type ValidationIssue } from '../validation/issue.ts';
 import type { V1Agent } from './agent.ts';
 import { type AppRecords, decodePageId, detail, internalError, page } from './app-records.ts';
-import { hexId } from './conversation-state.ts';
+import { uuidHex } from './conversation-state.ts';
 import { utcTimestamp } from './event-factory.ts';
 import { readMessage } from './message-body.ts';
 import { type QueryDatetime, QueryReader } from './query.ts';
@@ -56,11 +56,11 @@ export function readIds(request: ApiRequest, name: string): string[] | ApiRespon
   if (values.length === 0)
     return validationError([issue('missing', ['query', name], 'Field required', null)]);
   if (values.length >= 100) return detail(400, 'Too many ids requested. Maximum is 99.');
-  const invalid = values.filter((v) => hexId(v) === undefined);
+  const invalid = values.filter((v) => uuidHex(v) === undefined);
   if (invalid.length > 0) {
     return detail(400, `Invalid UUID format for ${name}: [${invalid.map((v) => `'${v}'`).join(', ')}]`);
   }
-  return values.map((v) => hexId(v) as string);
+  return values.map((v) => uuidHex(v) as string);
 }
 
 function readFilters(q: QueryReader): ConversationFilters {
@@ -106,7 +106,7 @@ export function createAppConversationRoutes(deps: AppConversationRouteDeps): Rou
   }
 
   async function remove(request: ApiRequest): Promise<ApiResponse> {
-    const hex = hexId(request.params[0] ?? '');
+    const hex = uuidHex(request.params[0] ?? '');
     if (hex === undefined) return detail(400, 'Invalid conversation ID format');
     const conversation = store.getConversation(request.tenant, hex);
     if (!conversation) return detail(404, 'Conversation not found');
@@ -120,7 +120,7 @@ export function createAppConversationRoutes(deps: AppConversationRouteDeps): Rou
   }
 
   function patch(request: ApiRequest): ApiResponse {
-    const hex = hexId(request.params[0] ?? '');
+    const hex = uuidHex(request.params[0] ?? '');
     // `UUID(conversation_id)` is unguarded there: a non-UUID id is an uncaught ValueError.
     if (hex === undefined) return internalError();
     const body = request.body as Record<string, unknown>;
@@ -157,7 +157,7 @@ export function createAppConversationRoutes(deps: AppConversationRouteDeps): Rou
   }
 
   function sendMessage(request: ApiRequest): ApiResponse {
-    const hex = hexId(request.params[0] ?? '');
+    const hex = uuidHex(request.params[0] ?? '');
     const conversation = hex === undefined ? undefined : store.getConversation(request.tenant, hex);
     if (!conversation || hex === undefined) return detail(404, 'Conversation not found');
     if (request.bodyProblem) return request.bodyProblem;

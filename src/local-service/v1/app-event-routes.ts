@@ -19,7 +19,7 @@ import {
 } from '../api-route.ts';
 import { issue } from '../validation/issue.ts';
 import { internalError } from './app-records.ts';
-import { hexId } from './conversation-state.ts';
+import { uuidHex } from './conversation-state.ts';
 import { QueryReader, uuidIssue } from './query.ts';
 import type { V1Store } from './store.ts';
 
@@ -115,7 +115,7 @@ export function createAppEventRoutes(store: V1Store): Route[] {
   /** The later routes' path id, or a 422. */
   function scopedId(request: ApiRequest): string | ApiResponse {
     const raw = request.params[0] ?? '';
-    return hexId(raw) ?? validationError([uuidIssue(['path', 'conversation_id'], raw)]);
+    return uuidHex(raw) ?? validationError([uuidIssue(['path', 'conversation_id'], raw)]);
   }
 
   const scoped = (handle: (request: ApiRequest, id: string) => ApiResponse) => (request: ApiRequest) => {

@@ -10,14 +10,21 @@ import type { V1Conversation } from './records.ts';
 /** The model the scripted agent reports when the start request named none. */
 export const DEFAULT_LLM_MODEL = 'local/scripted-agent';
 
-/** 32 hex (or any UUID form) -> the dashed form. */
-export function dashedId(id: string): string {
+/**
+ * Any UUID form -> the dashed form the agent server writes. (The gateway's `dashedId`,
+ * src/upstream/v1/ids.ts, takes the hex form only.)
+ */
+export function dashedUuid(id: string): string {
   const hex = id.replaceAll('-', '').toLowerCase();
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/** Any UUID form (dashed, hex, braces, urn) -> 32 hex, or undefined when it is no UUID. */
-export function hexId(input: string): string | undefined {
+/**
+ * Any form Python's `uuid.UUID()` takes (dashed, hex, braces, urn), as the real servers parse ids ->
+ * 32 hex, or undefined when it is no UUID. Wider than the gateway's `hexId` (src/upstream/v1/ids.ts),
+ * which reads only the two forms the upstream sends.
+ */
+export function uuidHex(input: string): string | undefined {
   const hex = input
     .trim()
     .replace(/^urn:uuid:/i, '')
@@ -44,18 +51,20 @@ function common(c: V1Conversation) {
 
 /** The whole state, the value of the socket's `full_state` frame. */
 export function fullState(c: V1Conversation): Record<string, unknown> {
-  return { id: dashedId(c.id), ...common(c), secret_registry: {} };
+  return { id: dashedUuid(c.id), ...common(c), secret_registry: {} };
 }
 
 /** `ConversationInfo` (agent server v1.43.1: no longer the full state; the key fields). */
 export function conversationInfo(c: V1Conversation): ConversationInfoRecord {
   return {
-    id: dashedId(c.id),
+    id: dashedUuid(c.id),
     ...(c.title === null ? {} : { title: c.title }),
     ...common(c),
     created_at: c.createdAt,
     updated_at: c.updatedAt,
     sub_conversation_ids: [],
-    ...(c.parentConversationId === null ? {} : { parent_conversation_id: dashedId(c.parentConversationId) }),
+    ...(c.parentConversationId === null
+      ? {}
+      : { parent_conversation_id: dashedUuid(c.parentConversationId) }),
   };
 }

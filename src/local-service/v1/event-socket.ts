@@ -22,7 +22,7 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import { SOCKET_CLOSE } from '../../contract/v1/agent-server.ts';
 import type { SdkEventRecord } from '../../contract/v1/events.ts';
 import type { V1Agent } from './agent.ts';
-import { fullState, hexId } from './conversation-state.ts';
+import { fullState, uuidHex } from './conversation-state.ts';
 import { serverErrorEvent, stateUpdate } from './event-factory.ts';
 import { readMessage } from './message-body.ts';
 import { parseDatetime } from './query.ts';
@@ -56,7 +56,7 @@ type Replay = { mode: 'none' } | { mode: 'all' } | { mode: 'since'; after: strin
 /** The validated handshake, or undefined when FastAPI would refuse it. */
 function parseHandshake(url: URL): { hex: string; replay: Replay } | undefined {
   const path = PATH.exec(url.pathname);
-  const hex = path?.[1] === undefined ? undefined : hexId(decodeURIComponent(path[1]));
+  const hex = path?.[1] === undefined ? undefined : uuidHex(decodeURIComponent(path[1]));
   if (hex === undefined) return undefined;
   const q = url.searchParams;
   const mode = q.get('resend_mode');

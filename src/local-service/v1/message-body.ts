@@ -4,6 +4,7 @@
  * ImageContent parts told apart by `type` (TextContent forbids extra keys), and `run`. Problems are
  * pydantic v2 422 items located under `loc`.
  */
+import { isJsonObject } from '../../contract/json.ts';
 import type { ContentRecord } from '../../contract/v1/events.ts';
 import {
   expectedEnumText,
@@ -22,10 +23,6 @@ export interface MessageBody {
   run: boolean;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function boolField(input: Record<string, unknown>, key: string, loc: Loc, issues: ValidationIssue[]) {
   const value = input[key];
   if (value === undefined || typeof value === 'boolean') return value as boolean | undefined;
@@ -34,7 +31,7 @@ function boolField(input: Record<string, unknown>, key: string, loc: Loc, issues
 }
 
 function contentPart(input: unknown, loc: Loc, issues: ValidationIssue[]): ContentRecord | undefined {
-  if (!isObject(input) || typeof input.type !== 'string') {
+  if (!isJsonObject(input) || typeof input.type !== 'string') {
     issues.push(
       issue('union_tag_not_found', loc, "Unable to extract tag using discriminator 'type'", input, {
         discriminator: "'type'",
@@ -98,7 +95,7 @@ export function readMessage(
   options: { runDefault: boolean; minContent?: number },
 ): Validated<MessageBody> {
   const issues: ValidationIssue[] = [];
-  if (!isObject(input)) {
+  if (!isJsonObject(input)) {
     const msg = 'Input should be a valid dictionary or object to extract fields from';
     return { ok: false, issues: [issue('model_attributes_type', loc, msg, input)] };
   }

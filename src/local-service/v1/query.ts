@@ -6,7 +6,7 @@
  */
 import { expectedEnumText, issue, type ValidationIssue } from '../validation/issue.ts';
 import { parseIntStrict } from '../validation/strict-int.ts';
-import { hexId } from './conversation-state.ts';
+import { uuidHex } from './conversation-state.ts';
 import { naiveLocalIso } from './event-factory.ts';
 
 const TRUE_WORDS = ['1', 'on', 't', 'true', 'y', 'yes'];
@@ -123,7 +123,7 @@ export class QueryReader {
   uuid(name: string): string | null {
     const text = this.params.get(name);
     if (text === null) return null;
-    const hex = hexId(text);
+    const hex = uuidHex(text);
     if (hex === undefined) this.issues.push(uuidIssue(['query', name], text));
     return hex ?? null;
   }
@@ -134,7 +134,7 @@ export class QueryReader {
     if (values.length === 0 && required)
       this.issues.push(issue('missing', ['query', name], 'Field required', null));
     return values.map((text, i) => {
-      const hex = hexId(text);
+      const hex = uuidHex(text);
       if (hex === undefined) this.issues.push(uuidIssue(['query', name, i], text));
       return hex ?? '';
     });

@@ -4,13 +4,14 @@
  * pydantic would (422 items under `body`). The cleaned request is what the start task echoes: every
  * field present, `conversation_id` dashed (a plain UUID there), `initial_message` normalized.
  */
+import { isJsonObject } from '../../contract/json.ts';
 import {
   type AppConversationStartRequestRecord,
   V1_GIT_PROVIDERS,
   V1_TRIGGERS,
 } from '../../contract/v1/app-server.ts';
 import { expectedEnumText, issue, type Validated, type ValidationIssue } from '../validation/issue.ts';
-import { dashedId, hexId } from './conversation-state.ts';
+import { dashedUuid, uuidHex } from './conversation-state.ts';
 import { readMessage } from './message-body.ts';
 import { uuidIssue } from './query.ts';
 
@@ -25,13 +26,9 @@ const STRING_FIELDS = [
   'parent_conversation_id',
 ] as const;
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** Checks a start body; the value is the request as the task echoes it. */
 export function readStartRequest(body: unknown): Validated<AppConversationStartRequestRecord> {
-  if (!isObject(body)) {
+  if (!isJsonObject(body)) {
     const msg = 'Input should be a valid dictionary or object to extract fields from';
     return { ok: false, issues: [issue('model_attributes_type', ['body'], msg, body)] };
   }
@@ -63,16 +60,16 @@ export function readStartRequest(body: unknown): Validated<AppConversationStartR
     else issues.push(issue('string_type', ['body', field], 'Input should be a valid string', value));
   }
   if (typeof out.parent_conversation_id === 'string') {
-    const hex = hexId(out.parent_conversation_id);
+    const hex = uuidHex(out.parent_conversation_id);
     if (hex === undefined)
       issues.push(uuidIssue(['body', 'parent_conversation_id'], out.parent_conversation_id));
     out.parent_conversation_id = hex ?? null;
   }
   const conversationId = body.conversation_id;
   if (conversationId !== undefined && conversationId !== null) {
-    const hex = typeof conversationId === 'string' ? hexId(conversationId) : undefined;
+    const hex = typeof conversationId === 'string' ? uuidHex(conversationId) : undefined;
     if (hex === undefined) issues.push(uuidIssue(['body', 'conversation_id'], String(conversationId)));
-    else out.conversation_id = dashedId(hex);
+    else out.conversation_id = dashedUuid(hex);
   }
   if (body.initial_message !== undefined && body.initial_message !== null) {
     const message = readMessage(body.initial_message, ['body', 'initial_message'], { runDefault: false });
@@ -111,7 +108,7 @@ export function readStartRequest(body: unknown): Validated<AppConversationStartR
     else issues.push(issue('bool_type', ['body', 'public'], 'Input should be a valid boolean', body.public));
   }
   if (body.suggested_task !== undefined && body.suggested_task !== null) {
-    if (isObject(body.suggested_task)) out.suggested_task = body.suggested_task;
+    if (isJsonObject(body.suggested_task)) out.suggested_task = body.suggested_task;
     else
       issues.push(
         issue(
@@ -128,7 +125,7 @@ export function readStartRequest(body: unknown): Validated<AppConversationStartR
   }
   if (body.secrets !== undefined && body.secrets !== null) {
     const secrets = body.secrets;
-    if (!isObject(secrets) || Object.values(secrets).some((v) => typeof v !== 'string')) {
+    if (!isJsonObject(secrets) || Object.values(secrets).some((v) => typeof v !== 'string')) {
       issues.push(
         issue('dict_type', ['body', 'secrets'], 'Input should be a valid dictionary', '**********'),
       );

@@ -18,7 +18,7 @@ import type {
 import type { ContentRecord } from '../../contract/v1/events.ts';
 import type { TenantId } from '../auth.ts';
 import type { V1Agent } from './agent.ts';
-import { hexId } from './conversation-state.ts';
+import { uuidHex } from './conversation-state.ts';
 import { utcTimestamp } from './event-factory.ts';
 import type { V1Conversation, V1Sandbox, V1StartTask } from './records.ts';
 import type { Sandboxes } from './sandboxes.ts';
@@ -89,7 +89,7 @@ export function createStarter(deps: StarterDeps) {
       await step('SETTING_UP_GIT_HOOKS');
       await step('SETTING_UP_SKILLS');
       await step('STARTING_CONVERSATION', { agentServerUrl: sandboxes.url(sandbox) });
-      const id = hexId(request.conversation_id ?? '') ?? randomUUID().replaceAll('-', '');
+      const id = uuidHex(request.conversation_id ?? '') ?? randomUUID().replaceAll('-', '');
       const existing = store.getConversation(tenant, id);
       if (!existing && store.conversationIdTaken(id)) throw new Error(`Conversation ${id} already exists`);
       const now = utcTimestamp();

@@ -7,6 +7,7 @@
  * mapping zod issues back onto them would be more code than this walker. The route-specific checks
  * that a shape cannot say (id patterns, title bounds, provider names) live with each body's validator.
  */
+import { isJsonObject } from '../../contract/json.ts';
 import { expectedEnumText, issue, type Loc, type Validated, type ValidationIssue } from './issue.ts';
 import { parseIntStrict } from './strict-int.ts';
 
@@ -25,10 +26,6 @@ export type Schema =
       /** pydantic's `extra='forbid'` (422 extra_forbidden) or the default `ignore` (dropped silently). */
       extra: 'forbid' | 'ignore';
     };
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Checks `input` against `schema` at `loc`, pushing every problem; returns the cleaned value. */
 export function walk(schema: Schema, input: unknown, loc: Loc, issues: ValidationIssue[]): unknown {
@@ -54,7 +51,7 @@ export function walk(schema: Schema, input: unknown, loc: Loc, issues: Validatio
       }
       return input.map((item, i) => walk(schema.item, item, [...loc, i], issues));
     case 'dict': {
-      if (!isPlainObject(input)) {
+      if (!isJsonObject(input)) {
         issues.push(issue('dict_type', loc, 'Input should be a valid dictionary', input));
         return input;
       }
@@ -63,7 +60,7 @@ export function walk(schema: Schema, input: unknown, loc: Loc, issues: Validatio
       return out;
     }
     case 'object': {
-      if (!isPlainObject(input)) {
+      if (!isJsonObject(input)) {
         issues.push(
           issue(
             'model_type',
@@ -140,7 +137,7 @@ export const optionalString = { schema: { kind: 'string' }, nullable: true } as 
 
 /** Validates a whole JSON body against a model; a non-object body is pydantic's model_attributes_type. */
 export function validateBody<T>(schema: Schema, body: unknown): Validated<T> {
-  if (!isPlainObject(body)) {
+  if (!isJsonObject(body)) {
     return {
       ok: false,
       issues: [

@@ -4,6 +4,7 @@
  * accept exactly the same set: the route's validator, which answers pydantic-style 422 items, and the
  * runtime's parser, which turns a payload into a typed action or a reason that is safe to log.
  */
+import { isJsonObject } from '../../../contract/json.ts';
 import { REQUESTABLE_AGENT_STATES, type RequestableAgentStateValue } from '../../../contract/v0/records.ts';
 import { type Schema, validateBody, walk } from '../../validation/body-schema.ts';
 import type { Validated, ValidationIssue } from '../../validation/issue.ts';
@@ -58,10 +59,6 @@ type ParsedUserAction =
   | { kind: 'message'; content: string; imageUrls: string[]; fileUrls: string[] }
   | { kind: 'change_agent_state'; agentState: RequestableAgentStateValue };
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function stringList(value: unknown): string[] | null {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) return null;
@@ -70,10 +67,10 @@ function stringList(value: unknown): string[] | null {
 
 /** Validates an `oh_user_action` payload; the reason is safe to log (never echoes the payload). */
 export function parseUserAction(raw: unknown): ParsedUserAction | { error: string } {
-  if (!isRecord(raw)) return { error: 'payload is not an object' };
+  if (!isJsonObject(raw)) return { error: 'payload is not an object' };
   const { action, args } = raw;
   if (typeof action !== 'string') return { error: 'payload has no string "action"' };
-  if (!isRecord(args)) return { error: 'payload has no object "args"' };
+  if (!isJsonObject(args)) return { error: 'payload has no object "args"' };
   if (action === 'message') {
     if (typeof args.content !== 'string') return { error: 'message without string args.content' };
     const imageUrls = stringList(args.image_urls);
