@@ -30,6 +30,13 @@ import type { EventsSlice, EventsWalk } from './history.ts';
 import type { RequestableAgentStateValue } from './vocabulary.ts';
 
 /** The upstream of one gateway: binds the port to a caller. */
+/** One git provider token to store (the host for self-hosted providers). */
+export interface GitProviderToken {
+  provider: GitProviderValue;
+  token: string;
+  host?: string | null;
+}
+
 /** A conversation's live stream: events, and at most one terminal {@link BridgeError} as the last item. */
 export type LiveEvents = AsyncIterableIterator<ConversationEvent | BridgeError>;
 
@@ -138,11 +145,7 @@ export interface UpstreamSession extends CallerScope {
   /** Clears the caller's git provider tokens; answers the upstream's whole string map. */
   unsetProviderTokens(): Promise<Record<string, string>>;
   /** Stores one git provider token. @throws UpstreamValidationError, UpstreamDomainError */
-  addGitProviderToken(token: {
-    provider: GitProviderValue;
-    token: string;
-    host?: string | null;
-  }): Promise<{ message: string | null }>;
+  addGitProviderToken(token: GitProviderToken): Promise<{ message: string | null }>;
 
   // --- Live events --------------------------------------------------------------------------------
 

@@ -26,7 +26,14 @@ import type {
 import type { EventPosition } from '../port/event-cursor.ts';
 import type { ConversationEvent } from '../port/events.ts';
 import type { EventsSlice, EventsWalk } from '../port/history.ts';
-import type { OutgoingMessage, SentMessage, Upstream, UpstreamSession } from '../port/upstream.ts';
+import type {
+  GitProviderToken,
+  LiveEvents,
+  OutgoingMessage,
+  SentMessage,
+  Upstream,
+  UpstreamSession,
+} from '../port/upstream.ts';
 import * as conversations from './conversations.ts';
 import { readV0Cursor, v0EventIdOf, v0Position } from './event-cursor.ts';
 import * as history from './history.ts';
@@ -186,18 +193,11 @@ class V0Session implements UpstreamSession {
     return conversations.unsetProviderTokens(this.#scope());
   }
 
-  addGitProviderToken(token: {
-    provider: GitProviderValue;
-    token: string;
-    host?: string | null;
-  }): Promise<{ message: string | null }> {
+  addGitProviderToken(token: GitProviderToken): Promise<{ message: string | null }> {
     return conversations.addGitProviderToken(this.#scope(), token);
   }
 
-  subscribe(
-    conversationId: string,
-    after: EventPosition | null,
-  ): AsyncIterableIterator<ConversationEvent | BridgeError> {
+  subscribe(conversationId: string, after: EventPosition | null): LiveEvents {
     return this.#live.subscribe(conversationId, this.credentials, after === null ? null : v0EventIdOf(after));
   }
 

@@ -30,7 +30,14 @@ import { ConversationNotFoundError, UpstreamDomainError } from '../port/errors.t
 import type { EventPosition } from '../port/event-cursor.ts';
 import type { ConversationEvent } from '../port/events.ts';
 import type { EventsSlice, EventsWalk } from '../port/history.ts';
-import type { OutgoingMessage, SentMessage, Upstream, UpstreamSession } from '../port/upstream.ts';
+import type {
+  GitProviderToken,
+  LiveEvents,
+  OutgoingMessage,
+  SentMessage,
+  Upstream,
+  UpstreamSession,
+} from '../port/upstream.ts';
 import type { RequestableAgentStateValue } from '../port/vocabulary.ts';
 import { scrubSecrets } from '../rejection-message.ts';
 import { findEcho, postMessage, requestAgentState, setSandbox } from './agent-actions.ts';
@@ -321,18 +328,11 @@ class V1Session implements UpstreamSession {
     return writes.unsetProviderTokens(this.#scope());
   }
 
-  addGitProviderToken(token: {
-    provider: GitProviderValue;
-    token: string;
-    host?: string | null;
-  }): Promise<{ message: string | null }> {
+  addGitProviderToken(token: GitProviderToken): Promise<{ message: string | null }> {
     return writes.addGitProviderToken(this.#scope(), token);
   }
 
-  subscribe(
-    conversationId: string,
-    after: EventPosition | null,
-  ): AsyncIterableIterator<ConversationEvent | BridgeError> {
+  subscribe(conversationId: string, after: EventPosition | null): LiveEvents {
     return subscribeV1(this.#live, conversationId, this.credentials, after);
   }
 
