@@ -1,4 +1,3 @@
-import type { GitProviderValue } from '../contract/common.ts';
 import { badUserInput } from '../errors.ts';
 import { collectConnection } from '../upstream/page-walker.ts';
 import {
@@ -8,6 +7,7 @@ import {
   type CreatedConversation,
   type CreateConversationInput as CreateInput,
 } from '../upstream/port/conversation.ts';
+import type { GitProviderValue } from '../upstream/port/vocabulary.ts';
 import { builder } from './builder.ts';
 import { readPagingArgs } from './connection.ts';
 import {

@@ -1,9 +1,10 @@
-import { GIT_PROVIDERS, SUGGESTED_TASK_TYPES } from '../contract/common.ts';
 import { badUserInput } from '../errors.ts';
 import {
   CONVERSATION_STATUSES,
   CONVERSATION_TRIGGERS,
+  GIT_PROVIDERS,
   RUNTIME_STATUSES,
+  SUGGESTED_TASK_TYPES,
 } from '../upstream/port/vocabulary.ts';
 import { builder } from './builder.ts';
 

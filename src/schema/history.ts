@@ -6,7 +6,6 @@
  * client caches update.
  */
 
-import type { GitProviderValue } from '../contract/common.ts';
 import { BridgeError } from '../upstream/port/bridge-error.ts';
 import type { Conversation } from '../upstream/port/conversation.ts';
 import {
@@ -14,6 +13,7 @@ import {
   PermissionDeniedError,
   UpstreamValidationError,
 } from '../upstream/port/errors.ts';
+import type { GitProviderValue } from '../upstream/port/vocabulary.ts';
 import { builder } from './builder.ts';
 import type { GatewayContext } from './context.ts';
 import { ConversationRef } from './conversation.ts';

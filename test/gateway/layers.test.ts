@@ -184,6 +184,9 @@ function violations(): string[] {
         if (from !== 'entry') found.push(`${where} (only the entry starts the local service)`);
       } else if ((DEPTH[to] ?? -1) < (DEPTH[from] ?? Number.POSITIVE_INFINITY)) {
         found.push(`${where} (${from} may not import ${to})`);
+      } else if (from === 'schema' && to === 'contract') {
+        // Wire shapes stop at upstream/: the schema's enums come from the port's vocabulary.
+        found.push(`${where} (schema speaks the port's vocabulary, upstream/port/vocabulary.ts, not a wire contract)`);
       }
     }
   }

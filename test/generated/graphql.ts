@@ -31,6 +31,10 @@ export type ConversationStatus =
 
 /** What started a conversation (upstream `trigger`). */
 export type ConversationTrigger =
+  /** Upstream value `automation`. */
+  | 'AUTOMATION'
+  /** Upstream value `bitbucket`. */
+  | 'BITBUCKET'
   /** Upstream value `gui`. */
   | 'GUI'
   /** Upstream value `jira`. */
@@ -111,6 +115,8 @@ export type ExecutionStatus =
 
 /** Git hosting provider (upstream `git_provider`). */
 export type GitProvider =
+  /** Upstream value `azure_devops`. */
+  | 'AZURE_DEVOPS'
   /** Upstream value `bitbucket`. */
   | 'BITBUCKET'
   /** Upstream value `enterprise_sso`. */

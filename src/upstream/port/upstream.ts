@@ -11,7 +11,6 @@
 // Value vocabularies (provider names, requestable agent states) are V0's today and shared with the
 // schema's enums; V1 adapters map onto them.
 
-import type { GitProviderValue } from '../../contract/common.ts';
 import type { UpstreamCredentials } from '../credentials.ts';
 import type { BridgeError } from './bridge-error.ts';
 import type {
@@ -27,7 +26,7 @@ import type {
 import type { EventPosition } from './event-cursor.ts';
 import type { ConversationEvent } from './events.ts';
 import type { EventsSlice, EventsWalk } from './history.ts';
-import type { RequestableAgentStateValue } from './vocabulary.ts';
+import type { GitProviderValue, RequestableAgentStateValue } from './vocabulary.ts';
 
 /** The upstream of one gateway: binds the port to a caller. */
 /** One git provider token to store (the host for self-hosted providers). */

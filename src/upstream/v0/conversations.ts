@@ -4,7 +4,7 @@
  * shapes (src/upstream/port/) here and nowhere else; the V0 adapter (upstream.ts) calls these.
  */
 
-import type { AddGitProvidersRequestRecord, GitProviderValue } from '../../contract/common.ts';
+import type { AddGitProvidersRequestRecord } from '../../contract/common.ts';
 import type {
   CreateConversationRequestRecord,
   CreateConversationResponseRecord,
@@ -21,6 +21,7 @@ import type {
   CreateConversationInput,
   CreatedConversation,
 } from '../port/conversation.ts';
+import type { GitProviderValue } from '../port/vocabulary.ts';
 import { CLIENT_REJECTION_STATUSES, withRejections } from '../rejection-errors.ts';
 import { secretsOf } from '../rejection-message.ts';
 import { suggestedTaskRecord } from '../suggested-task.ts';

@@ -6,7 +6,6 @@
  * circuit breaker and retries (reads only) are the same as for every other route.
  */
 
-import type { GitProviderValue } from '../../contract/common.ts';
 import type {
   AddEventRequestRecord,
   AddEventResponseRecord,
@@ -20,6 +19,7 @@ import { UpstreamError, unexpectedAnswer } from '../failures.ts';
 import type { StartedConversation, StoppedConversation } from '../port/conversation.ts';
 import { ConversationNotFoundError, PermissionDeniedError } from '../port/errors.ts';
 import type { ConversationEvent } from '../port/events.ts';
+import type { GitProviderValue } from '../port/vocabulary.ts';
 import { withRejections } from '../rejection-errors.ts';
 import { readableRejection, secretsOf } from '../rejection-message.ts';
 import type { CallScope } from './conversations.ts';
@@ -156,7 +156,9 @@ export async function startConversation(
   conversationId: string,
   providers: GitProviderValue[] | null,
 ): Promise<StartedConversation> {
-  const request: StartConversationRequestRecord = { providers_set: providers };
+  // A provider 0.53 does not know (V1's azure_devops) is sent as given: V0 answers it with a 422, which
+  // reaches the caller as UPSTREAM_VALIDATION.
+  const request = { providers_set: providers } as StartConversationRequestRecord;
   const body = await writeConversation<StartConversationResponseRecord>(scope, conversationId, {
     method: 'POST',
     path: path(conversationId, '/start'),

@@ -8,7 +8,6 @@
  * the gateway never learns which routes, records or sockets answer.
  */
 
-import type { GitProviderValue } from '../../contract/common.ts';
 import type { RequestableAgentStateValue } from '../../contract/v0/records.ts';
 import type { UpstreamCredentials } from '../credentials.ts';
 import type { UpstreamClient } from '../http.ts';
@@ -34,6 +33,7 @@ import type {
   Upstream,
   UpstreamSession,
 } from '../port/upstream.ts';
+import type { GitProviderValue } from '../port/vocabulary.ts';
 import * as conversations from './conversations.ts';
 import { readV0Cursor, v0EventIdOf, v0Position } from './event-cursor.ts';
 import * as history from './history.ts';

@@ -11,7 +11,6 @@
  * caller credential, shared by the gateway's subscribers (live/live-events.ts).
  */
 
-import type { GitProviderValue } from '../../contract/common.ts';
 import { credentialSecret, type UpstreamCredentials } from '../credentials.ts';
 import { UpstreamError } from '../failures.ts';
 import type { UpstreamClient } from '../http.ts';
@@ -38,7 +37,7 @@ import type {
   Upstream,
   UpstreamSession,
 } from '../port/upstream.ts';
-import type { RequestableAgentStateValue } from '../port/vocabulary.ts';
+import type { GitProviderValue, RequestableAgentStateValue } from '../port/vocabulary.ts';
 import { scrubSecrets } from '../rejection-message.ts';
 import { findEcho, postMessage, requestAgentState, setSandbox } from './agent-actions.ts';
 import { type AgentServerClientFactory, AgentServerClients } from './agent-servers.ts';

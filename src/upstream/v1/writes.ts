@@ -4,7 +4,6 @@
  * routes), and the caller's git provider tokens (`/api/v1/secrets/git-providers`).
  */
 import { randomUUID } from 'node:crypto';
-import type { GitProviderValue } from '../../contract/common.ts';
 import type {
   AppConversationStartRequestRecord,
   AppConversationStartTaskRecord,
@@ -13,6 +12,7 @@ import type { ContentRecord } from '../../contract/v1/events.ts';
 import { unexpectedAnswer } from '../failures.ts';
 import type { CreateConversationInput, CreatedConversation } from '../port/conversation.ts';
 import { ConversationNotFoundError, UpstreamValidationError } from '../port/errors.ts';
+import type { GitProviderValue } from '../port/vocabulary.ts';
 import { CLIENT_REJECTION_STATUSES } from '../rejection-errors.ts';
 import { suggestedTaskRecord } from '../suggested-task.ts';
 import { dashedId, hexId } from './ids.ts';
