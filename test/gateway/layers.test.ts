@@ -159,6 +159,53 @@ function importsOf(text: string): { target: string; line: number }[] {
 }
 
 /** `file:line imports target (rule)` for every import against the arrows. */
+/** Every import edge between the files under src/ (type-only ones too: a circle of types is one job split wrong). */
+function importGraph(): Map<string, string[]> {
+  const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const targets = importsOf(readFileSync(join(SRC, file), 'utf8')).map(({ target }) =>
+      relative(SRC, join(SRC, dirname(file), target)),
+    );
+    graph.set(file, targets);
+  }
+  return graph;
+}
+
+/** The import circles of `graph`: each strongly connected group of two or more files (Tarjan). */
+function importCircles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  const visit = (file: string): void => {
+    index.set(file, index.size);
+    low.set(file, index.get(file) as number);
+    stack.push(file);
+    onStack.add(file);
+    for (const target of graph.get(file) ?? []) {
+      if (!graph.has(target)) continue;
+      if (!index.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file) as number, low.get(target) as number));
+      } else if (onStack.has(target)) {
+        low.set(file, Math.min(low.get(file) as number, index.get(target) as number));
+      }
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const group: string[] = [];
+    for (let member = stack.pop(); member !== undefined; member = stack.pop()) {
+      onStack.delete(member);
+      group.push(member);
+      if (member === file) break;
+    }
+    if (group.length > 1) circles.push(group.sort());
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return circles;
+}
+
 function violations(): string[] {
   const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
   const found: string[] = [];
@@ -186,7 +233,9 @@ function violations(): string[] {
         found.push(`${where} (${from} may not import ${to})`);
       } else if (from === 'schema' && to === 'contract') {
         // Wire shapes stop at upstream/: the schema's enums come from the port's vocabulary.
-        found.push(`${where} (schema speaks the port's vocabulary, upstream/port/vocabulary.ts, not a wire contract)`);
+        found.push(
+          `${where} (schema speaks the port's vocabulary, upstream/port/vocabulary.ts, not a wire contract)`,
+        );
       }
     }
   }
@@ -196,6 +245,20 @@ function violations(): string[] {
 describe('source layers', () => {
   it("import one way: entry -> gateway -> schema -> upstream -> contract; local-service -> contract; gateway rooms one way; only the composition root picks an upstream adapter; one API never imports another's, shared code none but through the choosers", () => {
     expect(violations()).toEqual([]);
+  });
+
+  it('has no import circle (two files that import each other are one job split wrong)', () => {
+    expect(importCircles(importGraph())).toEqual([]);
+  });
+
+  it('finds an import circle (the check itself can fail)', () => {
+    const graph = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts', 'd.ts']],
+      ['d.ts', []],
+    ]);
+    expect(importCircles(graph)).toEqual([['a.ts', 'b.ts', 'c.ts']]);
   });
 
   it('finds an import against the arrows (the check itself can fail)', () => {
