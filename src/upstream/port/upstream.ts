@@ -8,9 +8,6 @@
  * is also the operation's call scope: the deadline plugin replaces its `signal`, and every call reads
  * `credentials` and `signal` when it starts, so loaders built earlier see the new signal.
  */
-// Value vocabularies (provider names, requestable agent states) are V0's today and shared with the
-// schema's enums; V1 adapters map onto them.
-
 import type { UpstreamCredentials } from '../credentials.ts';
 import type { BridgeError } from './bridge-error.ts';
 import type {
@@ -28,7 +25,6 @@ import type { ConversationEvent } from './events.ts';
 import type { EventsSlice, EventsWalk } from './history.ts';
 import type { GitProviderValue, RequestableAgentStateValue } from './vocabulary.ts';
 
-/** The upstream of one gateway: binds the port to a caller. */
 /** One git provider token to store (the host for self-hosted providers). */
 export interface GitProviderToken {
   provider: GitProviderValue;
@@ -39,6 +35,7 @@ export interface GitProviderToken {
 /** A conversation's live stream: events, and at most one terminal {@link BridgeError} as the last item. */
 export type LiveEvents = AsyncIterableIterator<ConversationEvent | BridgeError>;
 
+/** The upstream of one gateway: binds the port to a caller. */
 export interface Upstream {
   /** The port for one caller and operation; cheap (one object), built for every operation. */
   forCaller(credentials: UpstreamCredentials, signal: AbortSignal | undefined): UpstreamSession;
