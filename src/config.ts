@@ -50,6 +50,26 @@ export interface Config {
   hardening: HardeningConfig;
   /** State shared between replicas through Redis (docs/operations.md, Running several replicas). */
   shared: SharedStateConfig;
+  /** What workspace reads, uploads and archive links may do (docs/workspace.md). */
+  workspace: WorkspaceConfig;
+}
+
+/** Workspace settings; each names its flag / env variable (meanings in src/settings-workspace.ts). */
+export interface WorkspaceConfig {
+  /** `--workspace-file-max-bytes` / `WORKSPACE_FILE_MAX_BYTES`. @default 1048576 */
+  fileMaxBytes: number;
+  /** `--workspace-upload-max-bytes` / `WORKSPACE_UPLOAD_MAX_BYTES`. @default 10485760 */
+  uploadMaxBytes: number;
+  /** `--workspace-upload-max-files` / `WORKSPACE_UPLOAD_MAX_FILES`. @default 20 */
+  uploadMaxFiles: number;
+  /** `--workspace-link-ttl-seconds` / `WORKSPACE_LINK_TTL_SECONDS`. @default 300 */
+  linkTtlSeconds: number;
+  /** `--workspace-archives-per-credential` / `WORKSPACE_ARCHIVES_PER_CREDENTIAL`. @default 2 */
+  archivesPerCredential: number;
+  /** `--workspace-sandbox-links` / `WORKSPACE_SANDBOX_LINKS`. @default false */
+  sandboxLinks: boolean;
+  /** Key of the archive links (env only: `WORKSPACE_LINK_KEY`); null: generated into DATA_DIR. */
+  linkKey: string | null;
 }
 
 /** Redis settings; each names its flag / env variable. */
@@ -347,9 +367,23 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     redisKeySalt: keySalt ? keySalt : null,
     apqRedisTtlSeconds: intSetting('apq-redis-ttl'),
   };
+  const linkKey = env.WORKSPACE_LINK_KEY;
+  if (linkKey !== undefined && linkKey !== '' && linkKey.length < 32) {
+    throw new ConfigError('WORKSPACE_LINK_KEY', 'must be at least 32 characters');
+  }
+  const workspace: WorkspaceConfig = {
+    fileMaxBytes: intSetting('workspace-file-max-bytes'),
+    uploadMaxBytes: intSetting('workspace-upload-max-bytes'),
+    uploadMaxFiles: intSetting('workspace-upload-max-files'),
+    linkTtlSeconds: intSetting('workspace-link-ttl-seconds'),
+    archivesPerCredential: intSetting('workspace-archives-per-credential'),
+    sandboxLinks: boolSetting('workspace-sandbox-links', false),
+    linkKey: linkKey ? linkKey : null,
+  };
   return {
     hardening,
     shared,
+    workspace,
     port: intSetting('port'),
     host: host ? host[1] : '127.0.0.1',
     upstreamUrl: upstream ? httpUrl(upstream[0], upstream[1]) : null,

@@ -132,6 +132,34 @@ export const ERROR_CATALOGUE = {
     status: 503,
     message: 'The gateway is shutting down; reconnect shortly.',
   },
+  WORKSPACE_PATH_REFUSED: {
+    meaning:
+      "a workspace path the gateway will not pass on: absolute, with '..', a control character or a backslash, or inside a repository's .git folder (extensions.argument names it); no upstream call is made",
+    status: null,
+    message: 'This workspace path is not allowed.',
+  },
+  WORKSPACE_NOT_RUNNING: {
+    meaning:
+      "the conversation's sandbox or runtime is not running (extensions.reason: PAUSED, STOPPED, STARTING): resume it with startConversation, then read again; the gateway never resumes it for a read",
+    status: null,
+    message: "The conversation's workspace is not running; start the conversation to read it.",
+  },
+  NOT_ON_THIS_API: {
+    meaning:
+      "the connected upstream's API has no such thing (extensions.api names the API, e.g. commits on V0)",
+    status: null,
+    message: 'The connected conversation service does not offer this.',
+  },
+  ARCHIVE_LINK_INVALID: {
+    meaning: 'a workspace archive link that is malformed, altered, or signed for another caller',
+    status: 403,
+    message: 'This archive link is not valid.',
+  },
+  ARCHIVE_LINK_EXPIRED: {
+    meaning: 'a workspace archive link past its expiry; ask the graph for a new one',
+    status: 410,
+    message: 'This archive link has expired.',
+  },
   // Upstream failures (channel 3).
   UPSTREAM_UNAVAILABLE: {
     meaning: 'refused connection, 502/503, open circuit or too many queued calls (extensions.reason)',

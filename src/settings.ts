@@ -6,23 +6,10 @@
  * then `npm run docs:config`.
  */
 
-/** One setting: how it is spelled, what it defaults to, and what it means. */
-export interface Setting {
-  /** Command-line flag without `--`; absent for env-only settings (secrets: flags show in `ps`). */
-  flag?: string;
-  /** Placeholder of the flag's value in help and docs, e.g. `<n>`. */
-  arg?: string;
-  /** Environment variable. */
-  env: string;
-  /** Heading the setting is listed under in `--help`. */
-  group: string;
-  /** The default as users read it (docs and help). */
-  defaultText: string;
-  /** What the setting does (docs and help). */
-  description: string;
-  /** Integer settings: the value when unset and the accepted range (inclusive). null fallback = derived. */
-  integer?: { fallback: number | null; min: number; max: number };
-}
+import type { Setting } from './setting.ts';
+import { WORKSPACE_SETTINGS } from './settings-workspace.ts';
+
+export type { Setting } from './setting.ts';
 
 /** Every setting, in the order of `--help` and docs/configuration.md. */
 export const SETTINGS: readonly Setting[] = [
@@ -439,6 +426,7 @@ export const SETTINGS: readonly Setting[] = [
       'dead workers replaced in any minute; past it the primary stops all, exits 1 (`0` never replaces)',
     integer: { fallback: 10, min: 0, max: 1000 },
   },
+  ...WORKSPACE_SETTINGS,
 ];
 
 /** The row of a flag; throws for a name not in the table (a typo in config.ts, not a user error). */

@@ -47,13 +47,19 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
   for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
     scrubbed = scrubbed.split(secret).join(REDACTED);
   }
+  scrubbed = redactTokenShapes(scrubbed).trim();
+  return scrubbed.length > MAX_MESSAGE_LENGTH ? `${scrubbed.slice(0, MAX_MESSAGE_LENGTH)}…` : scrubbed;
+}
+
+/** `text` with every well-known token shape replaced by `[redacted]`, nothing else changed. */
+export function redactTokenShapes(text: string): string {
+  let redacted = text;
   for (const shape of TOKEN_SHAPES) {
-    scrubbed = scrubbed.replace(shape, (match) =>
+    redacted = redacted.replace(shape, (match) =>
       match.toLowerCase().startsWith('bearer') ? `Bearer ${REDACTED}` : REDACTED,
     );
   }
-  scrubbed = scrubbed.trim();
-  return scrubbed.length > MAX_MESSAGE_LENGTH ? `${scrubbed.slice(0, MAX_MESSAGE_LENGTH)}…` : scrubbed;
+  return redacted;
 }
 
 /**

@@ -28,6 +28,15 @@ describe('loadConfig', () => {
         redisKeySalt: null,
         apqRedisTtlSeconds: 86_400,
       },
+      workspace: {
+        fileMaxBytes: 1_048_576,
+        uploadMaxBytes: 10_485_760,
+        uploadMaxFiles: 20,
+        linkTtlSeconds: 300,
+        archivesPerCredential: 2,
+        sandboxLinks: false,
+        linkKey: null,
+      },
       hardening: {
         // The documented limits (src/gateway/protection/limits.ts) are the flags' defaults.
         ...DEFAULT_QUERY_LIMITS,
@@ -55,6 +64,23 @@ describe('loadConfig', () => {
         maxStreamsPerCredential: 100,
       },
     });
+  });
+
+  it('reads the workspace settings, and refuses a short WORKSPACE_LINK_KEY by name', () => {
+    const config = loadConfig(['--workspace-sandbox-links', 'true', '--workspace-file-max-bytes', '2048'], {
+      WORKSPACE_LINK_TTL_SECONDS: '60',
+      WORKSPACE_LINK_KEY: 'k'.repeat(32),
+    });
+    expect(config.workspace).toMatchObject({
+      sandboxLinks: true,
+      fileMaxBytes: 2048,
+      linkTtlSeconds: 60,
+      linkKey: 'k'.repeat(32),
+    });
+    expect(() => loadConfig([], { WORKSPACE_LINK_KEY: 'short' })).toThrow(/WORKSPACE_LINK_KEY/);
+    expect(() => loadConfig(['--workspace-link-ttl-seconds', '5'], {})).toThrow(
+      /--workspace-link-ttl-seconds/,
+    );
   });
 
   it('reads env and lets flags win', () => {
