@@ -2,7 +2,9 @@
  * Wire -> domain mapping of `oh_event` payloads and the reading of zone-less upstream timestamps.
  */
 import { describe, expect, it } from 'vitest';
+import type { EventKindFields, EventPhase } from '../../src/upstream/port/events.ts';
 import { isKnownTimeZone, upstreamTimestampToUtc } from '../../src/upstream/timestamps.ts';
+import { v0Cursor } from '../../src/upstream/v0/event-cursor.ts';
 import { mapUpstreamEvent } from '../../src/upstream/v0/events.ts';
 
 describe('upstream timestamps', () => {
@@ -146,5 +148,135 @@ describe('mapUpstreamEvent', () => {
     ).toMatchObject({ kind: 'AGENT_STATE_CHANGED', state: null, stateRaw: 'dreaming' });
     expect(mapUpstreamEvent({ something: 'new' }, 'UTC')).toMatchObject({ kind: 'OTHER', phase: 'UNKNOWN' });
     expect(mapUpstreamEvent('not an object', 'UTC')).toBeNull();
+  });
+});
+
+/**
+ * V0's file changes (OpenHands 0.53 `FileWriteAction`/`FileEditAction` and their observations, as
+ * `oh_event` sends them), whole: each carries `paths`, the one file it changes. A failed write or edit
+ * arrives as an `error` observation instead, so these always report a change.
+ */
+describe('mapUpstreamEvent: file changes', () => {
+  const APP = '/workspace/app.py';
+  const mapped = (
+    payload: { id: number; message: string; cause?: number },
+    phase: EventPhase,
+    upstreamKind: string,
+    fields: EventKindFields,
+  ) => ({
+    eventId: payload.id,
+    cursor: v0Cursor(payload.id),
+    timestamp: '2025-08-14T12:00:04.250000Z',
+    source: 'agent',
+    message: payload.message,
+    cause: payload.cause ?? null,
+    phase,
+    upstreamKind,
+    raw: payload,
+    ...fields,
+  });
+  const at = { timestamp: '2025-08-14T12:00:04.250000', source: 'agent' };
+
+  it.each([
+    {
+      name: 'a write action',
+      payload: {
+        id: 11,
+        ...at,
+        message: `Writing file: ${APP}`,
+        action: 'write',
+        args: { path: APP, content: "print('hi')\n", start: 0, end: -1, thought: '', security_risk: -1 },
+      },
+      expected: (p: { id: number; message: string }) =>
+        mapped(p, 'ACTION', 'write', {
+          kind: 'FILE_WRITE',
+          path: APP,
+          content: "print('hi')\n",
+          paths: [APP],
+        }),
+    },
+    {
+      name: "a write's observation",
+      payload: {
+        id: 12,
+        ...at,
+        message: `I wrote to the file ${APP}.`,
+        cause: 11,
+        observation: 'write',
+        content: "print('hi')\n",
+        extras: { path: APP },
+      },
+      expected: (p: { id: number; message: string; cause?: number }) =>
+        mapped(p, 'OBSERVATION', 'write', {
+          kind: 'FILE_WRITE',
+          path: APP,
+          content: "print('hi')\n",
+          paths: [APP],
+        }),
+    },
+    {
+      name: 'an edit action (str_replace_editor)',
+      payload: {
+        id: 13,
+        ...at,
+        message: `Editing file: ${APP}`,
+        action: 'edit',
+        args: {
+          path: APP,
+          command: 'str_replace',
+          file_text: null,
+          old_str: "print('hi')",
+          new_str: "print('hello')",
+          insert_line: null,
+          content: '',
+          start: 1,
+          end: -1,
+          thought: '',
+          security_risk: -1,
+          impl_source: 'oh_aci',
+        },
+      },
+      expected: (p: { id: number; message: string }) =>
+        mapped(p, 'ACTION', 'edit', {
+          kind: 'FILE_EDIT',
+          path: APP,
+          diff: null,
+          command: 'str_replace',
+          oldContent: "print('hi')",
+          newContent: "print('hello')",
+          paths: [APP],
+        }),
+    },
+    {
+      name: "an edit's observation, with its diff",
+      payload: {
+        id: 14,
+        ...at,
+        message: `I edited the file ${APP}.`,
+        cause: 13,
+        observation: 'edit',
+        content: `The file ${APP} has been edited.`,
+        extras: {
+          path: APP,
+          prev_exist: true,
+          old_content: "print('hi')\n",
+          new_content: "print('hello')\n",
+          impl_source: 'oh_aci',
+          diff: "--- a\n+++ b\n-print('hi')\n+print('hello')\n",
+        },
+      },
+      expected: (p: { id: number; message: string; cause?: number }) =>
+        mapped(p, 'OBSERVATION', 'edit', {
+          kind: 'FILE_EDIT',
+          path: APP,
+          diff: "--- a\n+++ b\n-print('hi')\n+print('hello')\n",
+          command: null,
+          oldContent: "print('hi')\n",
+          newContent: "print('hello')\n",
+          paths: [APP],
+        }),
+    },
+  ])('$name', ({ payload, expected }) => {
+    expect(mapUpstreamEvent(payload, 'UTC')).toEqual(expected(payload));
   });
 });

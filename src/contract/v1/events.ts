@@ -93,6 +93,56 @@ export interface FinishActionRecord {
   kind: 'FinishAction';
 }
 
+/**
+ * The planning agent's editor (`planning_file_editor`): FileEditorAction's fields, editing only its
+ * PLAN.md. openhands-tools/openhands/tools/planning_file_editor/definition.py@v1.43.1.
+ */
+export interface PlanningFileEditorActionRecord extends Omit<FileEditorActionRecord, 'kind'> {
+  kind: 'PlanningFileEditorAction';
+}
+
+/**
+ * `write_file` (a Gemini-style tool): the whole file, created or replaced. `file_path` as the model
+ * wrote it (absolute, or relative to the working directory).
+ * openhands-tools/openhands/tools/gemini/write_file/definition.py@v1.43.1.
+ */
+export interface WriteFileActionRecord {
+  file_path: string;
+  content: string;
+  kind: 'WriteFileAction';
+}
+
+/**
+ * `edit` (Gemini-style): replace `old_string` by `new_string` (an empty `old_string` creates the file).
+ * openhands-tools/openhands/tools/gemini/edit/definition.py@v1.43.1.
+ */
+export interface EditActionRecord {
+  file_path: string;
+  old_string: string;
+  new_string: string;
+  /** Default 1. */
+  expected_replacements: number;
+  kind: 'EditAction';
+}
+
+/**
+ * `apply_patch`: OpenAI's patch format, `*** Begin Patch` ... `*** End Patch`, naming each file on an
+ * `*** Add File: `, `*** Delete File: ` or `*** Update File: ` line (an update may add `*** Move to: `),
+ * relative to the working directory. openhands-tools/openhands/tools/apply_patch/definition.py and
+ * core.py@v1.43.1.
+ */
+export interface ApplyPatchActionRecord {
+  patch: string;
+  kind: 'ApplyPatchAction';
+}
+
+/** The actions of the tools that change files by name, other than `file_editor`. */
+export type FileChangeActionRecord =
+  | PlanningFileEditorActionRecord
+  | WriteFileActionRecord
+  | EditActionRecord
+  | ApplyPatchActionRecord;
+
 /** Actions the local agent emits; real servers have many more (browser, grep, MCP, ...). */
 export type ActionRecord =
   | TerminalActionRecord
@@ -158,6 +208,68 @@ export interface ThinkObservationRecord extends ObservationBaseRecord {
 export interface FinishObservationRecord extends ObservationBaseRecord {
   kind: 'FinishObservation';
 }
+
+/** PlanningFileEditorObservation: FileEditorObservation's fields, without the contents. */
+export interface PlanningFileEditorObservationRecord extends ObservationBaseRecord {
+  command: FileEditorActionRecord['command'];
+  path?: string;
+  prev_exist: boolean;
+  kind: 'PlanningFileEditorObservation';
+}
+
+/**
+ * What `write_file` reports; `file_path` is the resolved absolute path, absent on most errors.
+ * openhands-tools/openhands/tools/gemini/write_file/definition.py@v1.43.1.
+ */
+export interface WriteFileObservationRecord extends ObservationBaseRecord {
+  file_path?: string;
+  is_new_file: boolean;
+  /** Absent for a new file. */
+  old_content?: string;
+  new_content?: string;
+  kind: 'WriteFileObservation';
+}
+
+/**
+ * What `edit` reports; an error (string not found, count mismatch, no change) keeps `file_path` with
+ * `is_error: true` and changed nothing. openhands-tools/openhands/tools/gemini/edit/definition.py@v1.43.1.
+ */
+export interface EditObservationRecord extends ObservationBaseRecord {
+  file_path?: string;
+  is_new_file: boolean;
+  replacements_made: number;
+  old_content?: string;
+  new_content?: string;
+  kind: 'EditObservation';
+}
+
+/** One file's change in an applied patch (`FileChange`, apply_patch/core.py@v1.43.1). */
+export interface PatchFileChangeRecord {
+  type: 'add' | 'delete' | 'update';
+  old_content?: string;
+  new_content?: string;
+  /** An update that also renamed the file: its new path. */
+  move_path?: string;
+}
+
+/**
+ * What `apply_patch` reports: `commit.changes` maps each path the patch named to its change; an error
+ * has no commit. openhands-tools/openhands/tools/apply_patch/definition.py@v1.43.1.
+ */
+export interface ApplyPatchObservationRecord extends ObservationBaseRecord {
+  /** `"Done!"` on success. */
+  message: string;
+  fuzz: number;
+  commit?: { changes: Record<string, PatchFileChangeRecord> };
+  kind: 'ApplyPatchObservation';
+}
+
+/** The observations of the tools in {@link FileChangeActionRecord}. */
+export type FileChangeObservationRecord =
+  | PlanningFileEditorObservationRecord
+  | WriteFileObservationRecord
+  | EditObservationRecord
+  | ApplyPatchObservationRecord;
 
 export type ObservationRecord =
   | TerminalObservationRecord
@@ -252,6 +364,38 @@ export interface SystemPromptEventRecord extends EventBaseRecord {
   tools: unknown[];
   dynamic_context?: TextContentRecord;
   kind: 'SystemPromptEvent';
+}
+
+/**
+ * An ACP diff block (`{type:"diff", path, oldText, newText}` in ACP's JSON, stored by the SDK with
+ * pydantic's snake_case names; `old_text` null or absent for a whole-file write).
+ */
+export interface AcpDiffContentRecord {
+  type: 'diff';
+  /** Absolute, as ACP requires. */
+  path: string;
+  old_text?: string | null;
+  new_text: string;
+}
+
+/**
+ * A tool call run by an ACP agent (Claude Code, Codex, Gemini CLI behind the agent server), sent when
+ * it starts (`pending`/`in_progress`: the action half) and again once it ends (`completed`/`failed`:
+ * the observation half), with the same `tool_call_id`. `tool_kind` is ACP's tool kind (`read`, `edit`,
+ * `delete`, `move`, `search`, `execute`, `think`, `fetch`, `other`, ...); `content` holds ACP content
+ * blocks (text, `diff`, terminal), `raw_input`/`raw_output` the agent's own JSON.
+ * openhands-sdk/openhands/sdk/event/acp_tool_call.py and agent/acp_agent.py@v1.43.1.
+ */
+export interface AcpToolCallEventRecord extends EventBaseRecord {
+  tool_call_id: string;
+  title: string;
+  status?: 'pending' | 'in_progress' | 'completed' | 'failed';
+  tool_kind?: string;
+  raw_input?: unknown;
+  raw_output?: unknown;
+  content?: (AcpDiffContentRecord | Record<string, unknown>)[];
+  is_error: boolean;
+  kind: 'ACPToolCallEvent';
 }
 
 /** The events the local agent server emits. */

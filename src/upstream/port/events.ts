@@ -38,7 +38,16 @@ export interface EventCommon {
   raw: Readonly<Record<string, unknown>>;
 }
 
-/** The kind-specific fields of a mapped event, discriminated by `kind`. */
+/**
+ * The kind-specific fields of a mapped event, discriminated by `kind`.
+ *
+ * `FILE_WRITE` and `FILE_EDIT` are the two kinds of a file change (a whole file written; a file
+ * edited, created from an edit, or patched), and both carry `paths`: the files the event changes, as
+ * the upstream named them (absolute, or relative to the workspace as a patch names them), each once,
+ * in the upstream's order. An action lists the files it asks to change; an observation the files the
+ * tool reports changed, so none when the tool reports an error. No other kind names a changed file,
+ * though some change files unnamed: a shell command (`COMMAND`), or a tool this gateway does not know.
+ */
 export type EventKindFields =
   | { kind: 'USER_MESSAGE'; content: string; imageUrls: string[]; fileUrls: string[] }
   | { kind: 'AGENT_MESSAGE'; content: string; imageUrls: string[]; waitForResponse: boolean }
@@ -51,14 +60,16 @@ export type EventKindFields =
       success: boolean | null;
     }
   | { kind: 'FILE_READ'; path: string | null; content: string | null }
-  | { kind: 'FILE_WRITE'; path: string | null; content: string | null }
+  | { kind: 'FILE_WRITE'; path: string | null; content: string | null; paths: string[] }
   | {
       kind: 'FILE_EDIT';
+      /** The file, when the event names exactly one (a patch may name several: see `paths`). */
       path: string | null;
       diff: string | null;
       command: string | null;
       oldContent: string | null;
       newContent: string | null;
+      paths: string[];
     }
   | { kind: 'BROWSE'; url: string | null; content: string | null }
   | { kind: 'THINK'; thought: string }

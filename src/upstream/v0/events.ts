@@ -20,6 +20,14 @@ function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 }
 
+/**
+ * The `paths` of a file change: its one file. A failed write or edit is an `error` observation, so a
+ * `write`/`edit` observation always reports a change.
+ */
+function pathsOf(path: string | null): string[] {
+  return path === null || path === '' ? [] : [path];
+}
+
 function agentState(value: unknown): AgentStateValue | null {
   return (AGENT_STATES as readonly unknown[]).includes(value) ? (value as AgentStateValue) : null;
 }
@@ -121,17 +129,22 @@ function mapAction(action: string, args: JsonObject, source: string | null): Eve
       };
     case 'read':
       return { kind: 'FILE_READ', path: stringOrNull(args.path), content: null };
-    case 'write':
-      return { kind: 'FILE_WRITE', path: stringOrNull(args.path), content: stringOrNull(args.content) };
-    case 'edit':
+    case 'write': {
+      const path = stringOrNull(args.path);
+      return { kind: 'FILE_WRITE', path, content: stringOrNull(args.content), paths: pathsOf(path) };
+    }
+    case 'edit': {
+      const path = stringOrNull(args.path);
       return {
         kind: 'FILE_EDIT',
-        path: stringOrNull(args.path),
+        path,
         diff: null,
         command: stringOrNull(args.command),
         oldContent: stringOrNull(args.old_str),
         newContent: stringOrNull(args.new_str) ?? stringOrNull(args.file_text),
+        paths: pathsOf(path),
       };
+    }
     case 'browse':
       return { kind: 'BROWSE', url: stringOrNull(args.url), content: null };
     case 'think':
@@ -170,17 +183,22 @@ function mapObservation(
     }
     case 'read':
       return { kind: 'FILE_READ', path: stringOrNull(extras.path), content };
-    case 'write':
-      return { kind: 'FILE_WRITE', path: stringOrNull(extras.path), content };
-    case 'edit':
+    case 'write': {
+      const path = stringOrNull(extras.path);
+      return { kind: 'FILE_WRITE', path, content, paths: pathsOf(path) };
+    }
+    case 'edit': {
+      const path = stringOrNull(extras.path);
       return {
         kind: 'FILE_EDIT',
-        path: stringOrNull(extras.path),
+        path,
         diff: stringOrNull(extras.diff),
         command: null,
         oldContent: stringOrNull(extras.old_content),
         newContent: stringOrNull(extras.new_content),
+        paths: pathsOf(path),
       };
+    }
     case 'browse':
       return { kind: 'BROWSE', url: stringOrNull(extras.url), content };
     case 'think':

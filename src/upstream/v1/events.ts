@@ -1,9 +1,11 @@
 /**
  * V1 (SDK) events -> the port's events (src/upstream/port/events.ts), once per event. Kinds map onto
- * the existing types: messages, terminal commands and their output, file reads/writes/edits, think,
- * finish, agent states from `ConversationStateUpdateEvent key:"execution_status"`, errors; anything
- * else (SystemPromptEvent, Condensation, UserRejectObservation, future kinds and tools) is OTHER with
- * the raw object. Null fields may be absent (SDK >= 1.37 omits them) or present; both read alike.
+ * the existing types: messages, terminal commands and their output, file reads, think, finish, agent
+ * states from `ConversationStateUpdateEvent key:"execution_status"`, errors, and the file changes of
+ * every SDK tool that names the files it changes (FILE_WRITE / FILE_EDIT with `paths`: see
+ * {@link mapFileChangeAction}); anything else (SystemPromptEvent, Condensation, UserRejectObservation,
+ * future kinds and tools) is OTHER with the raw object. Null fields may be absent (SDK >= 1.37 omits
+ * them) or present; both read alike.
  *
  * `eventId` and `cause` are null (V1 ids are UUID strings with no order; it links by `action_id`,
  * kept in `raw`); `cursor` is minted from the event's id, timestamp and kind (event-cursor.ts).
@@ -141,9 +143,17 @@ export function mapV1Event(
         kind: 'ERROR',
         errorId: stringOrNull(payload.code),
       };
-    default:
-      return { ...common('UNKNOWN', kind, stringOrNull(payload.rejection_reason) ?? ''), kind: 'OTHER' };
+    case 'ACPToolCallEvent': {
+      const fields = mapAcpFileChange(payload);
+      // Any other ACP tool call (a read, a search, a command, an edit sent without its diff) is OTHER.
+      if (fields === null) break;
+      // Sent when the call starts (the action half) and again when it ends (the observation half).
+      const ended = payload.status === 'completed' || payload.status === 'failed';
+      const title = stringOrNull(payload.title) ?? '';
+      return { ...common(ended ? 'OBSERVATION' : 'ACTION', kind, title), ...fields };
+    }
   }
+  return { ...common('UNKNOWN', kind, stringOrNull(payload.rejection_reason) ?? ''), kind: 'OTHER' };
 }
 
 function mapAction(actionKind: string, action: JsonObject, thought: string): EventKindFields {
@@ -156,20 +166,12 @@ function mapAction(actionKind: string, action: JsonObject, thought: string): Eve
         thought: thought === '' ? null : thought,
         isInput: action.is_input === true,
       };
-    case 'FileEditorAction': {
-      const path = stringOrNull(action.path);
-      if (action.command === 'view') return { kind: 'FILE_READ', path, content: null };
-      if (action.command === 'create')
-        return { kind: 'FILE_WRITE', path, content: stringOrNull(action.file_text) };
-      return {
-        kind: 'FILE_EDIT',
-        path,
-        diff: null,
-        command: stringOrNull(action.command),
-        oldContent: stringOrNull(action.old_str),
-        newContent: stringOrNull(action.new_str),
-      };
-    }
+    case 'FileEditorAction':
+    case 'PlanningFileEditorAction':
+    case 'WriteFileAction':
+    case 'EditAction':
+    case 'ApplyPatchAction':
+      return mapFileChangeAction(actionKind, action);
     case 'ThinkAction':
       return { kind: 'THINK', thought: stringOrNull(action.thought) ?? '' };
     case 'FinishAction':
@@ -196,19 +198,162 @@ function mapObservation(observationKind: string, observation: JsonObject, text: 
         success: exit === undefined || exit === -1 ? null : exit === 0 && observation.is_error !== true,
       };
     }
-    case 'FileEditorObservation': {
-      const path = stringOrNull(observation.path);
-      if (observation.command === 'view') return { kind: 'FILE_READ', path, content: text };
-      return {
-        kind: 'FILE_EDIT',
-        path,
-        diff: null,
-        command: stringOrNull(observation.command),
-        oldContent: stringOrNull(observation.old_content),
-        newContent: stringOrNull(observation.new_content),
-      };
-    }
+    case 'FileEditorObservation':
+    case 'PlanningFileEditorObservation':
+    case 'WriteFileObservation':
+    case 'EditObservation':
+    case 'ApplyPatchObservation':
+      return mapFileChangeObservation(observationKind, observation, text);
     default:
       return { kind: 'OTHER' };
   }
+}
+
+/*
+ * File changes. Every SDK tool that changes files by name, at OpenHands/software-agent-sdk v1.43.1
+ * (wire shapes in src/contract/v1/events.ts):
+ *   openhands-tools/openhands/tools/file_editor/definition.py             FileEditorAction / Observation
+ *   openhands-tools/openhands/tools/planning_file_editor/definition.py    PlanningFileEditorAction / Observation
+ *   openhands-tools/openhands/tools/gemini/write_file/definition.py       WriteFileAction / Observation
+ *   openhands-tools/openhands/tools/gemini/edit/definition.py             EditAction / EditObservation
+ *   openhands-tools/openhands/tools/apply_patch/definition.py, core.py    ApplyPatchAction / Observation
+ *   openhands-sdk/openhands/sdk/event/acp_tool_call.py                    ACPToolCallEvent with diff blocks
+ * A whole file written from an action's text is FILE_WRITE (as V0's `write`); everything else is
+ * FILE_EDIT, observations included (they carry the text before and after). The terminal tool changes
+ * files too, but names none: it stays COMMAND.
+ */
+
+/** Each non-empty path once, in order. */
+function pathList(candidates: readonly unknown[]): string[] {
+  return [...new Set(candidates.filter((path): path is string => typeof path === 'string' && path !== ''))];
+}
+
+/**
+ * FILE_EDIT of the files `named`: `path` is the one file when there is one, and `paths` lists them
+ * unless the tool reported an error (`changed` false: nothing was changed).
+ */
+function fileEdit(
+  named: string[],
+  changed: boolean,
+  fields: { command?: string | null; oldContent?: string | null; newContent?: string | null },
+): EventKindFields {
+  return {
+    kind: 'FILE_EDIT',
+    path: named.length === 1 ? (named[0] ?? null) : null,
+    diff: null,
+    command: fields.command ?? null,
+    oldContent: fields.oldContent ?? null,
+    newContent: fields.newContent ?? null,
+    paths: changed ? named : [],
+  };
+}
+
+/** The starts of the lines that name a file in an apply_patch text (core.py `Parser.parse`). */
+const PATCH_FILE_PREFIXES = ['*** Add File: ', '*** Delete File: ', '*** Update File: ', '*** Move to: '];
+
+/**
+ * The files a patch names, in its order: the added, deleted and updated ones and a renamed one's new
+ * name. Read line by line as the SDK's parser does (`line[len(prefix):]`, nothing trimmed).
+ */
+function patchPaths(patch: string): string[] {
+  return pathList(
+    patch.split('\n').map((line) => {
+      const prefix = PATCH_FILE_PREFIXES.find((start) => line.startsWith(start));
+      return prefix === undefined ? undefined : line.slice(prefix.length);
+    }),
+  );
+}
+
+/** A file-changing action (it asks to change its files); `FileEditorAction` `view` is a read. */
+function mapFileChangeAction(actionKind: string, action: JsonObject): EventKindFields {
+  switch (actionKind) {
+    case 'WriteFileAction': {
+      const path = stringOrNull(action.file_path);
+      return { kind: 'FILE_WRITE', path, content: stringOrNull(action.content), paths: pathList([path]) };
+    }
+    case 'EditAction':
+      return fileEdit(pathList([action.file_path]), true, {
+        oldContent: stringOrNull(action.old_string),
+        newContent: stringOrNull(action.new_string),
+      });
+    case 'ApplyPatchAction':
+      return fileEdit(patchPaths(stringOrNull(action.patch) ?? ''), true, {});
+    default: {
+      // FileEditorAction and PlanningFileEditorAction, its subclass with the same fields.
+      const path = stringOrNull(action.path);
+      if (action.command === 'view') return { kind: 'FILE_READ', path, content: null };
+      if (action.command === 'create')
+        return { kind: 'FILE_WRITE', path, content: stringOrNull(action.file_text), paths: pathList([path]) };
+      return fileEdit(pathList([path]), true, {
+        command: stringOrNull(action.command),
+        oldContent: stringOrNull(action.old_str),
+        newContent: stringOrNull(action.new_str),
+      });
+    }
+  }
+}
+
+/**
+ * A file-changing tool's observation. `paths` lists what it changed: none when it reports an error
+ * (an `edit` that found no match keeps its `file_path` and changed nothing).
+ */
+function mapFileChangeObservation(
+  observationKind: string,
+  observation: JsonObject,
+  text: string,
+): EventKindFields {
+  const changed = observation.is_error !== true;
+  switch (observationKind) {
+    case 'WriteFileObservation':
+    case 'EditObservation':
+      return fileEdit(pathList([observation.file_path]), changed, {
+        oldContent: stringOrNull(observation.old_content),
+        newContent: stringOrNull(observation.new_content),
+      });
+    case 'ApplyPatchObservation': {
+      const commit = isJsonObject(observation.commit) ? observation.commit : {};
+      const changes = Object.entries(isJsonObject(commit.changes) ? commit.changes : {});
+      const named = pathList(
+        changes.flatMap(([path, change]) => [path, isJsonObject(change) ? change.move_path : undefined]),
+      );
+      // A patch of one file: its text before and after, as the other tools report them.
+      const only = changes.length === 1 && isJsonObject(changes[0]?.[1]) ? changes[0][1] : {};
+      return fileEdit(named, changed, {
+        oldContent: stringOrNull(only.old_content),
+        newContent: stringOrNull(only.new_content),
+      });
+    }
+    default: {
+      // FileEditorObservation and PlanningFileEditorObservation (which carries no contents).
+      const path = stringOrNull(observation.path);
+      if (observation.command === 'view') return { kind: 'FILE_READ', path, content: text };
+      return fileEdit(pathList([path]), changed, {
+        command: stringOrNull(observation.command),
+        oldContent: stringOrNull(observation.old_content),
+        newContent: stringOrNull(observation.new_content),
+      });
+    }
+  }
+}
+
+/**
+ * An ACP tool call that changes files, recognised as the SDK does (`ACPToolCallEvent.is_patch_edit`
+ * looks for `diff` content blocks): FILE_EDIT of each diff's path, null for any other call. The blocks
+ * come in the SDK's snake_case or in ACP's camelCase (acp_tool_call.py `_block_field` reads both). A
+ * failed call changed nothing.
+ */
+function mapAcpFileChange(payload: JsonObject): EventKindFields | null {
+  const diffs = Array.isArray(payload.content)
+    ? payload.content.filter((block): block is JsonObject => isJsonObject(block) && block.type === 'diff')
+    : [];
+  if (diffs.length === 0) return null;
+  const only = diffs.length === 1 && diffs[0] !== undefined ? diffs[0] : {};
+  return fileEdit(
+    pathList(diffs.map((diff) => diff.path)),
+    payload.status !== 'failed' && payload.is_error !== true,
+    {
+      oldContent: stringOrNull(only.old_text ?? only.oldText),
+      newContent: stringOrNull(only.new_text ?? only.newText),
+    },
+  );
 }
