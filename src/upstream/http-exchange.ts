@@ -22,7 +22,10 @@ export interface UpstreamRequest {
   /** Path with query already encoded. */
   path: string;
   credentials: UpstreamCredentials;
+  /** Sent as JSON. */
   body?: unknown;
+  /** Sent as is instead of `body` (a multipart upload, multipart.ts), with its content type. */
+  rawBody?: { bytes: Uint8Array; contentType: string };
   signal?: AbortSignal | undefined;
   /** Status codes handed back as {@link UpstreamRejection} instead of being mapped here. */
   passThroughStatuses?: readonly number[];
@@ -53,13 +56,7 @@ export async function exchange<T>(
   req: UpstreamRequest,
   answered: (status: number) => void,
 ): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  writeCredentialHeaders(headers, req.credentials);
-  let body: string | undefined;
-  if (req.body !== undefined) {
-    body = JSON.stringify(req.body);
-    headers['content-type'] = 'application/json';
-  }
+  const { headers, body } = requestParts(req, 'application/json');
   // One deadline for connect, headers and the whole body (undici's own timeouts bound idle gaps).
   const deadline = new AttemptDeadline(req.signal, target.timeoutMs, attemptTimeout);
   let response: Dispatcher.ResponseData;
@@ -87,14 +84,44 @@ export async function exchange<T>(
     deadline.dispose();
   }
   const status = response.statusCode;
-  if (req.route !== undefined && saysRouteMissing(status, response.headers['content-type'], req)) {
-    throw routeMissing(req.route, status);
+  const refusal = answerRefusal(req, status, response.headers, text);
+  if (refusal) throw refusal;
+  return parseJson<T>(text, status);
+}
+
+/** The headers and body of `req` on the wire: `accept`, the caller's credential, the body's type. */
+export function requestParts(
+  req: UpstreamRequest,
+  accept: string,
+): { headers: Record<string, string>; body: string | Uint8Array | undefined } {
+  const headers: Record<string, string> = { accept };
+  writeCredentialHeaders(headers, req.credentials);
+  if (req.rawBody !== undefined) {
+    headers['content-type'] = req.rawBody.contentType;
+    return { headers, body: req.rawBody.bytes };
   }
-  if (status >= 200 && status < 300) return parseJson<T>(text, status);
-  if (req.passThroughStatuses?.includes(status)) {
-    throw new UpstreamRejection(status, safeParse(text));
+  if (req.body === undefined) return { headers, body: undefined };
+  headers['content-type'] = 'application/json';
+  return { headers, body: JSON.stringify(req.body) };
+}
+
+/**
+ * What an answer that is not the route's own becomes (null when it is one: a 2xx that is no web page
+ * on a named route): UPSTREAM_ROUTE_MISSING, an {@link UpstreamRejection} for a status passed through
+ * (`text` parsed when it is JSON), or the status's coded error. The body is never copied into an error.
+ */
+export function answerRefusal(
+  req: UpstreamRequest,
+  status: number,
+  headers: Dispatcher.ResponseData['headers'],
+  text: string,
+): Error | null {
+  if (req.route !== undefined && saysRouteMissing(status, headers['content-type'], req)) {
+    return routeMissing(req.route, status);
   }
-  throw mapStatus(status, response.headers['retry-after']);
+  if (status >= 200 && status < 300) return null;
+  if (req.passThroughStatuses?.includes(status)) return new UpstreamRejection(status, safeParse(text));
+  return mapStatus(status, headers['retry-after']);
 }
 
 /** A web page where JSON was expected, a 405, or a 404 the caller does not read itself: no such route. */

@@ -25,7 +25,8 @@ import {
 } from './failures.ts';
 import { FairShare } from './fair-share.ts';
 import { type ExchangeTarget, exchange, type UpstreamRequest } from './http-exchange.ts';
-import { createUpstreamPool } from './pool.ts';
+import { type StreamOptions, streamExchange, type UpstreamStream } from './http-stream.ts';
+import { createUpstreamPool, type PoolSettings } from './pool.ts';
 import { type RetryPolicy, retryDelayFor } from './retry-policy.ts';
 
 /** What the client reports for each attempt; tests count upstream calls with it. */
@@ -98,9 +99,14 @@ export interface UpstreamAttemptOutcome {
   code?: UpstreamErrorCode;
 }
 
+/** One attempt on the wire; `answered` learns the status as soon as the headers arrive. */
+type Send<T> = (answered: (status: number) => void) => Promise<T>;
+
 /** The undici-backed client. One per gateway; shared by all callers (it holds no caller state). */
 export class UpstreamClient {
   readonly origin: string;
+  /** The deadline of one attempt in ms (UpstreamClientOptions.timeoutMs). */
+  readonly timeoutMs: number;
   /** IANA zone the upstream's zone-less timestamps are read in (see timestamps.ts). */
   readonly timeZone: string;
   private readonly onRecordDropped: UpstreamClientOptions['onRecordDropped'];
@@ -108,6 +114,10 @@ export class UpstreamClient {
   private readonly ownsDispatcher: boolean;
   /** Where each attempt goes and its budget (built once: every attempt reads it). */
   private readonly target: ExchangeTarget;
+  /** How the streaming pool is built, when this client owns its pools; null: streams share `dispatcher`. */
+  private readonly streamPoolSettings: PoolSettings | null;
+  /** Built on the first stream: answers of any size, kept apart from the JSON pool and its cap. */
+  private streamTarget: ExchangeTarget | null = null;
   private readonly retries: number;
   private readonly retryPolicy: RetryPolicy;
   private readonly onCall: UpstreamClientOptions['onCall'];
@@ -122,17 +132,19 @@ export class UpstreamClient {
     const base = new URL(options.baseUrl);
     this.origin = base.origin;
     const timeoutMs = options.timeoutMs ?? 10_000;
+    this.timeoutMs = timeoutMs;
     this.timeZone = options.timeZone ?? 'UTC';
     this.onRecordDropped = options.onRecordDropped;
     this.ownsDispatcher = options.dispatcher === undefined;
-    this.dispatcher =
-      options.dispatcher ??
-      createUpstreamPool(this.origin, {
-        connections: options.connections ?? 64,
-        timeoutMs,
-        connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
-        maxResponseBytes: options.maxResponseBytes ?? 16 * 1024 * 1024,
-      });
+    const poolSettings: PoolSettings = {
+      connections: options.connections ?? 64,
+      timeoutMs,
+      connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
+      maxResponseBytes: options.maxResponseBytes ?? 16 * 1024 * 1024,
+    };
+    this.dispatcher = options.dispatcher ?? createUpstreamPool(this.origin, poolSettings);
+    // A streamed body is never buffered, so its pool has no answer cap (-1: undici's "none").
+    this.streamPoolSettings = this.ownsDispatcher ? { ...poolSettings, maxResponseBytes: -1 } : null;
     this.target = { dispatcher: this.dispatcher, origin: this.origin, timeoutMs };
     this.retries = options.retries ?? 2;
     this.retryPolicy = {
@@ -170,12 +182,28 @@ export class UpstreamClient {
    * @throws UpstreamRejection for statuses listed in `passThroughStatuses`
    */
   async request<T>(req: UpstreamRequest): Promise<T> {
+    return this.run(req, (answered) => exchange<T>(this.target, req, answered));
+  }
+
+  /**
+   * Sends one call and answers its 2xx as a stream (http-stream.ts): admission, the breaker, retries
+   * of a GET and the failures up to the headers are those of {@link request}; the caller's share and
+   * the concurrency slot are given back once the headers arrive, so a long download holds neither.
+   * Streams use a pool of their own without `maxResponseBytes` (nothing is buffered).
+   * @throws UpstreamError, UpstreamRejection as {@link request}, before the body starts
+   */
+  async stream(req: UpstreamRequest, options: StreamOptions): Promise<UpstreamStream> {
+    return this.run(req, (answered) => streamExchange(this.streamingTarget(), req, options, answered));
+  }
+
+  /** Runs `send` with the caller's share, the gate, the breaker and retries of idempotent reads. */
+  private async run<T>(req: UpstreamRequest, send: Send<T>): Promise<T> {
     const idempotent = req.method === 'GET';
     const maxAttempts = idempotent ? this.retries + 1 : 1;
     for (let attempt = 1; ; attempt++) {
       try {
         // Each attempt first waits for its caller's share, then for the shared gate (fair-share.ts).
-        const run = () => this.attempt<T>(req, attempt);
+        const run = () => this.attempt<T>(req, attempt, send);
         return await (this.fairShare
           ? this.fairShare.run(req.credentials, req.signal, run, (reason) =>
               reason === 'queue-full' ? credentialOverloaded() : abortError(req.signal),
@@ -189,6 +217,16 @@ export class UpstreamClient {
         });
       }
     }
+  }
+
+  private streamingTarget(): ExchangeTarget {
+    if (this.streamPoolSettings === null) return this.target;
+    this.streamTarget ??= {
+      dispatcher: createUpstreamPool(this.origin, this.streamPoolSettings),
+      origin: this.origin,
+      timeoutMs: this.timeoutMs,
+    };
+    return this.streamTarget;
   }
 
   /** Reports a record left out of an answer because it could not be read (see conversation-record.ts). */
@@ -219,10 +257,11 @@ export class UpstreamClient {
     if (this.closed) return;
     this.closed = true;
     if (this.ownsDispatcher) await this.dispatcher.close();
+    if (this.streamTarget) await this.streamTarget.dispatcher.close();
   }
 
   /** One attempt through the concurrency gate and the circuit breaker, instrumented. */
-  private async attempt<T>(req: UpstreamRequest, attempt: number): Promise<T> {
+  private async attempt<T>(req: UpstreamRequest, attempt: number, send: Send<T>): Promise<T> {
     let release: () => void;
     try {
       release = await this.gate.acquire(req.signal);
@@ -237,7 +276,7 @@ export class UpstreamClient {
       let status: number | undefined;
       try {
         this.onCall?.({ method: req.method, path: req.path, attempt });
-        const result = await exchange<T>(this.target, req, (answered) => {
+        const result = await send((answered) => {
           status = answered;
         });
         this.breaker?.record('success', admission.probe);

@@ -40,16 +40,19 @@ export async function withRejections<T>(
     return await send();
   } catch (error) {
     if (!(error instanceof UpstreamRejection)) throw error;
-    const claimed = claim(error.status, error.body);
-    if (claimed) throw claimed;
-    const detail = (error.body as { detail?: unknown } | null)?.detail;
-    if (error.status === 422 && Array.isArray(detail)) {
-      throw new UpstreamValidationError(detail.map((issue) => toValidationIssue(issue, secrets)));
-    }
-    const readable = readableRejection(error.body, secrets);
-    if (readable) throw new UpstreamDomainError(readable.message, readable.msgId);
-    throw failedWithStatus(error.status);
+    throw claim(error.status, error.body) ?? rejectionError(error, secrets);
   }
+}
+
+/** What a rejection nobody claimed becomes (see the module comment): never its body as such. */
+export function rejectionError(rejection: UpstreamRejection, secrets: readonly string[]): Error {
+  const detail = (rejection.body as { detail?: unknown } | null)?.detail;
+  if (rejection.status === 422 && Array.isArray(detail)) {
+    return new UpstreamValidationError(detail.map((issue) => toValidationIssue(issue, secrets)));
+  }
+  const readable = readableRejection(rejection.body, secrets);
+  if (readable) return new UpstreamDomainError(readable.message, readable.msgId);
+  return failedWithStatus(rejection.status);
 }
 
 function toValidationIssue(raw: unknown, secrets: readonly string[]): ValidationIssue {

@@ -10,6 +10,7 @@
  * What survives cannot leave the workspace by its text; a symlink inside that points out of it is the
  * adapters' to refuse (V1 resolves it, V0's runtime cannot be asked).
  */
+import type { GraphQLError } from 'graphql';
 import { codedError } from '../errors.ts';
 import type { WorkspacePath } from './port/workspace.ts';
 
@@ -24,11 +25,7 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
  * @throws GraphQLError WORKSPACE_PATH_REFUSED naming `argument` and why
  */
 export function confineWorkspacePath(raw: string, argument: string, allowRoot = false): WorkspacePath {
-  const refuse = (why: string) =>
-    codedError('WORKSPACE_PATH_REFUSED', {
-      message: `${argument}: ${why}. Paths are relative to the workspace root.`,
-      extensions: { argument },
-    });
+  const refuse = (why: string) => refusedPath(argument, why);
   if (raw.length > MAX_PATH_LENGTH) throw refuse(`longer than ${MAX_PATH_LENGTH} characters`);
   if (CONTROL.test(raw)) throw refuse('control characters are not allowed');
   if (raw.includes('\\')) throw refuse('use "/" to separate folders');
@@ -42,6 +39,17 @@ export function confineWorkspacePath(raw: string, argument: string, allowRoot = 
   }
   if (segments.length === 0 && !allowRoot) throw refuse('name a file');
   return segments.join('/') as WorkspacePath;
+}
+
+/**
+ * WORKSPACE_PATH_REFUSED for `argument`, saying why: the gateway's own check here, or an adapter's
+ * (a symlink that leads out of the workspace, a character an upstream would misread).
+ */
+export function refusedPath(argument: string, why: string): GraphQLError {
+  return codedError('WORKSPACE_PATH_REFUSED', {
+    message: `${argument}: ${why}. Paths are relative to the workspace root.`,
+    extensions: { argument },
+  });
 }
 
 /** The workspace root, for a listing of the whole workspace. */

@@ -76,3 +76,25 @@ export class PermissionDeniedError extends DomainError {
     this.name = 'PermissionDeniedError';
   }
 }
+
+/** Why a workspace cannot be read now (`extensions.reason` of WORKSPACE_NOT_RUNNING). */
+export type WorkspaceNotRunningReason = 'PAUSED' | 'STOPPED' | 'STARTING';
+
+/**
+ * The conversation's runtime (V0) or sandbox (V1) is not running, so its workspace cannot be read or
+ * written; the gateway never starts or resumes one for that (startConversation does).
+ */
+export class WorkspaceNotRunningError extends DomainError {
+  constructor(readonly reason: WorkspaceNotRunningReason) {
+    super('WORKSPACE_NOT_RUNNING', undefined, { reason });
+    this.name = 'WorkspaceNotRunningError';
+  }
+}
+
+/** The connected upstream's API has no such thing (commits on V0): `extensions.api` names the API. */
+export class NotOnThisApiError extends DomainError {
+  constructor(readonly api: 'v0' | 'v1') {
+    super('NOT_ON_THIS_API', undefined, { api });
+    this.name = 'NotOnThisApiError';
+  }
+}
