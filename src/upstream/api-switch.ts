@@ -26,6 +26,19 @@ import { UpstreamDomainError } from './port/errors.ts';
 import { type EventPosition, openEventCursor } from './port/event-cursor.ts';
 import type { ConversationEvent } from './port/events.ts';
 import type { LiveEvents, OutgoingMessage, Upstream, UpstreamSession } from './port/upstream.ts';
+import type {
+  WorkspaceArchive,
+  WorkspaceChange,
+  WorkspaceChanges,
+  WorkspaceCommit,
+  WorkspaceEntry,
+  WorkspaceFileContent,
+  WorkspaceFileDiff,
+  WorkspaceLinks,
+  WorkspacePath,
+  WorkspaceUpload,
+  WorkspaceUploadResult,
+} from './port/workspace.ts';
 
 /** Options of {@link createSwitchingUpstream}. */
 export interface SwitchingUpstreamOptions {
@@ -234,6 +247,38 @@ class SwitchingSession implements UpstreamSession {
     token: Parameters<UpstreamSession['addGitProviderToken']>[0],
   ): ReturnType<UpstreamSession['addGitProviderToken']> {
     return this.#call((s) => s.addGitProviderToken(token));
+  }
+
+  workspaceChanges(id: string, ref: string | null): Promise<WorkspaceChanges> {
+    return this.#call((s) => s.workspaceChanges(id, ref));
+  }
+  workspaceDiff(
+    id: string,
+    path: WorkspacePath,
+    base: { ref: string | null; commit: string | null },
+  ): Promise<WorkspaceFileDiff | null> {
+    return this.#call((s) => s.workspaceDiff(id, path, base));
+  }
+  listWorkspace(id: string, path: WorkspacePath | null): Promise<WorkspaceEntry[] | null> {
+    return this.#call((s) => s.listWorkspace(id, path));
+  }
+  readWorkspaceFile(id: string, path: WorkspacePath, maxBytes: number): Promise<WorkspaceFileContent | null> {
+    return this.#call((s) => s.readWorkspaceFile(id, path, maxBytes));
+  }
+  workspaceCommits(id: string, limit: number): Promise<{ commits: WorkspaceCommit[]; hasMore: boolean }> {
+    return this.#call((s) => s.workspaceCommits(id, limit));
+  }
+  workspaceCommitChanges(id: string, sha: string): Promise<WorkspaceChange[]> {
+    return this.#call((s) => s.workspaceCommitChanges(id, sha));
+  }
+  uploadWorkspaceFiles(id: string, files: WorkspaceUpload[]): Promise<WorkspaceUploadResult> {
+    return this.#call((s) => s.uploadWorkspaceFiles(id, files));
+  }
+  openWorkspaceArchive(id: string): Promise<WorkspaceArchive> {
+    return this.#call((s) => s.openWorkspaceArchive(id));
+  }
+  workspaceLinks(id: string): Promise<WorkspaceLinks> {
+    return this.#call((s) => s.workspaceLinks(id));
   }
 
   /** Pure: read by the known API's adapter, or before any answer by the one that minted the token. */

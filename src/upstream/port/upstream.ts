@@ -24,6 +24,7 @@ import type { EventPosition } from './event-cursor.ts';
 import type { ConversationEvent } from './events.ts';
 import type { EventsSlice, EventsWalk } from './history.ts';
 import type { GitProviderValue, RequestableAgentStateValue } from './vocabulary.ts';
+import type { WorkspaceSession } from './workspace.ts';
 
 /** One git provider token to store (the host for self-hosted providers). */
 export interface GitProviderToken {
@@ -65,9 +66,10 @@ export interface SentMessage {
 /**
  * The port for one caller: every call is made with {@link CallerScope.credentials} and aborted by
  * {@link CallerScope.signal}. Failures are the port's domain errors (./errors.ts), coded upstream
- * errors (src/upstream/failures.ts) or, for live streams and sent actions, {@link BridgeError}.
+ * errors (src/upstream/failures.ts) or, for live streams and sent actions, {@link BridgeError}. The
+ * workspace calls (files, git changes, uploads, the archive) are {@link WorkspaceSession}'s.
  */
-export interface UpstreamSession extends CallerScope {
+export interface UpstreamSession extends CallerScope, WorkspaceSession {
   // --- Conversations ------------------------------------------------------------------------------
 
   /** One page of the caller's conversations, newest first; the page walker (page-walker.ts) pages on. */

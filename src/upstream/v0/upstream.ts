@@ -10,7 +10,8 @@
 
 import type { RequestableAgentStateValue } from '../../contract/v0/records.ts';
 import type { UpstreamCredentials } from '../credentials.ts';
-import type { UpstreamClient } from '../http.ts';
+import { UpstreamClient } from '../http.ts';
+import { type OriginClientFactory, OriginClients } from '../origin-clients.ts';
 import type { BridgeError } from '../port/bridge-error.ts';
 import type {
   Conversation,
@@ -22,6 +23,7 @@ import type {
   StartedConversation,
   StoppedConversation,
 } from '../port/conversation.ts';
+import { NotOnThisApiError } from '../port/errors.ts';
 import type { EventPosition } from '../port/event-cursor.ts';
 import type { ConversationEvent } from '../port/events.ts';
 import type { EventsSlice, EventsWalk } from '../port/history.ts';
@@ -34,6 +36,19 @@ import type {
   UpstreamSession,
 } from '../port/upstream.ts';
 import type { GitProviderValue } from '../port/vocabulary.ts';
+import type {
+  WorkspaceArchive,
+  WorkspaceChange,
+  WorkspaceChanges,
+  WorkspaceCommit,
+  WorkspaceEntry,
+  WorkspaceFileContent,
+  WorkspaceFileDiff,
+  WorkspaceLinks,
+  WorkspacePath,
+  WorkspaceUpload,
+  WorkspaceUploadResult,
+} from '../port/workspace.ts';
 import * as conversations from './conversations.ts';
 import { readV0Cursor, v0EventIdOf, v0Position } from './event-cursor.ts';
 import * as history from './history.ts';
@@ -43,6 +58,15 @@ import type { V0LiveOptions } from './live/live-options.ts';
 import { recordSocketTargetResolver } from './socket-target.ts';
 import { readStoredEventsAfter } from './stored-events.ts';
 import { agentStateAction, messageAction } from './user-actions.ts';
+import {
+  v0ListWorkspace,
+  v0OpenWorkspaceArchive,
+  v0ReadWorkspaceFile,
+  v0UploadWorkspaceFiles,
+} from './workspace-files.ts';
+import { v0WorkspaceChanges, v0WorkspaceDiff } from './workspace-git.ts';
+import { v0WorkspaceLinks } from './workspace-links.ts';
+import { type V0WorkspaceTarget, workspaceTarget } from './workspace-target.ts';
 
 /** Options of {@link createV0Upstream}. */
 export interface V0UpstreamOptions {
@@ -52,14 +76,25 @@ export interface V0UpstreamOptions {
   live?: V0LiveOptions;
   /** Called once, the first time the upstream turns out to have no stored events route (for the log). */
   onEventsRouteMissing?: () => void;
+  /**
+   * Builds the client of a nested runtime's own server (a record's absolute `url`), where that
+   * conversation's workspace routes go with its `session_api_key` (the composition root's settings,
+   * as V1's agent servers get). @default a client with the main client's timeout and zone
+   */
+  runtimeClient?: OriginClientFactory;
+  /** Nested-runtime origins with a client at once; the least recently used is closed beyond. @default 64 */
+  maxRuntimes?: number;
 }
 
 /** The V0 adapter of one gateway. */
 export interface V0Upstream extends Upstream {
   /** The live events (Socket.IO sockets): their counters feed metrics and tests. */
   readonly live: V0LiveEvents;
-  /** Ends every live stream and socket (the client's pool is closed by whoever built it). */
-  close(): void;
+  /**
+   * Ends every live stream and socket, then closes the nested runtimes' clients (the client's pool is
+   * closed by whoever built it).
+   */
+  close(): Promise<void>;
 }
 
 /** Builds the V0 adapter over `client` (the shared HTTP client, built by the composition root). */
@@ -75,10 +110,19 @@ export function createV0Upstream(client: UpstreamClient, options: V0UpstreamOpti
     },
     options.live,
   );
+  const runtimes = new OriginClients(
+    options.runtimeClient ??
+      ((origin) =>
+        new UpstreamClient({ baseUrl: origin, timeoutMs: client.timeoutMs, timeZone: client.timeZone })),
+    options.maxRuntimes,
+  );
   return {
     live,
-    forCaller: (credentials, signal) => new V0Session(client, live, credentials, signal),
-    close: () => live.close(),
+    forCaller: (credentials, signal) => new V0Session(client, live, runtimes, credentials, signal),
+    close: () => {
+      live.close();
+      return runtimes.close();
+    },
   };
 }
 
@@ -86,17 +130,20 @@ export function createV0Upstream(client: UpstreamClient, options: V0UpstreamOpti
 class V0Session implements UpstreamSession {
   readonly #client: UpstreamClient;
   readonly #live: V0LiveEvents;
+  readonly #runtimes: OriginClients;
   readonly credentials: UpstreamCredentials;
   signal: AbortSignal | undefined;
 
   constructor(
     client: UpstreamClient,
     live: V0LiveEvents,
+    runtimes: OriginClients,
     credentials: UpstreamCredentials,
     signal: AbortSignal | undefined,
   ) {
     this.#client = client;
     this.#live = live;
+    this.#runtimes = runtimes;
     this.credentials = credentials;
     this.signal = signal;
   }
@@ -195,6 +242,64 @@ class V0Session implements UpstreamSession {
 
   addGitProviderToken(token: GitProviderToken): Promise<{ message: string | null }> {
     return conversations.addGitProviderToken(this.#scope(), token);
+  }
+
+  // --- Workspace: the conversation is read first (never a workspace call on a stopped one) ---------
+
+  #workspace(conversationId: string): Promise<V0WorkspaceTarget> {
+    return workspaceTarget(this.#scope(), conversationId, this.#runtimes);
+  }
+
+  async workspaceChanges(conversationId: string, ref: string | null): Promise<WorkspaceChanges> {
+    // Refused before any call: 0.53 has no base ref to choose.
+    if (ref !== null) throw new NotOnThisApiError('v0');
+    return v0WorkspaceChanges(await this.#workspace(conversationId));
+  }
+
+  async workspaceDiff(
+    conversationId: string,
+    path: WorkspacePath,
+    base: { ref: string | null; commit: string | null },
+  ): Promise<WorkspaceFileDiff | null> {
+    if (base.ref !== null || base.commit !== null) throw new NotOnThisApiError('v0');
+    return v0WorkspaceDiff(await this.#workspace(conversationId), path);
+  }
+
+  async listWorkspace(conversationId: string, path: WorkspacePath | null): Promise<WorkspaceEntry[] | null> {
+    return v0ListWorkspace(await this.#workspace(conversationId), path);
+  }
+
+  async readWorkspaceFile(
+    conversationId: string,
+    path: WorkspacePath,
+    maxBytes: number,
+  ): Promise<WorkspaceFileContent | null> {
+    return v0ReadWorkspaceFile(await this.#workspace(conversationId), path, maxBytes);
+  }
+
+  /** 0.53 has no commit routes. */
+  async workspaceCommits(): Promise<{ commits: WorkspaceCommit[]; hasMore: boolean }> {
+    throw new NotOnThisApiError('v0');
+  }
+
+  /** 0.53 has no commit routes. */
+  async workspaceCommitChanges(): Promise<WorkspaceChange[]> {
+    throw new NotOnThisApiError('v0');
+  }
+
+  async uploadWorkspaceFiles(
+    conversationId: string,
+    files: WorkspaceUpload[],
+  ): Promise<WorkspaceUploadResult> {
+    return v0UploadWorkspaceFiles(await this.#workspace(conversationId), files);
+  }
+
+  async openWorkspaceArchive(conversationId: string): Promise<WorkspaceArchive> {
+    return v0OpenWorkspaceArchive(await this.#workspace(conversationId));
+  }
+
+  async workspaceLinks(conversationId: string): Promise<WorkspaceLinks> {
+    return v0WorkspaceLinks(await this.#workspace(conversationId));
   }
 
   subscribe(conversationId: string, after: EventPosition | null): LiveEvents {

@@ -150,3 +150,28 @@ export async function requestAgentState(
     stateRaw: state,
   };
 }
+
+/**
+ * The message as sent, when its stored copy was not found among the newest (no id, no timestamp),
+ * placed after the newest stored event.
+ */
+export function unstoredEcho(
+  message: OutgoingMessage,
+  cursor: string,
+): Extract<ConversationEvent, { kind: 'USER_MESSAGE' }> {
+  return {
+    eventId: null,
+    cursor,
+    timestamp: null,
+    source: 'user',
+    message: message.content,
+    cause: null,
+    phase: 'ACTION',
+    upstreamKind: 'MessageEvent',
+    raw: Object.freeze({}),
+    kind: 'USER_MESSAGE',
+    content: message.content,
+    imageUrls: [...message.imageUrls],
+    fileUrls: [],
+  };
+}

@@ -4,8 +4,11 @@
  * with conversations still starting read from their start tasks so a create is readable at once.
  */
 import type { AppConversationStartTaskRecord, PageRecord } from '../../contract/v1/app-server.ts';
+import { credentialSecret, type UpstreamCredentials } from '../credentials.ts';
 import { unexpectedAnswer } from '../failures.ts';
 import type { ConversationFilter, ConversationPage, ConversationPageRequest } from '../port/conversation.ts';
+import { UpstreamDomainError } from '../port/errors.ts';
+import { scrubSecrets } from '../rejection-message.ts';
 import { upstreamTimestampToUtc } from '../timestamps.ts';
 import { readAppConversation, type V1Conversation } from './conversation-record.ts';
 import { hexId } from './ids.ts';
@@ -170,4 +173,16 @@ function pendingOf(id: string, task: AppConversationStartTaskRecord, timeZone: s
       agent: null,
     },
   };
+}
+
+/** A start task that ended in ERROR: readable (status ERROR) and, for anything else, this coded outcome. */
+export function startFailed(pending: PendingStart, credentials: UpstreamCredentials): UpstreamDomainError {
+  const detail = scrubSecrets(
+    pending.detail ?? '',
+    [credentialSecret(credentials)].filter((s) => s !== ''),
+  );
+  return new UpstreamDomainError(
+    `The conversation failed to start${detail === '' ? '' : `: ${detail}`}`,
+    'START_TASK$ERROR',
+  );
 }

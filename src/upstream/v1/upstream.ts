@@ -11,7 +11,8 @@
  * caller credential, shared by the gateway's subscribers (live/live-events.ts).
  */
 
-import { credentialSecret, type UpstreamCredentials } from '../credentials.ts';
+import { badUserInput } from '../../errors.ts';
+import type { UpstreamCredentials } from '../credentials.ts';
 import { UpstreamError } from '../failures.ts';
 import type { UpstreamClient } from '../http.ts';
 import { BridgeError } from '../port/bridge-error.ts';
@@ -25,7 +26,7 @@ import type {
   StartedConversation,
   StoppedConversation,
 } from '../port/conversation.ts';
-import { ConversationNotFoundError, UpstreamDomainError } from '../port/errors.ts';
+import { ConversationNotFoundError } from '../port/errors.ts';
 import type { EventPosition } from '../port/event-cursor.ts';
 import type { ConversationEvent } from '../port/events.ts';
 import type { EventsSlice, EventsWalk } from '../port/history.ts';
@@ -38,8 +39,20 @@ import type {
   UpstreamSession,
 } from '../port/upstream.ts';
 import type { GitProviderValue, RequestableAgentStateValue } from '../port/vocabulary.ts';
-import { scrubSecrets } from '../rejection-message.ts';
-import { findEcho, postMessage, requestAgentState, setSandbox } from './agent-actions.ts';
+import type {
+  WorkspaceArchive,
+  WorkspaceChange,
+  WorkspaceChanges,
+  WorkspaceCommit,
+  WorkspaceEntry,
+  WorkspaceFileContent,
+  WorkspaceFileDiff,
+  WorkspaceLinks,
+  WorkspacePath,
+  WorkspaceUpload,
+  WorkspaceUploadResult,
+} from '../port/workspace.ts';
+import { findEcho, postMessage, requestAgentState, setSandbox, unstoredEcho } from './agent-actions.ts';
 import { type AgentServerClientFactory, AgentServerClients } from './agent-servers.ts';
 import type { V1Conversation } from './conversation-record.ts';
 import * as reads from './conversations.ts';
@@ -50,6 +63,22 @@ import { hexId } from './ids.ts';
 import { createV1LiveEvents, endV1Conversation, subscribeV1, type V1LiveEvents } from './live/live-events.ts';
 import type { V1LiveOptions } from './live/live-options.ts';
 import type { CallScope } from './scope.ts';
+import {
+  v1ListWorkspace,
+  v1OpenWorkspaceArchive,
+  v1ReadWorkspaceFile,
+  v1UploadWorkspaceFiles,
+} from './workspace-files.ts';
+import {
+  AppGitProxies,
+  checkSha,
+  v1WorkspaceChanges,
+  v1WorkspaceCommitChanges,
+  v1WorkspaceCommits,
+  v1WorkspaceDiff,
+} from './workspace-git.ts';
+import { v1WorkspaceLinks } from './workspace-links.ts';
+import { type V1WorkspaceTarget, v1WorkspaceTarget } from './workspace-target.ts';
 import * as writes from './writes.ts';
 
 /** Options of {@link createV1Upstream}. */
@@ -77,9 +106,10 @@ export interface V1Upstream extends Upstream {
 export function createV1Upstream(client: UpstreamClient, options: V1UpstreamOptions): V1Upstream {
   const agents = new AgentServerClients(options.agentServerClient, options.maxAgentServers);
   const live = createV1LiveEvents(client, agents, options.live);
+  const proxies = new AppGitProxies();
   return {
     live,
-    forCaller: (credentials, signal) => new V1Session(client, agents, live, credentials, signal),
+    forCaller: (credentials, signal) => new V1Session(client, agents, live, proxies, credentials, signal),
     close: () => {
       live.close();
       return agents.close();
@@ -98,6 +128,7 @@ class V1Session implements UpstreamSession {
   readonly #client: UpstreamClient;
   readonly #agents: AgentServerClients;
   readonly #live: V1LiveEvents;
+  readonly #proxies: AppGitProxies;
   readonly credentials: UpstreamCredentials;
   signal: AbortSignal | undefined;
   /** This operation's reads, by hex id (a session is one caller's, for one operation). */
@@ -107,12 +138,14 @@ class V1Session implements UpstreamSession {
     client: UpstreamClient,
     agents: AgentServerClients,
     live: V1LiveEvents,
+    proxies: AppGitProxies,
     credentials: UpstreamCredentials,
     signal: AbortSignal | undefined,
   ) {
     this.#client = client;
     this.#agents = agents;
     this.#live = live;
+    this.#proxies = proxies;
     this.credentials = credentials;
     this.signal = signal;
   }
@@ -187,7 +220,7 @@ class V1Session implements UpstreamSession {
     const known = await this.#resolve(conversationId);
     if (known === null) throw new ConversationNotFoundError(conversationId);
     if (known.kind === 'conversation') return known.read;
-    if (known.pending.taskStatus === 'ERROR') throw startFailed(known.pending, this.credentials);
+    if (known.pending.taskStatus === 'ERROR') throw reads.startFailed(known.pending, this.credentials);
     return known.pending;
   }
 
@@ -323,6 +356,67 @@ class V1Session implements UpstreamSession {
     this.#known.delete(hex);
   }
 
+  // --- Workspace: the sandbox must run (a read never resumes it) ------------------------------------
+
+  async #workspace(conversationId: string): Promise<V1WorkspaceTarget> {
+    return v1WorkspaceTarget(await this.#conversation(conversationId), this.#scope(), this.#agents);
+  }
+
+  async workspaceChanges(conversationId: string, ref: string | null): Promise<WorkspaceChanges> {
+    return v1WorkspaceChanges(await this.#workspace(conversationId), this.#proxies, ref);
+  }
+
+  async workspaceDiff(
+    conversationId: string,
+    path: WorkspacePath,
+    base: { ref: string | null; commit: string | null },
+  ): Promise<WorkspaceFileDiff | null> {
+    if (base.ref !== null && base.commit !== null) {
+      throw badUserInput('Give either a base ref or a commit, not both.');
+    }
+    if (base.commit !== null) checkSha(base.commit, 'commit');
+    return v1WorkspaceDiff(await this.#workspace(conversationId), this.#proxies, path, base);
+  }
+
+  async listWorkspace(conversationId: string, path: WorkspacePath | null): Promise<WorkspaceEntry[] | null> {
+    return v1ListWorkspace(await this.#workspace(conversationId), path);
+  }
+
+  async readWorkspaceFile(
+    conversationId: string,
+    path: WorkspacePath,
+    maxBytes: number,
+  ): Promise<WorkspaceFileContent | null> {
+    return v1ReadWorkspaceFile(await this.#workspace(conversationId), path, maxBytes);
+  }
+
+  async workspaceCommits(
+    conversationId: string,
+    limit: number,
+  ): Promise<{ commits: WorkspaceCommit[]; hasMore: boolean }> {
+    return v1WorkspaceCommits(await this.#workspace(conversationId), limit);
+  }
+
+  async workspaceCommitChanges(conversationId: string, sha: string): Promise<WorkspaceChange[]> {
+    checkSha(sha, 'sha');
+    return v1WorkspaceCommitChanges(await this.#workspace(conversationId), sha);
+  }
+
+  async uploadWorkspaceFiles(
+    conversationId: string,
+    files: WorkspaceUpload[],
+  ): Promise<WorkspaceUploadResult> {
+    return v1UploadWorkspaceFiles(await this.#workspace(conversationId), files);
+  }
+
+  async openWorkspaceArchive(conversationId: string): Promise<WorkspaceArchive> {
+    return v1OpenWorkspaceArchive(await this.#workspace(conversationId));
+  }
+
+  async workspaceLinks(conversationId: string): Promise<WorkspaceLinks> {
+    return v1WorkspaceLinks(await this.#workspace(conversationId));
+  }
+
   unsetProviderTokens(): Promise<Record<string, string>> {
     return writes.unsetProviderTokens(this.#scope());
   }
@@ -342,41 +436,4 @@ class V1Session implements UpstreamSession {
 
 function isConversation(read: V1Conversation | reads.PendingStart): read is V1Conversation {
   return !('taskStatus' in read);
-}
-
-/** A start task that ended in ERROR: readable (status ERROR) and, for anything else, this coded outcome. */
-function startFailed(pending: reads.PendingStart, credentials: UpstreamCredentials): UpstreamDomainError {
-  const detail = scrubSecrets(
-    pending.detail ?? '',
-    [credentialSecret(credentials)].filter((s) => s !== ''),
-  );
-  return new UpstreamDomainError(
-    `The conversation failed to start${detail === '' ? '' : `: ${detail}`}`,
-    'START_TASK$ERROR',
-  );
-}
-
-/**
- * The message as sent, when its stored copy was not found among the newest (no id, no timestamp),
- * placed after the newest stored event.
- */
-function unstoredEcho(
-  message: OutgoingMessage,
-  cursor: string,
-): Extract<ConversationEvent, { kind: 'USER_MESSAGE' }> {
-  return {
-    eventId: null,
-    cursor,
-    timestamp: null,
-    source: 'user',
-    message: message.content,
-    cause: null,
-    phase: 'ACTION',
-    upstreamKind: 'MessageEvent',
-    raw: Object.freeze({}),
-    kind: 'USER_MESSAGE',
-    content: message.content,
-    imageUrls: [...message.imageUrls],
-    fileUrls: [],
-  };
 }
