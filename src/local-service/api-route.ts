@@ -21,15 +21,23 @@ export interface ApiRequest {
    * return after checks the real server makes first (such as finding the conversation).
    */
   bodyProblem?: ApiResponse;
+  /** For `body: 'raw'` routes: the body's bytes as sent (a multipart upload), and its content type. */
+  rawBody?: Buffer;
+  contentType?: string;
 }
 
-/** An answer: JSON `body` unless `text` (a non-JSON body with its content type) or `stream` is given. */
+/**
+ * An answer: JSON `body` unless `text` (a non-JSON body with its content type), `bytes` (a binary
+ * one: a download, an archive) or `stream` is given.
+ */
 export interface ApiResponse {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
   /** Sent as is instead of `body` (the V1 app server's HTML fallback, its text/plain 500). */
   text?: { contentType: string; content: string };
+  /** Sent as is instead of `body` (file downloads, zip and tar.gz archives). */
+  bytes?: { contentType: string; content: Uint8Array };
   /** Written chunk by chunk as JSON (the V1 stream-start) instead of `body`. */
   stream?: AsyncIterable<string>;
 }
@@ -40,9 +48,10 @@ export interface Route {
   pattern: RegExp;
   /**
    * Whether a JSON body is read and required (FastAPI answers a missing required body with 422 missing);
-   * `deferred` reads it too but hands a missing or malformed body to the handler as `bodyProblem`.
+   * `deferred` reads it too but hands a missing or malformed body to the handler as `bodyProblem`;
+   * `raw` reads it without parsing (`rawBody`, for multipart uploads).
    */
-  body: 'required' | 'deferred' | 'ignored';
+  body: 'required' | 'deferred' | 'ignored' | 'raw';
   handle(request: ApiRequest): ApiResponse | Promise<ApiResponse>;
 }
 
@@ -65,4 +74,16 @@ export function batchAnswer(ids: readonly string[], read: (id: string) => unknow
 /** FastAPI's 422 answer: every problem found, as `{"detail": [...]}`. */
 export function validationError(issues: ValidationIssue[]): ApiResponse {
   return { status: 422, body: { detail: issues } };
+}
+
+/**
+ * What a FastAPI app answers for an uncaught exception (a failed `assert`, an error no handler
+ * takes): 500, text/plain `Internal Server Error`.
+ */
+export function uncaughtError(): ApiResponse {
+  return {
+    status: 500,
+    body: null,
+    text: { contentType: 'text/plain; charset=utf-8', content: 'Internal Server Error' },
+  };
 }

@@ -90,9 +90,9 @@ async function sendStream(
 
 function send(res: http.ServerResponse, response: ApiResponse): void {
   if (res.headersSent || res.destroyed) return;
-  const payload = response.text?.content ?? JSON.stringify(response.body);
+  const payload = response.bytes?.content ?? response.text?.content ?? JSON.stringify(response.body);
   res.writeHead(response.status, {
-    'content-type': response.text?.contentType ?? 'application/json',
+    'content-type': response.bytes?.contentType ?? response.text?.contentType ?? 'application/json',
     'content-length': Buffer.byteLength(payload),
     ...response.headers,
   });
@@ -180,7 +180,14 @@ export function createHttpServer(deps: HttpServerDeps): http.Server {
 
     let body: unknown;
     let bodyProblem: ApiResponse | undefined;
-    if (found.route.body !== 'ignored') {
+    let rawBody: Buffer | undefined;
+    if (found.route.body === 'raw') {
+      const read = await readBody(req, maxBodyBytes);
+      if (read.kind === 'too_large') {
+        return send(res, { status: 413, body: { detail: 'Request body too large' } });
+      }
+      rawBody = read.raw;
+    } else if (found.route.body !== 'ignored') {
       const read = await readBody(req, maxBodyBytes);
       if (read.kind === 'too_large') {
         return send(res, { status: 413, body: { detail: 'Request body too large' } });
@@ -204,6 +211,7 @@ export function createHttpServer(deps: HttpServerDeps): http.Server {
       body,
       params: found.params,
       ...(bodyProblem ? { bodyProblem } : {}),
+      ...(rawBody ? { rawBody, contentType: req.headers['content-type'] } : {}),
     });
     if (response.stream) return sendStream(res, { ...response, stream: response.stream });
     send(res, response);

@@ -3,14 +3,17 @@
  * from the sandbox), page ids, and the two kinds of failure answers the real app server gives beside
  * FastAPI's 422 (`{"detail": ...}` HTTPExceptions and the text/plain 500 of an uncaught exception).
  */
-import type {
-  AppConversationRecord,
-  AppConversationStartTaskRecord,
-  SandboxInfoRecord,
-  V1GitProviderValue,
+import {
+  type AppConversationRecord,
+  type AppConversationStartTaskRecord,
+  EXPOSED_URL_NAMES,
+  type ExposedUrlRecord,
+  type SandboxInfoRecord,
+  type V1GitProviderValue,
 } from '../../contract/v1/app-server.ts';
-import { type ApiResponse, json } from '../api-route.ts';
+import { type ApiResponse, json, uncaughtError } from '../api-route.ts';
 import { DEFAULT_LLM_MODEL } from './conversation-state.ts';
+import { WORKING_DIR } from './file-steps.ts';
 import type { V1Conversation, V1Sandbox, V1StartTask } from './records.ts';
 import type { Sandboxes } from './sandboxes.ts';
 import type { V1Store } from './store.ts';
@@ -19,13 +22,7 @@ import type { V1Store } from './store.ts';
 export const detail = (status: number, text: string): ApiResponse => json(status, { detail: text });
 
 /** An uncaught exception or failed `assert` in the app server: 500, text/plain. */
-export function internalError(): ApiResponse {
-  return {
-    status: 500,
-    body: null,
-    text: { contentType: 'text/plain; charset=utf-8', content: 'Internal Server Error' },
-  };
-}
+export const internalError = uncaughtError;
 
 /** Page ids as later app servers write them: the offset, URL-safe base64 without padding. */
 function encodePageId(offset: number): string {
@@ -63,6 +60,20 @@ const ZERO_METRICS = (model: string) => ({
     response_id: '',
   },
 });
+
+/**
+ * A running sandbox's `exposed_urls`, named and ordered as a Docker sandbox's: the agent server, then
+ * VS Code (its URL carries the sandbox key and the project dir, as the Docker sandbox service writes
+ * it) and the two app ports. No VS Code or app runs in the local service: their URLs name the agent
+ * server's own port, so the key in them never reaches a listener the service does not own.
+ */
+function exposedUrls(url: string, port: number, key: string): ExposedUrlRecord[] {
+  return EXPOSED_URL_NAMES.map((name) => ({
+    name,
+    url: name === 'VSCODE' ? `${url}/?tkn=${key}&folder=${WORKING_DIR}` : url,
+    port,
+  }));
+}
 
 /** Builds the wire records of the app server from stored rows. */
 export function appRecords(store: V1Store, sandboxes: Sandboxes) {
@@ -105,7 +116,7 @@ export function appRecords(store: V1Store, sandboxes: Sandboxes) {
         sandbox_spec_id: s.specId,
         status: s.status,
         session_api_key: url === null ? null : s.sessionApiKey,
-        exposed_urls: url === null ? null : [{ name: 'AGENT_SERVER', url, port: s.port ?? 0 }],
+        exposed_urls: url === null ? null : exposedUrls(url, s.port ?? 0, s.sessionApiKey),
         created_at: s.createdAt,
       };
     },

@@ -4,7 +4,7 @@
  * 32 hex) and datetimes (ISO 8601, with or without a zone). What each route does with an over-large
  * `limit` (the `lte` trap: a 500 at app main) is the route's business, not this reader's.
  */
-import { expectedEnumText, issue, type ValidationIssue } from '../validation/issue.ts';
+import { expectedEnumText, issue, missingIssue, type ValidationIssue } from '../validation/issue.ts';
 import { parseIntStrict } from '../validation/strict-int.ts';
 import { uuidHex } from './conversation-state.ts';
 import { naiveLocalIso } from './event-factory.ts';
@@ -81,7 +81,27 @@ export class QueryReader {
     return this.params.get(name);
   }
 
-  int(name: string, fallback: number, bounds: { gt?: number } = {}): number {
+  /** A required value (`Query(...)`): absent is a 422 `missing`, answered as `''`. */
+  required(name: string): string {
+    const text = this.params.get(name);
+    if (text === null) this.issues.push(missingIssue(['query', name]));
+    return text ?? '';
+  }
+
+  /** An optional value that must match `pattern` (`Query(pattern=...)`): else a 422 `string_pattern_mismatch`. */
+  matching(
+    name: string,
+    pattern: RegExp,
+    loc: 'query' | 'path' = 'query',
+    value = this.params.get(name),
+  ): string | null {
+    if (value === null || pattern.test(value)) return value;
+    const msg = `String should match pattern '${pattern.source}'`;
+    this.issues.push(issue('string_pattern_mismatch', [loc, name], msg, value, { pattern: pattern.source }));
+    return null;
+  }
+
+  int(name: string, fallback: number, bounds: { gt?: number; ge?: number; le?: number } = {}): number {
     const text = this.params.get(name);
     if (text === null) return fallback;
     const parsed = parseIntStrict(text);
@@ -93,6 +113,16 @@ export class QueryReader {
     if (bounds.gt !== undefined && parsed <= bounds.gt) {
       const msg = `Input should be greater than ${bounds.gt}`;
       this.issues.push(issue('greater_than', ['query', name], msg, text, { gt: bounds.gt }));
+      return fallback;
+    }
+    if (bounds.ge !== undefined && parsed < bounds.ge) {
+      const msg = `Input should be greater than or equal to ${bounds.ge}`;
+      this.issues.push(issue('greater_than_equal', ['query', name], msg, text, { ge: bounds.ge }));
+      return fallback;
+    }
+    if (bounds.le !== undefined && parsed > bounds.le) {
+      const msg = `Input should be less than or equal to ${bounds.le}`;
+      this.issues.push(issue('less_than_equal', ['query', name], msg, text, { le: bounds.le }));
       return fallback;
     }
     return parsed;
@@ -131,8 +161,7 @@ export class QueryReader {
   /** Every value of a repeated UUID parameter, as 32 hex (`required`: missing is a 422). */
   uuids(name: string, required: boolean): string[] {
     const values = this.params.getAll(name);
-    if (values.length === 0 && required)
-      this.issues.push(issue('missing', ['query', name], 'Field required', null));
+    if (values.length === 0 && required) this.issues.push(missingIssue(['query', name]));
     return values.map((text, i) => {
       const hex = uuidHex(text);
       if (hex === undefined) this.issues.push(uuidIssue(['query', name, i], text));

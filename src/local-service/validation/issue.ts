@@ -50,3 +50,8 @@ export function issue(
   const masked = typeof last === 'string' && SECRET_KEYS.has(last) ? MASK : redact(input);
   return ctx ? { type, loc, msg, input: masked, ctx } : { type, loc, msg, input: masked };
 }
+
+/** pydantic's item for a required field that is absent (`missing`, `Field required`). */
+export function missingIssue(loc: Loc): ValidationIssue {
+  return issue('missing', loc, 'Field required', null);
+}
