@@ -15,9 +15,16 @@
  *                   the agent says so.
  *   error: <text>   report an error whose text is <text>.
  *   finish          finish (the thought is the text after `finish:`, if any); the agent is done.
+ *   write: <path>   the lines after the first make the file's new content (created or replaced).
+ *   edit: <path>    with lines after it: `<old>`, a line `---`, `<new>`: the one occurrence of <old>
+ *                   becomes <new> (no `---` line: <old> is removed); alone: creates the file with a
+ *                   one-line comment.
+ *   delete: <path>  removes the file (the terminal's `rm <path>`).
  *   anything else   the agent quotes it: `You said: <content>`.
  *
- * A face may add verbs of its own before asking the script (V1's `edit:` and `fail:`).
+ * File paths are as typed: relative to the workspace (each face's own root) or absolute sandbox
+ * paths; the faces make the change in the workspace and emit their tools' events.
+ * A face may add verbs of its own before asking the script (V1's `fail:`).
  */
 import { MAX_TITLE_LENGTH } from './validation/title.ts';
 
@@ -33,7 +40,18 @@ export type ScriptStep =
   /** The agent reports an error. */
   | { kind: 'error'; content: string }
   /** The agent finishes, with a final thought (empty when none was given). */
-  | { kind: 'finish'; thought: string };
+  | { kind: 'finish'; thought: string }
+  /** The file at `path` gets `content` as its whole text (created when missing). */
+  | { kind: 'write'; path: string; content: string }
+  /** A new file at `path` with `fileText` (the file editor's `create`). */
+  | { kind: 'create'; path: string; fileText: string }
+  /** The one occurrence of `oldText` in the file becomes `newText` (the file editor's `str_replace`). */
+  | { kind: 'replace'; path: string; oldText: string; newText: string }
+  /** The file at `path` is removed (`rm <path>` in the terminal). */
+  | { kind: 'delete'; path: string };
+
+/** The steps that change a file of the workspace. */
+export type FileStep = Extract<ScriptStep, { kind: 'write' | 'create' | 'replace' | 'delete' }>;
 
 /** The agent's whole answer to one message. */
 export interface AgentAnswer {
@@ -54,8 +72,34 @@ function simulateCommand(command: string): { output: string; exitCode: number } 
   return { output: `bash: ${name}: command not found`, exitCode: 127 };
 }
 
+/** The one-line file `edit: <path>` alone creates. */
+export const CREATED_FILE_TEXT = '# created by the scripted agent\n';
+
+/** `write:`, `edit:` and `delete:`: the path on the first line, the rest verbatim; null for anything else. */
+function fileCommand(content: string): ScriptStep | null {
+  const found = /^\s*(write|edit|delete):[ \t]*([^\r\n]*?)[ \t]*(?:\r?\n([\s\S]*))?$/i.exec(content);
+  const verb = found?.[1]?.toLowerCase();
+  const path = found?.[2] ?? '';
+  if (!found || path === '') return null;
+  const body = found[3];
+  if (verb === 'write') return { kind: 'write', path, content: body ?? '' };
+  if (verb === 'delete') return { kind: 'delete', path };
+  if (body === undefined) return { kind: 'create', path, fileText: CREATED_FILE_TEXT };
+  const lines = body.split('\n');
+  const separator = lines.findIndex((line) => line.replace(/\r$/, '') === '---');
+  if (separator === -1) return { kind: 'replace', path, oldText: body, newText: '' };
+  return {
+    kind: 'replace',
+    path,
+    oldText: lines.slice(0, separator).join('\n'),
+    newText: lines.slice(separator + 1).join('\n'),
+  };
+}
+
 /** What the agent answers to a user message with this content (the command language above). */
 export function agentScript(content: string): AgentAnswer {
+  const file = fileCommand(content);
+  if (file !== null) return { steps: [file], finished: false };
   const text = content.trim();
   const command = /^(run|think|title|error|finish)(?::\s*(.*))?$/is.exec(text);
   const verb = command?.[1]?.toLowerCase();

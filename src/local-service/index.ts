@@ -5,8 +5,10 @@
  * loopback ports of their own), over the same database and tenants. This file is the one place that
  * picks a face, and the one that knows both faces' tables ({@link MIGRATIONS}). The gateway's `npm start` embeds it by default; tests start it on port 0.
  */
+import { mkdirSync, realpathSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import pino from 'pino';
 import type { ApiResponse, Route } from './api-route.ts';
 import { createTenantResolver, type TenantId } from './auth.ts';
@@ -19,6 +21,8 @@ import { V0_TABLES_SQL } from './v0/schema-sql.ts';
 import type { AgentTimings } from './v0/seams.ts';
 import { createV1Face, type V1Options } from './v1/face.ts';
 import { V1_CONFIRMATION_SQL, V1_PUBLIC_SQL, V1_TABLES_SQL } from './v1/schema-sql.ts';
+import { findGit } from './workspace/git.ts';
+import { openWorkspaces, type Workspaces } from './workspace/workspaces.ts';
 
 /**
  * Every migration of the service's database, in the order they shipped (index + 1 is the schema
@@ -64,7 +68,12 @@ export interface LocalServiceOptions {
   /** Which OpenHands API the service speaks: 0.53's (`v0`) or the app server + agent servers (`v1`). @default 'v0' */
   api?: 'v0' | 'v1';
   /** V1 only: start-task step delay (@default 150 ms), sandbox cap, socket auth wait. */
-  v1?: Partial<Omit<V1Options, 'replyMs'>>;
+  v1?: Partial<Omit<V1Options, 'replyMs' | 'workspaces'>>;
+  /**
+   * The git binary the workspaces use; one that does not run leaves them plain folders (as on a
+   * machine without git). @default 'git'
+   */
+  gitBinary?: string;
 }
 
 /** A running local service. */
@@ -74,8 +83,8 @@ export interface LocalService {
   port: number;
   api: 'v0' | 'v1';
   /**
-   * Closes the face (sockets, agents), the HTTP server (cutting keep-alive connections) and the database,
-   * in that order. Idempotent.
+   * Closes the face (sockets, agents), waits for the workspaces' git work in flight, closes the HTTP
+   * server (cutting keep-alive connections) and the database, in that order. Idempotent.
    */
   close(): Promise<void>;
 }
@@ -93,6 +102,25 @@ interface Face {
   close(): Promise<void>;
 }
 
+/**
+ * The workspaces of the face that serves `api`: `<dataDir>/workspaces/<api>/`, with the git binary when
+ * one runs (its HOME is the workspaces folder, which holds no config, and the repository search stops
+ * there). Without git the service still starts, and its workspaces are plain folders.
+ */
+async function openFaceWorkspaces(
+  dataDir: string,
+  api: 'v0' | 'v1',
+  gitBinary: string | undefined,
+  logger: pino.Logger,
+): Promise<Workspaces> {
+  const root = join(dataDir, 'workspaces');
+  mkdirSync(root, { recursive: true });
+  const git = await findGit(root, realpathSync(root), gitBinary);
+  if (git === null)
+    logger.warn('no git binary runs: workspaces are plain folders, their git routes see no repository');
+  return openWorkspaces(join(root, api), git, logger);
+}
+
 /** Starts the local service and resolves once it listens. */
 export async function startLocalService(options: LocalServiceOptions): Promise<LocalService> {
   const host = options.host ?? '127.0.0.1';
@@ -102,10 +130,21 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
   const rateLimiter = options.rateLimit ? createRateLimiter() : null;
   const api = options.api ?? 'v0';
   const timings = { ...DEFAULT_AGENT_TIMINGS, ...options.agentTimings };
+  let workspaces: Workspaces;
+  try {
+    workspaces = await openFaceWorkspaces(options.dataDir, api, options.gitBinary, logger);
+  } catch (error) {
+    database.close();
+    throw error;
+  }
   let url = '';
   const face: Face =
     api === 'v1'
-      ? createV1Face(database, { startStepMs: 150, ...options.v1, replyMs: timings.replyMs }, logger)
+      ? createV1Face(
+          database,
+          { startStepMs: 150, ...options.v1, replyMs: timings.replyMs, workspaces },
+          logger,
+        )
       : createV0Face(
           database,
           {
@@ -113,6 +152,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
             nestedRuntime: options.nestedRuntime ?? false,
             serviceUrl: () => url,
             resolveTenant,
+            workspaces,
             ...(options.maxRunningAgents === undefined ? {} : { maxRunningAgents: options.maxRunningAgents }),
           },
           logger,
@@ -137,6 +177,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     });
   } catch (error) {
     await face.close();
+    await workspaces.close();
     database.close();
     throw error;
   }
@@ -152,6 +193,7 @@ export async function startLocalService(options: LocalServiceOptions): Promise<L
     close() {
       closing ??= (async () => {
         await face.close();
+        await workspaces.close();
         rateLimiter?.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());

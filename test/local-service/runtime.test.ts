@@ -8,6 +8,7 @@ import { createAgentRuntime, localEventTimestamp } from '../../src/local-service
 import { newStoredConversation } from '../../src/local-service/v0/new-conversation.ts';
 import type { AgentRuntime, LiveEvent, StoredConversation } from '../../src/local-service/v0/seams.ts';
 import { openV0Store } from '../../src/local-service/v0/store.ts';
+import { openWorkspaces } from '../../src/local-service/workspace/workspaces.ts';
 
 // Unit level: the runtime against a real SQLite store on a temp dir (no sockets). The socket tests
 // cover the same behaviour end to end.
@@ -22,6 +23,7 @@ function setup(options: { nestedRuntime?: boolean; maxRunningAgents?: number; di
   const store = openV0Store(database);
   const runtime = createAgentRuntime({
     store,
+    workspaces: openWorkspaces(join(dir, 'workspaces'), null, silent),
     timings: TIMINGS,
     nestedRuntime: options.nestedRuntime ?? false,
     logger: silent,

@@ -16,6 +16,7 @@ import { createAgentRuntime } from '../../src/local-service/v0/agent.ts';
 import type { AgentRuntime, ConversationStore } from '../../src/local-service/v0/seams.ts';
 import { attachConversationSocket } from '../../src/local-service/v0/socket.ts';
 import { openV0Store } from '../../src/local-service/v0/store.ts';
+import { openWorkspaces } from '../../src/local-service/workspace/workspaces.ts';
 import { listenOnLoopback, stopServer } from '../helpers/loopback.ts';
 
 /**
@@ -43,6 +44,7 @@ export async function startSocketHarness(
   const logger = options.logger ?? pino({ level: 'silent' });
   const runtime = createAgentRuntime({
     store,
+    workspaces: openWorkspaces(join(dir, 'workspaces'), null, logger),
     timings: FAST_TIMINGS,
     nestedRuntime: options.nestedRuntime ?? false,
     logger,

@@ -340,7 +340,12 @@ describe('app server: sandboxes and event copies', () => {
       created_by_user_id: null,
       sandbox_spec_id: 'ghcr.io/openhands/agent-server:5f62cee-python',
       status: 'RUNNING',
-      exposed_urls: [{ name: 'AGENT_SERVER', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) }],
+      exposed_urls: [
+        { name: 'AGENT_SERVER', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) },
+        { name: 'VSCODE', url: expect.stringMatching(/\/\?tkn=\w+&folder=\/workspace\/project$/) },
+        { name: 'WORKER_1' },
+        { name: 'WORKER_2' },
+      ],
     });
     const id = created.body.id;
     const listed = await rest<PageRecord<SandboxInfoRecord>>(service.url, '/api/v1/sandboxes/search');

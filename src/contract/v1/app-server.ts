@@ -150,9 +150,12 @@ export interface SendMessageResultRecord {
   message: string | null;
 }
 
+/** Names of a sandbox's `exposed_urls`, in the order a Docker sandbox lists them. */
+export const EXPOSED_URL_NAMES = ['AGENT_SERVER', 'VSCODE', 'WORKER_1', 'WORKER_2'] as const;
+
 /** One exposed URL of a running sandbox. */
 export interface ExposedUrlRecord {
-  name: 'AGENT_SERVER' | 'VSCODE' | 'WORKER_1' | 'WORKER_2';
+  name: (typeof EXPOSED_URL_NAMES)[number];
   url: string;
   port: number;
 }

@@ -19,7 +19,9 @@ import type { AgentStateValue, ConversationEventRecord } from '../../contract/v0
 import type { TenantId } from '../auth.ts';
 import { conversationKey, LiveHub } from '../live-hub.ts';
 import { StepScheduler } from '../scheduler.ts';
+import type { Workspaces } from '../workspace/workspaces.ts';
 import { v0Answer } from './answer.ts';
+import { v0FileSteps } from './file-steps.ts';
 import type {
   AgentRuntime,
   AgentTimings,
@@ -48,6 +50,8 @@ export function localEventTimestamp(date: Date = new Date()): string {
 /** Dependencies and options of {@link createAgentRuntime}. */
 export interface AgentRuntimeDeps {
   store: ConversationStore;
+  /** The conversations' workspaces: made when an agent starts, removed with the conversation. */
+  workspaces: Workspaces;
   timings: AgentTimings;
   /** When true, each running conversation gets its own random session API key (cleared when it stops). */
   nestedRuntime: boolean;
@@ -96,7 +100,7 @@ function keysEqual(a: string, b: string): boolean {
  * Creates the deterministic agent runtime. One per local service; `close()` clears every timer.
  */
 export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
-  const { store, timings, logger } = deps;
+  const { store, timings, logger, workspaces } = deps;
   const maxRunning = Math.max(1, deps.maxRunningAgents ?? 50);
   /** Insertion order is start order, so the first entry is the oldest loop. */
   const loops = new Map<string, AgentLoop>();
@@ -172,7 +176,11 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
     const { tenant, conversationId } = loop;
     const script = v0Answer(content);
     let previousId = userEventId;
-    for (const step of script.steps) {
+    // A file step's change is made now, and its events take its place.
+    const steps = script.steps.flatMap((step) =>
+      step.kind === 'file' ? v0FileSteps(step.step, workspaces.ensure(conversationId)) : [step],
+    );
+    for (const step of steps) {
       if (step.kind === 'title') {
         store.updateConversation(tenant, conversationId, {
           title: step.title,
@@ -181,6 +189,7 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
         hub.publish(tenant, conversationId, titleStatusUpdate(conversationId, step.title));
         continue;
       }
+      if (step.kind !== 'event') continue;
       const cause = step.causedBy === 'message' ? userEventId : previousId;
       // `cause` right after `message`, where the real server writes it.
       const { source, message, ...rest } = step.event as ConversationEventRecord & {
@@ -243,6 +252,8 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
     const conversation = store.getConversation(tenant, conversationId);
     if (!conversation) throw new Error('cannot start the agent of an unknown conversation');
     if (closed) return { alreadyRunning: false };
+    // The sandbox starts with its workspace (made once, kept on disk).
+    workspaces.ensure(conversationId);
     while (loops.size >= maxRunning) {
       const oldest = loops.values().next().value;
       if (!oldest) break;
@@ -375,6 +386,9 @@ export function createAgentRuntime(deps: AgentRuntimeDeps): AgentRuntime {
     remove(tenant, conversationId) {
       stop(tenant, conversationId);
       hub.removed(tenant, conversationId);
+      workspaces.remove(conversationId).catch((error: unknown) => {
+        logger.error({ err: error, conversationId }, 'could not remove a workspace');
+      });
     },
     onRemoved: (tenant, conversationId, listener) => hub.onRemoved(tenant, conversationId, listener),
     announceTitle(tenant, conversationId, title) {

@@ -9,6 +9,10 @@
  *   message  a `message` action from the agent
  *   error    an `error` observation whose content is the text
  *   finish   a `finish` action (args.final_thought), and the agent state `finished`
+ *   write, create, replace, delete
+ *            a change of the workspace, made when the step runs (file-steps.ts): a `write` action
+ *            and observation, an `edit` action and observation (`create` / `str_replace`), or the
+ *            `run` of `rm`
  *
  * Every event carries `cause`: the user message it answers, or (an observation) the action stored just
  * before it; ids and timestamps come later, from the store. The answer ends in the agent state
@@ -20,17 +24,19 @@ import type {
   ConversationEventRecord,
   ObservationEventRecord,
 } from '../../contract/v0/records.ts';
-import { agentScript, type ScriptStep } from '../agent-script.ts';
+import { agentScript, type FileStep, type ScriptStep } from '../agent-script.ts';
 
 /** One step of a V0 answer, in order. */
-type V0Step =
+export type V0Step =
   /**
    * An event to store. Its `cause` is the user message (`message`) or the event stored just before
    * it (`previous`: an observation answers its action); the id is only known once stored.
    */
   | { kind: 'event'; event: ConversationEventRecord; causedBy: 'message' | 'previous' }
   /** The conversation's title changes (stored, and a title status update goes out live). */
-  | { kind: 'title'; title: string };
+  | { kind: 'title'; title: string }
+  /** A change of the workspace: made when the step runs, its events follow (file-steps.ts). */
+  | { kind: 'file'; step: FileStep };
 
 /** The agent's whole answer to one message, as V0's events. */
 export interface V0Answer {
@@ -43,43 +49,49 @@ export interface V0Answer {
 type WithoutSource<T> = T extends unknown ? Omit<T, 'source'> : never;
 
 /** An event from the agent, caused by the user message or by the event stored just before it. */
-function agentEvent(
+export function agentEvent(
   causedBy: 'message' | 'previous',
   event: WithoutSource<ActionEventRecord | ObservationEventRecord>,
 ): V0Step {
   return { kind: 'event', causedBy, event: { source: 'agent', ...event } as ConversationEventRecord };
 }
 
+/** A command the agent ran: the `run` action and its observation (exit code, output). */
+export function runSteps(command: string, output: string, exitCode: number): V0Step[] {
+  return [
+    agentEvent('message', {
+      message: `Running command: ${command}`,
+      action: 'run',
+      args: {
+        command,
+        is_input: false,
+        thought: '',
+        blocking: false,
+        hidden: false,
+        confirmation_state: 'confirmed',
+        security_risk: -1,
+      },
+    }),
+    agentEvent('previous', {
+      message: `Command \`${command}\` executed with exit code ${exitCode}.`,
+      observation: 'run',
+      content: output,
+      extras: { command, metadata: { exit_code: exitCode, working_dir: '/workspace' }, hidden: false },
+      success: exitCode === 0,
+    }),
+  ];
+}
+
 /** One script step as V0's events. */
 function v0Steps(step: ScriptStep): V0Step[] {
   switch (step.kind) {
     case 'run':
-      return [
-        agentEvent('message', {
-          message: `Running command: ${step.command}`,
-          action: 'run',
-          args: {
-            command: step.command,
-            is_input: false,
-            thought: '',
-            blocking: false,
-            hidden: false,
-            confirmation_state: 'confirmed',
-            security_risk: -1,
-          },
-        }),
-        agentEvent('previous', {
-          message: `Command \`${step.command}\` executed with exit code ${step.exitCode}.`,
-          observation: 'run',
-          content: step.output,
-          extras: {
-            command: step.command,
-            metadata: { exit_code: step.exitCode, working_dir: '/workspace' },
-            hidden: false,
-          },
-          success: step.exitCode === 0,
-        }),
-      ];
+      return runSteps(step.command, step.output, step.exitCode);
+    case 'write':
+    case 'create':
+    case 'replace':
+    case 'delete':
+      return [{ kind: 'file', step }];
     case 'think': {
       const logged = 'Your thought has been logged.';
       return [

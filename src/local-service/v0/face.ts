@@ -1,12 +1,14 @@
 /**
  * The V0 face of the local service (OpenHands 0.53): the REST route table (routes.ts) on the service's
  * port and, once that port's HTTP server exists, the Socket.IO conversation socket beside it
- * (socket.ts), both over V0's store (store.ts) and the agent runtime (agent.ts).
+ * (socket.ts), both over V0's store (store.ts), the agent runtime (agent.ts) and the conversations'
+ * workspace folders (../workspace/workspaces.ts; their routes: workspace-routes.ts).
  */
 import type { Server as HttpServer } from 'node:http';
 import type pino from 'pino';
 import type { TenantId, TenantResolver } from '../auth.ts';
 import type { LocalDatabase } from '../database.ts';
+import type { Workspaces } from '../workspace/workspaces.ts';
 import { createAgentRuntime } from './agent.ts';
 import { CONVERSATION_SUBTREE, createRoutes } from './routes.ts';
 import type { AgentTimings } from './seams.ts';
@@ -24,6 +26,8 @@ export interface V0Options {
   serviceUrl: () => string;
   /** Who a socket's key belongs to (the REST side asks the HTTP server's resolver). */
   resolveTenant: TenantResolver;
+  /** The conversations' workspace folders. */
+  workspaces: Workspaces;
 }
 
 /** Builds the V0 face over the open database: its routes, its socket once there is a server, and teardown. */
@@ -33,6 +37,7 @@ export function createV0Face(database: LocalDatabase, options: V0Options, logger
   store.markAllStopped();
   const runtime = createAgentRuntime({
     store,
+    workspaces: options.workspaces,
     timings: options.timings,
     nestedRuntime: options.nestedRuntime,
     logger,
@@ -44,6 +49,7 @@ export function createV0Face(database: LocalDatabase, options: V0Options, logger
       store,
       tokens: database,
       runtime,
+      workspaces: options.workspaces,
       nestedRuntime: options.nestedRuntime,
       serviceUrl: options.serviceUrl,
     }),

@@ -38,8 +38,11 @@ const CONVERSATION_PATH = /^\/api\/conversations\/([^/]+)$/;
 const START_PATH = /^\/api\/conversations\/([^/]+)\/start$/;
 const STOP_PATH = /^\/api\/conversations\/([^/]+)\/stop$/;
 
-/** The events routes' 404 (this route family answers 404, unlike GET by id's 200 null). */
-function eventsNotFound(conversationId: string): ApiResponse {
+/**
+ * The 404 of every route depending on the conversation (`get_conversation`: events, workspace), unlike
+ * GET by id's 200 null.
+ */
+export function eventsNotFound(conversationId: string): ApiResponse {
   const body: DetailErrorRecord = { detail: `Conversation ${conversationId} not found` };
   return json(404, body);
 }

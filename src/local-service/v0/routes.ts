@@ -24,6 +24,7 @@ import { newStoredConversation } from './new-conversation.ts';
 import type { RouteDeps, StoredConversation } from './seams.ts';
 import { validateCreateConversation } from './validation/create-conversation-body.ts';
 import { encodePageId, validateSearchQuery } from './validation/search-query.ts';
+import { createWorkspaceRoutes } from './workspace-routes.ts';
 
 /** The real server hides conversations older than this from search (not from GET by id). */
 const SEARCH_MAX_AGE_MS = 10 * 24 * 60 * 60 * 1000;
@@ -31,8 +32,8 @@ const SEARCH_MAX_AGE_MS = 10 * 24 * 60 * 60 * 1000;
 /** `/api/conversations/{id}`: the id segment as FastAPI would capture it (any non-slash text). */
 const CONVERSATION_PATH = /^\/api\/conversations\/([^/]+)$/;
 
-/** `/api/conversations/{id}` and every route under it (events, start, stop): captures the id. */
-export const CONVERSATION_SUBTREE = /^\/api\/conversations\/([^/]+)(?:\/[^/]+)?$/;
+/** `/api/conversations/{id}` and every route under it (events, start, stop, the workspace's): captures the id. */
+export const CONVERSATION_SUBTREE = /^\/api\/conversations\/([^/]+)(?:\/.+)?$/;
 
 function domainError(message: string, msgId: string): ApiResponse {
   const body: DomainErrorRecord = { status: 'error', message, msg_id: msgId };
@@ -216,6 +217,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
     { method: 'GET', pattern: /^\/api\/conversations$/, body: 'ignored', handle: searchConversations },
     { method: 'GET', pattern: CONVERSATION_PATH, body: 'ignored', handle: getConversation },
     ...createHistoryRoutes(deps),
+    ...createWorkspaceRoutes(deps),
     {
       method: 'POST',
       pattern: /^\/api\/unset-provider-tokens$/,

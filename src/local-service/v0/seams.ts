@@ -16,6 +16,7 @@ import type {
 } from '../../contract/v0/records.ts';
 import type { TenantId } from '../auth.ts';
 import type { ProviderTokens } from '../database.ts';
+import type { Workspaces } from '../workspace/workspaces.ts';
 
 /** A conversation as the store keeps it (camelCase; the REST layer turns it into a ConversationRecord). */
 export interface StoredConversation {
@@ -163,6 +164,8 @@ export interface RouteDeps {
   /** The tenants' git provider tokens (the shared database's). */
   tokens: ProviderTokens;
   runtime: AgentRuntime;
+  /** The conversations' workspace folders (the workspace routes). */
+  workspaces: Workspaces;
   nestedRuntime: boolean;
   /** The service's own origin (`http://127.0.0.1:PORT`), known once listening; used for nested-runtime urls. */
   serviceUrl: () => string;

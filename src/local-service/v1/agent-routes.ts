@@ -43,7 +43,7 @@ const POLICIES = ['NeverConfirm', 'AlwaysConfirm', 'ConfirmRisky'];
 const SUCCESS = json(200, { success: true });
 
 /** The real server's 500 for a failed assertion (`limit <= 100`, fewer than 100 ids). */
-function assertion500(): ApiResponse {
+export function assertion500(): ApiResponse {
   return json(500, {
     detail: 'Internal Server Error',
     exception: '',

@@ -1,6 +1,7 @@
 /**
  * One sandbox's agent server: a real HTTP listener on its own loopback port with the sandbox's key,
- * serving the REST routes (agent-routes.ts) and the event socket (event-socket.ts). `stop()` closes
+ * serving the REST routes (agent-routes.ts; the workspace's: file-routes.ts, git-routes.ts) and the
+ * event socket (event-socket.ts). `stop()` closes
  * the listener for real (sockets drop, new connections are refused), `start(port)` listens again, on
  * the same port when the sandbox resumes.
  */
@@ -10,9 +11,12 @@ import type pino from 'pino';
 import { ALIVE_BODY } from '../../contract/common.ts';
 import type { Route } from '../api-route.ts';
 import { createHttpServer, SERVICE_MAX_BODY_BYTES } from '../http-server.ts';
+import type { Workspaces } from '../workspace/workspaces.ts';
 import type { V1Agent } from './agent.ts';
 import { createAgentRoutes } from './agent-routes.ts';
 import { createEventSocket } from './event-socket.ts';
+import { createFileRoutes } from './file-routes.ts';
+import { createGitRoutes } from './git-routes.ts';
 import type { V1Sandbox } from './records.ts';
 import type { V1Store } from './store.ts';
 
@@ -20,6 +24,8 @@ import type { V1Store } from './store.ts';
 export interface AgentServerDeps {
   store: V1Store;
   agent: V1Agent;
+  /** The sandboxes' workspace folders (the file and git routes). */
+  workspaces: Workspaces;
   logger: pino.Logger;
   /** The socket's wait for an auth frame. @default 10000 */
   authTimeoutMs?: number;
@@ -72,6 +78,12 @@ export function createAgentServer(sandbox: V1Sandbox, deps: AgentServerDeps) {
     routes: [
       ...health,
       ...createAgentRoutes({ sandboxId: sandbox.id, store: deps.store, agent: deps.agent }),
+      ...createFileRoutes({
+        sandboxId: sandbox.id,
+        sessionApiKey: sandbox.sessionApiKey,
+        workspaces: deps.workspaces,
+      }),
+      ...createGitRoutes({ sandboxId: sandbox.id, workspaces: deps.workspaces }),
     ],
     // The sandbox's one key opens its /api routes, as the owner's tenant; anything else is 401.
     resolveTenant: (presented) => (presented !== undefined && keyMatches(presented) ? sandbox.tenant : null),

@@ -19,7 +19,8 @@ import type {
 import type { TenantId } from '../auth.ts';
 import { conversationKey, LiveHub } from '../live-hub.ts';
 import { StepScheduler } from '../scheduler.ts';
-import { v1Answer } from './answer.ts';
+import type { Workspaces } from '../workspace/workspaces.ts';
+import { type AnswerPart, v1Answer } from './answer.ts';
 import {
   messageEvent,
   sdkEvent,
@@ -34,6 +35,8 @@ import type { V1Store } from './store.ts';
 /** What {@link createV1Agent} needs. */
 export interface V1AgentDeps {
   store: V1Store;
+  /** The sandboxes' workspaces, which the agent's file steps change. */
+  workspaces: Workspaces;
   /** From a run's start to the agent's answer to each message. */
   replyMs: number;
   logger: pino.Logger;
@@ -55,7 +58,7 @@ export function createV1Agent(deps: V1AgentDeps) {
    */
   const held = new Map<
     string,
-    { action: ActionEventRecord; rest: SdkEventRecord[]; final: ExecutionStatusValue }
+    { action: ActionEventRecord; rest: AnswerPart[]; final: ExecutionStatusValue }
   >();
   /** Conversations whose queue this process owns; any other gets its queue rebuilt from its log once. */
   const known = new Set<string>();
@@ -65,6 +68,20 @@ export function createV1Agent(deps: V1AgentDeps) {
     store.appendEvent(conversationId, event);
     hub.publish(tenant, conversationId, event);
     return event;
+  }
+
+  /** Appends a part of an answer: an event, or a deferred observation made (with its effect) now. */
+  function appendPart(tenant: TenantId, conversationId: string, part: AnswerPart): void {
+    append(tenant, conversationId, part.kind === 'deferred' ? part.make() : part);
+  }
+
+  /** The workspace folder of the conversation's sandbox (made when missing). */
+  function workspaceOf(tenant: TenantId, conversationId: string): () => string {
+    return () => {
+      const sandboxId = store.getConversation(tenant, conversationId)?.sandboxId;
+      if (sandboxId === undefined) throw new Error('the conversation is gone');
+      return deps.workspaces.ensure(sandboxId);
+    };
   }
 
   function setStatus(tenant: TenantId, conversationId: string, status: ExecutionStatusValue): void {
@@ -101,20 +118,20 @@ export function createV1Agent(deps: V1AgentDeps) {
       const message = queue.shift();
       if (queue.length === 0) pending.delete(key);
       if (message === undefined) return continueOrEnd(tenant, conversationId, 'finished');
-      const answer = v1Answer(message);
+      const answer = v1Answer(message, workspaceOf(tenant, conversationId));
       if (answer.title !== null) {
         store.updateConversation(tenant, conversationId, { title: answer.title, updatedAt: utcTimestamp() });
       }
       const confirming = store.getConversation(tenant, conversationId)?.confirmationPolicy !== 'NeverConfirm';
-      const at = answer.events.findIndex((e) => e.kind === 'ActionEvent');
-      const action = answer.events[at];
+      const at = answer.parts.findIndex((e) => e.kind === 'ActionEvent');
+      const action = answer.parts[at];
       if (confirming && action?.kind === 'ActionEvent') {
-        for (const event of answer.events.slice(0, at + 1)) append(tenant, conversationId, event);
-        held.set(key, { action, rest: answer.events.slice(at + 1), final: answer.finalStatus });
+        for (const part of answer.parts.slice(0, at + 1)) appendPart(tenant, conversationId, part);
+        held.set(key, { action, rest: answer.parts.slice(at + 1), final: answer.finalStatus });
         setStatus(tenant, conversationId, 'waiting_for_confirmation');
         return;
       }
-      for (const event of answer.events) append(tenant, conversationId, event);
+      for (const part of answer.parts) appendPart(tenant, conversationId, part);
       continueOrEnd(tenant, conversationId, answer.finalStatus);
     });
   }
@@ -230,7 +247,7 @@ export function createV1Agent(deps: V1AgentDeps) {
       held.delete(key);
       setStatus(tenant, conversationId, 'running');
       if (accept) {
-        for (const event of waiting.rest) append(tenant, conversationId, event);
+        for (const part of waiting.rest) appendPart(tenant, conversationId, part);
       } else {
         append(tenant, conversationId, userReject(waiting.action, reason ?? 'User rejected the action'));
       }

@@ -1,21 +1,25 @@
 /**
  * The scripted agent's answer to one user message, as SDK events: the shared script (agent-script.ts,
  * the command language both faces answer) translated step by step into what an agent server v1.43.1
- * conversation emits, plus two verbs of V1's own (file edits, and a run that fails):
+ * conversation emits, plus a verb of V1's own (a run that fails):
  *
  *   run: <cmd>      ActionEvent (TerminalAction) + ObservationEvent (TerminalObservation, exit code)
  *   think: <text>   ActionEvent (ThinkAction) + ObservationEvent (ThinkObservation)
  *   title: <text>   the stored title changes (no push on V1 sockets) + an assistant MessageEvent
  *   error: <text>   AgentErrorEvent (the agent reports a tool error and stops)
  *   finish[: text]  ActionEvent (FinishAction) + ObservationEvent (FinishObservation)
- *   edit: <path>    ActionEvent (FileEditorAction create) + ObservationEvent (FileEditorObservation)
+ *   write:, edit:, delete:
+ *                   a change of the sandbox's workspace (file-steps.ts): the file editor's `create` or
+ *                   `str_replace`, or the terminal's `rm`, made when its observation's turn comes
  *   fail: <text>    ConversationErrorEvent, and the run ends `error` (as an LLM failure ends it)
  *   anything else   an assistant MessageEvent `You said: <content>`
  *
- * Events are built when the step runs (ids and timestamps are the moment of emission). The agent ends
- * every other answer `finished`, as the SDK's agent does once it replies without a tool call or finishes.
+ * Events are built when the step runs (ids and timestamps are the moment of emission); a tool call's
+ * observation that changes the workspace is built, and the change made, only when its turn comes, so
+ * an action held for confirmation and then rejected changes nothing. The agent ends every other answer
+ * `finished`, as the SDK's agent does once it replies without a tool call or finishes.
  */
-import type { ExecutionStatusValue, SdkEventRecord } from '../../contract/v1/events.ts';
+import type { ExecutionStatusValue } from '../../contract/v1/events.ts';
 import { agentScript, type ScriptStep } from '../agent-script.ts';
 import {
   actionEvent,
@@ -25,65 +29,27 @@ import {
   observationEvent,
   text,
 } from './event-factory.ts';
+import { type AnswerPart, terminalEvents, v1FileSteps } from './file-steps.ts';
 
-/** The working directory the scripted sandbox reports. */
-export const WORKING_DIR = '/workspace/project';
+export type { AnswerPart } from './file-steps.ts';
 
-/** One answer: its events in order and the title it sets, if any. */
+/** One answer: its parts in order and the title it sets, if any. */
 export interface V1Answer {
-  events: SdkEventRecord[];
+  parts: AnswerPart[];
   title: string | null;
   finalStatus: Extract<ExecutionStatusValue, 'finished' | 'error'>;
 }
 
-function editAnswer(path: string): SdkEventRecord[] {
-  const fileText = `# created by the scripted agent\n`;
-  const action = actionEvent(
-    'file_editor',
-    { command: 'create', path, file_text: fileText, kind: 'FileEditorAction' },
-    { command: 'create', path, file_text: fileText },
-  );
-  const observation = observationEvent(action, {
-    content: [text(`File created successfully at: ${path}`)],
-    is_error: false,
-    command: 'create',
-    path,
-    prev_exist: false,
-    new_content: fileText,
-    kind: 'FileEditorObservation',
-  });
-  return [action, observation];
-}
-
-/** One script step as SDK events. */
-function sdkEvents(step: Exclude<ScriptStep, { kind: 'title' }>): SdkEventRecord[] {
+/** One script step as SDK events (a file step's observation deferred until its turn). */
+function sdkEvents(step: Exclude<ScriptStep, { kind: 'title' }>, workspaceRoot: () => string): AnswerPart[] {
   switch (step.kind) {
-    case 'run': {
-      const { command, exitCode } = step;
-      const action = actionEvent(
-        'terminal',
-        { command, is_input: false, reset: false, kind: 'TerminalAction' },
-        { command },
-      );
-      const observation = observationEvent(action, {
-        content: [text(step.output)],
-        is_error: false,
-        command,
-        exit_code: exitCode,
-        timeout: false,
-        metadata: {
-          exit_code: exitCode,
-          pid: -1,
-          username: 'openhands',
-          hostname: 'sandbox',
-          working_dir: WORKING_DIR,
-          prefix: '',
-          suffix: '',
-        },
-        kind: 'TerminalObservation',
-      });
-      return [action, observation];
-    }
+    case 'run':
+      return terminalEvents(step.command, () => ({ output: step.output, exitCode: step.exitCode }));
+    case 'write':
+    case 'create':
+    case 'replace':
+    case 'delete':
+      return v1FileSteps(step, workspaceRoot);
     case 'think': {
       const { thought } = step;
       const action = actionEvent('think', { thought, kind: 'ThinkAction' }, { thought });
@@ -109,23 +75,21 @@ function sdkEvents(step: Exclude<ScriptStep, { kind: 'title' }>): SdkEventRecord
   }
 }
 
-/** What the agent answers to a user message with this content, as SDK events. */
-export function v1Answer(content: string): V1Answer {
-  const edit = /^edit:\s*(\S.*)$/is.exec(content.trim());
-  if (edit?.[1]) {
-    const path = edit[1].trim().startsWith('/') ? edit[1].trim() : `${WORKING_DIR}/${edit[1].trim()}`;
-    return { events: editAnswer(path), title: null, finalStatus: 'finished' };
-  }
+/**
+ * What the agent answers to a user message with this content, as SDK events. `workspaceRoot` answers
+ * the folder of the conversation's sandbox, asked only when a file step makes its change.
+ */
+export function v1Answer(content: string, workspaceRoot: () => string): V1Answer {
   const fail = /^fail:\s*(\S.*)$/is.exec(content.trim());
   if (fail?.[1]) {
-    const events = [conversationErrorEvent('LocalAgentError', fail[1].trim())];
-    return { events, title: null, finalStatus: 'error' };
+    const parts = [conversationErrorEvent('LocalAgentError', fail[1].trim())];
+    return { parts, title: null, finalStatus: 'error' };
   }
-  const events: SdkEventRecord[] = [];
+  const parts: AnswerPart[] = [];
   let title: string | null = null;
   for (const step of agentScript(content).steps) {
     if (step.kind === 'title') title = step.title;
-    else events.push(...sdkEvents(step));
+    else parts.push(...sdkEvents(step, workspaceRoot));
   }
-  return { events, title, finalStatus: 'finished' };
+  return { parts, title, finalStatus: 'finished' };
 }

@@ -4,7 +4,7 @@
  * the app server's hex), null fields omitted.
  */
 import type { ConversationInfoRecord } from '../../contract/v1/agent-server.ts';
-import { WORKING_DIR } from './answer.ts';
+import { WORKING_DIR } from './file-steps.ts';
 import type { V1Conversation } from './records.ts';
 
 /** The model the scripted agent reports when the start request named none. */

@@ -5,6 +5,7 @@
  */
 import type pino from 'pino';
 import type { LocalDatabase } from '../database.ts';
+import type { Workspaces } from '../workspace/workspaces.ts';
 import { createV1Agent } from './agent.ts';
 import { appRecords } from './app-records.ts';
 import { utcTimestamp } from './event-factory.ts';
@@ -23,16 +24,20 @@ export interface V1Options {
   maxRunningSandboxes?: number;
   /** The event socket's wait for an auth frame. @default 10000 */
   socketAuthTimeoutMs?: number;
+  /** The sandboxes' workspace folders. */
+  workspaces: Workspaces;
 }
 
 /** Builds the V1 face over the open database: its routes, fallback and teardown. */
 export function createV1Face(database: LocalDatabase, options: V1Options, logger: pino.Logger) {
   const store = openV1Store(database);
   store.recoverAfterRestart(utcTimestamp());
-  const agent = createV1Agent({ store, replyMs: options.replyMs, logger });
+  const { workspaces } = options;
+  const agent = createV1Agent({ store, workspaces, replyMs: options.replyMs, logger });
   const sandboxes = createSandboxes({
     store,
     agent,
+    workspaces,
     logger,
     ...(options.maxRunningSandboxes === undefined ? {} : { maxRunning: options.maxRunningSandboxes }),
     ...(options.socketAuthTimeoutMs === undefined ? {} : { authTimeoutMs: options.socketAuthTimeoutMs }),

@@ -1,6 +1,7 @@
 /**
  * The V1 app server's route table, on the service's port: health (`/alive`, `/health`, no key), start
- * tasks, app conversations, sandboxes, the events search and the git provider secrets. `/api/v1/*`
+ * tasks, app conversations (and their git proxies), sandboxes, the events search and the git provider
+ * secrets. `/api/v1/*`
  * needs a configured key when the service has keys (the later app servers' check, 401
  * `{"detail":"Unauthorized"}`); a request no route takes goes to the web UI's fallback
  * ({@link spaFallback}): 200 text/html for a GET (a removed V0 route too), 405 for any other method.
@@ -13,6 +14,7 @@ import { validateAddGitProviders } from '../validation/git-providers-body.ts';
 import type { V1Agent } from './agent.ts';
 import { createAppConversationRoutes } from './app-conversation-routes.ts';
 import { createAppEventRoutes } from './app-event-routes.ts';
+import { createAppGitRoutes } from './app-git-routes.ts';
 import type { AppRecords } from './app-records.ts';
 import { createSandboxRoutes } from './sandbox-routes.ts';
 import type { Sandboxes } from './sandboxes.ts';
@@ -56,6 +58,7 @@ export function createRoutes(deps: RouteDeps): Route[] {
     { method: 'GET', pattern: /^\/health$/, body: 'ignored', handle: () => json(200, 'OK') },
     ...createStartRoutes({ store, starter, records }),
     ...createAppConversationRoutes({ store, sandboxes, agent, records }),
+    ...createAppGitRoutes({ store, sandboxes }),
     ...createSandboxRoutes({ store, sandboxes, records }),
     ...createAppEventRoutes(store),
     {

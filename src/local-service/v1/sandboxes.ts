@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type pino from 'pino';
+import type { Workspaces } from '../workspace/workspaces.ts';
 import type { V1Agent } from './agent.ts';
 import { type AgentServer, createAgentServer } from './agent-server.ts';
 import { utcTimestamp } from './event-factory.ts';
@@ -33,6 +34,8 @@ const SANDBOX_SPEC_ID = 'ghcr.io/openhands/agent-server:5f62cee-python';
 export interface SandboxDeps {
   store: V1Store;
   agent: V1Agent;
+  /** The sandboxes' workspace folders: made with a sandbox, deleted with it. */
+  workspaces: Workspaces;
   logger: pino.Logger;
   /** Running sandboxes per owner; one more pauses the oldest. @default 5 (the Docker default) */
   maxRunning?: number;
@@ -54,6 +57,7 @@ export function createSandboxes(deps: SandboxDeps) {
       server = createAgentServer(sandbox, {
         store,
         agent,
+        workspaces: deps.workspaces,
         logger: deps.logger,
         ...(deps.authTimeoutMs === undefined ? {} : { authTimeoutMs: deps.authTimeoutMs }),
       });
@@ -116,6 +120,7 @@ export function createSandboxes(deps: SandboxDeps) {
         createdAt: utcTimestamp(),
       };
       store.insertSandbox(sandbox);
+      deps.workspaces.ensure(sandbox.id);
       return listen(sandbox);
     },
     /** Pause: the listener closes. False for an unknown sandbox; pausing a paused one is fine. */
@@ -139,6 +144,7 @@ export function createSandboxes(deps: SandboxDeps) {
       if (!sandbox) return false;
       await stop(sandbox);
       servers.delete(id);
+      await deps.workspaces.remove(id);
       return store.deleteSandbox(tenant, id);
     },
     /** The agent server's origin while it runs. */
