@@ -61,7 +61,7 @@ export interface AgentAnswer {
 }
 
 /** Deterministic output of `run: <cmd>`. */
-function simulateCommand(command: string): { output: string; exitCode: number } {
+export function simulateCommand(command: string): { output: string; exitCode: number } {
   const echo = /^echo(?:\s+(.*))?$/s.exec(command);
   if (echo) return { output: echo[1] ?? '', exitCode: 0 };
   const exit = /^exit\s+(\d{1,3})$/.exec(command);

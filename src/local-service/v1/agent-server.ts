@@ -1,7 +1,7 @@
 /**
  * One sandbox's agent server: a real HTTP listener on its own loopback port with the sandbox's key,
- * serving the REST routes (agent-routes.ts; the workspace's: file-routes.ts, git-routes.ts) and the
- * event socket (event-socket.ts). `stop()` closes
+ * serving the REST routes (agent-routes.ts; the workspace's: file-routes.ts, git-routes.ts,
+ * bash-route.ts) and the event socket (event-socket.ts). `stop()` closes
  * the listener for real (sockets drop, new connections are refused), `start(port)` listens again, on
  * the same port when the sandbox resumes.
  */
@@ -14,6 +14,7 @@ import { createHttpServer, SERVICE_MAX_BODY_BYTES } from '../http-server.ts';
 import type { Workspaces } from '../workspace/workspaces.ts';
 import type { V1Agent } from './agent.ts';
 import { createAgentRoutes } from './agent-routes.ts';
+import { createBashRoute } from './bash-route.ts';
 import { createEventSocket } from './event-socket.ts';
 import { createFileRoutes } from './file-routes.ts';
 import { createGitRoutes } from './git-routes.ts';
@@ -84,6 +85,7 @@ export function createAgentServer(sandbox: V1Sandbox, deps: AgentServerDeps) {
         workspaces: deps.workspaces,
       }),
       ...createGitRoutes({ sandboxId: sandbox.id, workspaces: deps.workspaces }),
+      createBashRoute({ sandboxId: sandbox.id, workspaces: deps.workspaces }),
     ],
     // The sandbox's one key opens its /api routes, as the owner's tenant; anything else is 401.
     resolveTenant: (presented) => (presented !== undefined && keyMatches(presented) ? sandbox.tenant : null),
