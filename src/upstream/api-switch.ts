@@ -26,19 +26,7 @@ import { UpstreamDomainError } from './port/errors.ts';
 import { type EventPosition, openEventCursor } from './port/event-cursor.ts';
 import type { ConversationEvent } from './port/events.ts';
 import type { LiveEvents, OutgoingMessage, Upstream, UpstreamSession } from './port/upstream.ts';
-import type {
-  WorkspaceArchive,
-  WorkspaceChange,
-  WorkspaceChanges,
-  WorkspaceCommit,
-  WorkspaceEntry,
-  WorkspaceFileContent,
-  WorkspaceFileDiff,
-  WorkspaceLinks,
-  WorkspacePath,
-  WorkspaceUpload,
-  WorkspaceUploadResult,
-} from './port/workspace.ts';
+import type { WorkspaceArgs } from './workspace-calls.ts';
 
 /** Options of {@link createSwitchingUpstream}. */
 export interface SwitchingUpstreamOptions {
@@ -249,35 +237,32 @@ class SwitchingSession implements UpstreamSession {
     return this.#call((s) => s.addGitProviderToken(token));
   }
 
-  workspaceChanges(id: string, ref: string | null): Promise<WorkspaceChanges> {
-    return this.#call((s) => s.workspaceChanges(id, ref));
+  // The workspace calls: each forwarded with the conversation id and the rest as given.
+  workspaceChanges(id: string, ...args: WorkspaceArgs<'workspaceChanges'>) {
+    return this.#call((s) => s.workspaceChanges(id, ...args));
   }
-  workspaceDiff(
-    id: string,
-    path: WorkspacePath,
-    base: { ref: string | null; commit: string | null },
-  ): Promise<WorkspaceFileDiff | null> {
-    return this.#call((s) => s.workspaceDiff(id, path, base));
+  workspaceDiff(id: string, ...args: WorkspaceArgs<'workspaceDiff'>) {
+    return this.#call((s) => s.workspaceDiff(id, ...args));
   }
-  listWorkspace(id: string, path: WorkspacePath | null): Promise<WorkspaceEntry[] | null> {
-    return this.#call((s) => s.listWorkspace(id, path));
+  listWorkspace(id: string, ...args: WorkspaceArgs<'listWorkspace'>) {
+    return this.#call((s) => s.listWorkspace(id, ...args));
   }
-  readWorkspaceFile(id: string, path: WorkspacePath, maxBytes: number): Promise<WorkspaceFileContent | null> {
-    return this.#call((s) => s.readWorkspaceFile(id, path, maxBytes));
+  readWorkspaceFile(id: string, ...args: WorkspaceArgs<'readWorkspaceFile'>) {
+    return this.#call((s) => s.readWorkspaceFile(id, ...args));
   }
-  workspaceCommits(id: string, limit: number): Promise<{ commits: WorkspaceCommit[]; hasMore: boolean }> {
-    return this.#call((s) => s.workspaceCommits(id, limit));
+  workspaceCommits(id: string, ...args: WorkspaceArgs<'workspaceCommits'>) {
+    return this.#call((s) => s.workspaceCommits(id, ...args));
   }
-  workspaceCommitChanges(id: string, sha: string): Promise<WorkspaceChange[]> {
-    return this.#call((s) => s.workspaceCommitChanges(id, sha));
+  workspaceCommitChanges(id: string, ...args: WorkspaceArgs<'workspaceCommitChanges'>) {
+    return this.#call((s) => s.workspaceCommitChanges(id, ...args));
   }
-  uploadWorkspaceFiles(id: string, files: WorkspaceUpload[]): Promise<WorkspaceUploadResult> {
-    return this.#call((s) => s.uploadWorkspaceFiles(id, files));
+  uploadWorkspaceFiles(id: string, ...args: WorkspaceArgs<'uploadWorkspaceFiles'>) {
+    return this.#call((s) => s.uploadWorkspaceFiles(id, ...args));
   }
-  openWorkspaceArchive(id: string): Promise<WorkspaceArchive> {
+  openWorkspaceArchive(id: string) {
     return this.#call((s) => s.openWorkspaceArchive(id));
   }
-  workspaceLinks(id: string): Promise<WorkspaceLinks> {
+  workspaceLinks(id: string) {
     return this.#call((s) => s.workspaceLinks(id));
   }
 

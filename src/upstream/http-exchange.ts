@@ -56,30 +56,13 @@ export async function exchange<T>(
   req: UpstreamRequest,
   answered: (status: number) => void,
 ): Promise<T> {
-  const { headers, body } = requestParts(req, 'application/json');
-  // One deadline for connect, headers and the whole body (undici's own timeouts bound idle gaps).
-  const deadline = new AttemptDeadline(req.signal, target.timeoutMs, attemptTimeout);
-  let response: Dispatcher.ResponseData;
+  const { response, deadline } = await send(target, req, 'application/json');
   let text: string;
   try {
-    try {
-      response = await target.dispatcher.request({
-        origin: target.origin,
-        method: req.method,
-        path: req.path,
-        headers,
-        body,
-        signal: deadline.signal,
-      });
-    } catch (error) {
-      throw mapTransportError(error, deadline.signal);
-    }
     answered(response.statusCode);
-    try {
-      text = await response.body.text();
-    } catch (error) {
-      throw mapTransportError(error, deadline.signal);
-    }
+    text = await response.body.text();
+  } catch (error) {
+    throw mapTransportError(error, deadline.signal);
   } finally {
     deadline.dispose();
   }
@@ -89,8 +72,36 @@ export async function exchange<T>(
   return parseJson<T>(text, status);
 }
 
+/**
+ * Sends `req` and answers once its headers arrive, with the attempt's deadline (connect, headers and
+ * whatever of the body the caller reads: undici's own timeouts bound idle gaps only), which the caller
+ * disposes of when done. A failure before the headers is coded (failures.ts), its deadline disposed of.
+ */
+export async function send(
+  target: ExchangeTarget,
+  req: UpstreamRequest,
+  accept: string,
+): Promise<{ response: Dispatcher.ResponseData; deadline: AttemptDeadline }> {
+  const { headers, body } = requestParts(req, accept);
+  const deadline = new AttemptDeadline(req.signal, target.timeoutMs, attemptTimeout);
+  try {
+    const response = await target.dispatcher.request({
+      origin: target.origin,
+      method: req.method,
+      path: req.path,
+      headers,
+      body,
+      signal: deadline.signal,
+    });
+    return { response, deadline };
+  } catch (error) {
+    deadline.dispose();
+    throw mapTransportError(error, deadline.signal);
+  }
+}
+
 /** The headers and body of `req` on the wire: `accept`, the caller's credential, the body's type. */
-export function requestParts(
+function requestParts(
   req: UpstreamRequest,
   accept: string,
 ): { headers: Record<string, string>; body: string | Uint8Array | undefined } {

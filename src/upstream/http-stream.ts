@@ -7,9 +7,9 @@
  * the stream with a coded error (failures.ts), never an uncaught one.
  */
 import type { Dispatcher } from 'undici';
-import { AttemptDeadline } from './attempt-deadline.ts';
-import { abortError, attemptTimeout, mapTransportError } from './failures.ts';
-import { answerRefusal, type ExchangeTarget, requestParts, type UpstreamRequest } from './http-exchange.ts';
+import type { AttemptDeadline } from './attempt-deadline.ts';
+import { abortError, mapTransportError } from './failures.ts';
+import { answerRefusal, type ExchangeTarget, send, type UpstreamRequest } from './http-exchange.ts';
 
 /** How long an attempt's deadline runs, and what the answer is asked to be. */
 export interface StreamOptions {
@@ -48,22 +48,7 @@ export async function streamExchange(
   options: StreamOptions,
   answered: (status: number) => void,
 ): Promise<UpstreamStream> {
-  const { headers, body } = requestParts(req, options.accept ?? '*/*');
-  const deadline = new AttemptDeadline(req.signal, target.timeoutMs, attemptTimeout);
-  let response: Dispatcher.ResponseData;
-  try {
-    response = await target.dispatcher.request({
-      origin: target.origin,
-      method: req.method,
-      path: req.path,
-      headers,
-      body,
-      signal: deadline.signal,
-    });
-  } catch (error) {
-    deadline.dispose();
-    throw mapTransportError(error, deadline.signal);
-  }
+  const { response, deadline } = await send(target, req, options.accept ?? '*/*');
   const status = response.statusCode;
   answered(status);
   const ok = status >= 200 && status < 300;

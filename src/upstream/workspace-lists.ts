@@ -30,9 +30,11 @@ export function readChangeList(
   const changes: WorkspaceChange[] = [];
   for (const raw of body) {
     const { status, path } = (raw ?? {}) as { status?: unknown; path?: unknown };
-    if (typeof path !== 'string' || path === '') continue;
-    const full = joinWorkspacePath(folder, path.replace(/^\.\//, '').replace(/\/+$/, ''));
-    if (!isShownWorkspacePath(full)) continue;
+    if (typeof path !== 'string') continue;
+    const relative = path.replace(/^\.\//, '').replace(/\/+$/, '');
+    // Judged before the folder is put in front: `/etc/passwd` under `repo` is still absolute.
+    if (relative === '' || !isShownWorkspacePath(relative)) continue;
+    const full = joinWorkspacePath(folder, relative);
     const statusRaw = typeof status === 'string' ? status : String(status ?? '');
     changes.push({ path: full, status: table[statusRaw] ?? 'UNKNOWN', statusRaw });
   }

@@ -7,13 +7,13 @@
  * UTF-8, missing, or deleted) are told apart by looking; an archive cut midway errors its stream with a
  * code; a provider token never leaves in a text; a nested runtime gets its own key, at its own origin.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { UpstreamClient } from '../../src/upstream/http.ts';
 import type { UpstreamSession } from '../../src/upstream/port/upstream.ts';
 import type { WorkspacePath } from '../../src/upstream/port/workspace.ts';
 import { createV0Upstream, type V0Upstream } from '../../src/upstream/v0/upstream.ts';
 import { conversationRecord } from '../helpers/fixtures.ts';
-import { multipartParts, startWorkspaceDouble, type WorkspaceDouble } from '../helpers/workspace-double.ts';
+import { multipartParts, type WorkspaceDouble, workspaceDoubleForTest } from '../helpers/workspace-double.ts';
 
 const ID = 'c0ffee00c0ffee00c0ffee00c0ffee00';
 const BASE = `/api/conversations/${ID}`;
@@ -21,17 +21,6 @@ const CALLER_KEY = 'caller-key-ZX81spectrum';
 const RUNTIME_KEY = 'runtime-key-7Hq2Lp9Vb4Nc1Xz8';
 const TOKEN = 'ghp_0123456789abcdefABCDEF0123456789abcd';
 const path = (raw: string) => raw as WorkspacePath;
-
-const open: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  for (const item of open.splice(0).reverse()) await item.close();
-});
-
-async function double(): Promise<WorkspaceDouble> {
-  const started = await startWorkspaceDouble();
-  open.push(started);
-  return started;
-}
 
 /** The adapter over `upstream` for one caller, with a conversation record of `status` at `url`. */
 async function v0(
@@ -44,7 +33,10 @@ async function v0(
     baseUrl: upstream.url,
     runtimeClient: (origin) => new UpstreamClient({ baseUrl: origin, retries: 0, timeoutMs: 2_000 }),
   });
-  open.push(client, adapter);
+  onTestFinished(async () => {
+    await adapter.close();
+    await client.close();
+  });
   return { session: adapter.forCaller({ kind: 'session-api-key', key: CALLER_KEY }, undefined), adapter };
 }
 
@@ -52,7 +44,7 @@ const codeOf = (error: unknown) => (error as { extensions?: Record<string, unkno
 
 describe('V0 workspace against a hostile 0.53', () => {
   it('a conversation that is not RUNNING is never asked for its workspace (0.53 would restart it)', async () => {
-    const up = await double();
+    const up = await workspaceDoubleForTest();
     const { session } = await v0(up, { status: 'STOPPED' });
     await expect(session.listWorkspace(ID, null)).rejects.toMatchObject({
       extensions: { code: 'WORKSPACE_NOT_RUNNING', reason: 'STOPPED' },
@@ -69,7 +61,7 @@ describe('V0 workspace against a hostile 0.53', () => {
   });
 
   it('HTML where JSON was expected, and a plain 500, are coded; the body is never shown', async () => {
-    const up = await double();
+    const up = await workspaceDoubleForTest();
     const { session } = await v0(up);
     up.on('GET', `${BASE}/git/changes`, {
       text: '<!DOCTYPE html><html>secret-page</html>',
@@ -85,7 +77,7 @@ describe('V0 workspace against a hostile 0.53', () => {
   });
 
   it('changes map M/A/D/U (U: an unmerged file, MODIFIED) and keep an unknown status raw', async () => {
-    const up = await double();
+    const up = await workspaceDoubleForTest();
     const { session } = await v0(up);
     up.on('GET', `${BASE}/git/changes`, {
       json: [
@@ -125,7 +117,7 @@ describe('V0 workspace against a hostile 0.53', () => {
   });
 
   it('a listing: one level, folders first; a missing folder is null, an empty one []', async () => {
-    const up = await double();
+    const up = await workspaceDoubleForTest();
     const { session } = await v0(up);
     up.on('GET', `${BASE}/list-files`, (request) => {
       const at = request.query.get('path');
@@ -150,7 +142,7 @@ describe('V0 workspace against a hostile 0.53', () => {
   });
 
   it('a huge file is read only to the cap, on whole characters, and comes back truncated', async () => {
-    const up = await double();
+    const up = await workspaceDoubleForTest();
     const { session } = await v0(up);
     // 4 MiB of text: more than the client's whole-answer cap would allow buffered, sent in pieces.
     const text = `é${'x'.repeat(4 * 1024 * 1024)}`;
@@ -170,7 +162,7 @@ describe('V0 workspace against a hostile 0.53', () => {
   });
 
   it("0.53's 415 and its not-UTF-8 500 are binary; a 500 for a missing file is null", async () => {
-    const up = await double();
+    const up = await workspaceDoubleForTest();
     const { session } = await v0(up);
     up.on('GET', `${BASE}/select-file`, (request) => {
       const file = request.query.get('file');
@@ -205,7 +197,7 @@ describe('V0 workspace against a hostile 0.53', () => {
   });
 
   it("a deleted file's diff (0.53 answers 500) reads as deleted; a token in a file or a diff is scrubbed", async () => {
-    const up = await double();
+    const up = await workspaceDoubleForTest();
     const { session } = await v0(up);
     up.on('GET', `${BASE}/git/diff`, (request) =>
       request.query.get('path') === 'gone.py'
@@ -244,7 +236,7 @@ describe('V0 workspace against a hostile 0.53', () => {
   });
 
   it("a path 0.53's diff would hand to the sandbox's shell is refused unsent", async () => {
-    const up = await double();
+    const up = await workspaceDoubleForTest();
     const { session } = await v0(up);
     await expect(
       session.workspaceDiff(ID, path('a$(touch pwned)'), { ref: null, commit: null }),
@@ -253,7 +245,7 @@ describe('V0 workspace against a hostile 0.53', () => {
   });
 
   it('uploads: one multipart body, field `files`, the name is the path; binary content is skipped unsent', async () => {
-    const up = await double();
+    const up = await workspaceDoubleForTest();
     const { session } = await v0(up);
     up.on('POST', `${BASE}/upload-files`, {
       json: {
@@ -284,7 +276,7 @@ describe('V0 workspace against a hostile 0.53', () => {
   });
 
   it('an archive cut midway: the stream errors with a code, nothing crashes', async () => {
-    const up = await double();
+    const up = await workspaceDoubleForTest();
     const { session } = await v0(up);
     up.on('GET', `${BASE}/zip-directory`, {
       chunks: [Buffer.from('PK\u0003\u0004first'), Buffer.from('second'), Buffer.from('third')],
@@ -303,8 +295,8 @@ describe('V0 workspace against a hostile 0.53', () => {
   });
 
   it("a nested runtime's workspace goes to the record's url with the record's key, never the caller's", async () => {
-    const up = await double();
-    const runtime = await double();
+    const up = await workspaceDoubleForTest();
+    const runtime = await workspaceDoubleForTest();
     const { session } = await v0(up, {
       url: `${runtime.url}/runtime-7/api/conversations/${ID}`,
       session_api_key: RUNTIME_KEY,
@@ -318,7 +310,7 @@ describe('V0 workspace against a hostile 0.53', () => {
   });
 
   it('links: the VS Code URL and the app ports (named by port)', async () => {
-    const up = await double();
+    const up = await workspaceDoubleForTest();
     const { session } = await v0(up);
     up.on('GET', `${BASE}/vscode-url`, {
       json: { vscode_url: 'http://localhost:41234/?tkn=abc&folder=/workspace' },

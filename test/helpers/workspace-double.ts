@@ -5,14 +5,15 @@
  * a body sent in chunks with a pause between them and the connection cut after some of them (an
  * archive that breaks off midway).
  *
- *   await using up = await startWorkspaceDouble();
+ *   const up = await workspaceDoubleForTest(); // closed when the test finishes
  *   up.on('GET', '/api/file/download', { bytes: Buffer.from([0xff, 0xfe]) });
  *   up.on('GET', /\/zip-directory$/, { chunks: [a, b], intervalMs: 20, cutAfter: 1 });
  *
  * Unscripted routes answer 404 `{"detail":"Not Found"}`.
  */
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import { closeOnce, listenOnLoopback, stopServer } from './loopback.ts';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { onTestFinished } from 'vitest';
+import { misbehavingUpstreamForTest } from './misbehaving-upstream.ts';
 
 /** What the double received. */
 export interface WorkspaceDoubleRequest {
@@ -52,117 +53,99 @@ export interface WorkspaceDouble {
   on(method: string, path: string | RegExp, script: Script): void;
   /** The requests on one path (exact or RegExp). */
   calls(path: string | RegExp): WorkspaceDoubleRequest[];
-  close(): Promise<void>;
-  [Symbol.asyncDispose](): Promise<void>;
-}
-
-interface Route {
-  method: string;
-  path: string | RegExp;
-  script: Script;
 }
 
 const matches = (pattern: string | RegExp, path: string) =>
   typeof pattern === 'string' ? pattern === path : pattern.test(path);
 
-/** Starts the double on 127.0.0.1, port 0. */
-export async function startWorkspaceDouble(): Promise<WorkspaceDouble> {
-  const routes: Route[] = [];
+/** Starts the double on 127.0.0.1, port 0 (a misbehaving upstream: closed when the test finishes). */
+export async function workspaceDoubleForTest(): Promise<WorkspaceDouble> {
+  const scripts: Array<{ method: string; path: string | RegExp; script: Script }> = [];
   const requests: WorkspaceDoubleRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
-
-  const server = createServer((req, res) => {
+  onTestFinished(() => {
+    for (const timer of timers) clearTimeout(timer);
+  });
+  const upstream = await misbehavingUpstreamForTest((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://double');
       const body = Buffer.concat(chunks);
-      let json: unknown;
-      try {
-        json = body.length > 0 ? JSON.parse(body.toString('utf8')) : undefined;
-      } catch {
-        json = undefined;
-      }
       const request: WorkspaceDoubleRequest = {
         method: req.method ?? 'GET',
         path: url.pathname,
         query: url.searchParams,
         headers: req.headers,
         body,
-        json,
+        json: parseJson(body),
       };
       requests.push(request);
-      const route = [...routes]
-        .reverse()
-        .find((candidate) => candidate.method === request.method && matches(candidate.path, request.path));
-      const reply: WorkspaceDoubleReply = route
-        ? typeof route.script === 'function'
-          ? route.script(request)
-          : route.script
+      const found = scripts.findLast(
+        (candidate) => candidate.method === request.method && matches(candidate.path, request.path),
+      );
+      const reply = found
+        ? typeof found.script === 'function'
+          ? found.script(request)
+          : found.script
         : { status: 404, json: { detail: 'Not Found' } };
-      answer(reply);
+      answer(res, reply, timers);
     });
-
-    function answer(reply: WorkspaceDoubleReply): void {
-      const status = reply.status ?? 200;
-      if (reply.chunks) {
-        res.writeHead(status, { 'content-type': 'application/octet-stream', ...reply.headers });
-        res.flushHeaders();
-        const queue = [...reply.chunks];
-        let sent = 0;
-        const step = () => {
-          if (res.destroyed) return;
-          if (reply.cutAfter !== undefined && sent >= reply.cutAfter) {
-            res.socket?.destroy();
-            return;
-          }
-          const next = queue.shift();
-          if (next === undefined) {
-            res.end();
-            return;
-          }
-          sent++;
-          res.write(next);
-          const timer = setTimeout(() => {
-            timers.delete(timer);
-            step();
-          }, reply.intervalMs ?? 0);
-          timers.add(timer);
-        };
-        step();
-        return;
-      }
-      const [body, type] =
-        reply.bytes !== undefined
-          ? [Buffer.from(reply.bytes), 'application/octet-stream']
-          : reply.text !== undefined
-            ? [Buffer.from(reply.text), 'text/plain; charset=utf-8']
-            : [Buffer.from(reply.json === undefined ? '' : JSON.stringify(reply.json)), 'application/json'];
-      res.writeHead(status, {
-        'content-type': type,
-        'content-length': String(body.length),
-        ...reply.headers,
-      });
-      res.end(body);
-    }
-  });
-
-  const url = await listenOnLoopback(server);
-  const close = closeOnce(() => {
-    for (const timer of timers) clearTimeout(timer);
-    timers.clear();
-    return stopServer(server);
   });
   return {
-    url,
+    url: upstream.url,
     requests,
-    on(method, path, script) {
-      routes.push({ method, path, script });
-    },
+    on: (method, path, script) => scripts.push({ method, path, script }),
     calls: (path) => requests.filter((request) => matches(path, request.path)),
-    close,
-    [Symbol.asyncDispose]: close,
   };
+}
+
+function parseJson(body: Buffer): unknown {
+  try {
+    return body.length > 0 ? JSON.parse(body.toString('utf8')) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sends one reply: a whole body with its length, or chunks apart in time, maybe cut. */
+function answer(res: ServerResponse, reply: WorkspaceDoubleReply, timers: Set<NodeJS.Timeout>): void {
+  const status = reply.status ?? 200;
+  if (!reply.chunks) {
+    const [body, type] =
+      reply.bytes !== undefined
+        ? [Buffer.from(reply.bytes), 'application/octet-stream']
+        : reply.text !== undefined
+          ? [Buffer.from(reply.text), 'text/plain; charset=utf-8']
+          : [Buffer.from(reply.json === undefined ? '' : JSON.stringify(reply.json)), 'application/json'];
+    res.writeHead(status, { 'content-type': type, 'content-length': String(body.length), ...reply.headers });
+    res.end(body);
+    return;
+  }
+  res.writeHead(status, { 'content-type': 'application/octet-stream', ...reply.headers });
+  res.flushHeaders();
+  const queue = [...reply.chunks];
+  let sent = 0;
+  const step = () => {
+    if (res.destroyed) return;
+    if (reply.cutAfter !== undefined && sent >= reply.cutAfter) {
+      res.socket?.destroy();
+      return;
+    }
+    const next = queue.shift();
+    if (next === undefined) {
+      res.end();
+      return;
+    }
+    sent++;
+    res.write(next);
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      step();
+    }, reply.intervalMs ?? 0);
+    timers.add(timer);
+  };
+  step();
 }
 
 /** The parts of a multipart body: each part's name, file name and bytes. */

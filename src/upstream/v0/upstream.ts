@@ -2,7 +2,9 @@
  * The V0 adapter: the port (src/upstream/port/upstream.ts) over OpenHands 0.53's REST routes and its
  * Socket.IO conversation stream. It owns V0's live events (one shared socket per conversation and
  * credential, live/) and binds every call to the caller's scope; the REST calls themselves are
- * conversations.ts and history.ts, the wire payloads of sent actions user-actions.ts.
+ * conversations.ts and history.ts, the wire payloads of sent actions user-actions.ts, and the
+ * workspace calls workspace.ts's routes (opened by workspace-target.ts: only on a running
+ * conversation, at a nested runtime's own server with its own key).
  *
  * Its own file so the composition root (src/gateway/yoga.ts) has one thing to pick, and so the rest of
  * the gateway never learns which routes, records or sockets answer.
@@ -23,7 +25,6 @@ import type {
   StartedConversation,
   StoppedConversation,
 } from '../port/conversation.ts';
-import { NotOnThisApiError } from '../port/errors.ts';
 import type { EventPosition } from '../port/event-cursor.ts';
 import type { ConversationEvent } from '../port/events.ts';
 import type { EventsSlice, EventsWalk } from '../port/history.ts';
@@ -36,19 +37,7 @@ import type {
   UpstreamSession,
 } from '../port/upstream.ts';
 import type { GitProviderValue } from '../port/vocabulary.ts';
-import type {
-  WorkspaceArchive,
-  WorkspaceChange,
-  WorkspaceChanges,
-  WorkspaceCommit,
-  WorkspaceEntry,
-  WorkspaceFileContent,
-  WorkspaceFileDiff,
-  WorkspaceLinks,
-  WorkspacePath,
-  WorkspaceUpload,
-  WorkspaceUploadResult,
-} from '../port/workspace.ts';
+import { WorkspaceCalls, type WorkspaceRoutes } from '../workspace-calls.ts';
 import * as conversations from './conversations.ts';
 import { readV0Cursor, v0EventIdOf, v0Position } from './event-cursor.ts';
 import * as history from './history.ts';
@@ -58,14 +47,7 @@ import type { V0LiveOptions } from './live/live-options.ts';
 import { recordSocketTargetResolver } from './socket-target.ts';
 import { readStoredEventsAfter } from './stored-events.ts';
 import { agentStateAction, messageAction } from './user-actions.ts';
-import {
-  v0ListWorkspace,
-  v0OpenWorkspaceArchive,
-  v0ReadWorkspaceFile,
-  v0UploadWorkspaceFiles,
-} from './workspace-files.ts';
-import { v0WorkspaceChanges, v0WorkspaceDiff } from './workspace-git.ts';
-import { v0WorkspaceLinks } from './workspace-links.ts';
+import * as v0Workspace from './workspace.ts';
 import { type V0WorkspaceTarget, workspaceTarget } from './workspace-target.ts';
 
 /** Options of {@link createV0Upstream}. */
@@ -127,7 +109,7 @@ export function createV0Upstream(client: UpstreamClient, options: V0UpstreamOpti
 }
 
 /** The port for one caller, over V0. */
-class V0Session implements UpstreamSession {
+class V0Session extends WorkspaceCalls<V0WorkspaceTarget> implements UpstreamSession {
   readonly #client: UpstreamClient;
   readonly #live: V0LiveEvents;
   readonly #runtimes: OriginClients;
@@ -141,6 +123,7 @@ class V0Session implements UpstreamSession {
     credentials: UpstreamCredentials,
     signal: AbortSignal | undefined,
   ) {
+    super();
     this.#client = client;
     this.#live = live;
     this.#runtimes = runtimes;
@@ -244,62 +227,12 @@ class V0Session implements UpstreamSession {
     return conversations.addGitProviderToken(this.#scope(), token);
   }
 
-  // --- Workspace: the conversation is read first (never a workspace call on a stopped one) ---------
+  // --- Workspace (workspace.ts): the conversation is read first, never a call on a stopped one -----
 
-  #workspace(conversationId: string): Promise<V0WorkspaceTarget> {
+  protected override readonly workspaceRoutes: WorkspaceRoutes<V0WorkspaceTarget> = v0Workspace;
+
+  protected override openWorkspace(conversationId: string): Promise<V0WorkspaceTarget> {
     return workspaceTarget(this.#scope(), conversationId, this.#runtimes);
-  }
-
-  async workspaceChanges(conversationId: string, ref: string | null): Promise<WorkspaceChanges> {
-    // Refused before any call: 0.53 has no base ref to choose.
-    if (ref !== null) throw new NotOnThisApiError('v0');
-    return v0WorkspaceChanges(await this.#workspace(conversationId));
-  }
-
-  async workspaceDiff(
-    conversationId: string,
-    path: WorkspacePath,
-    base: { ref: string | null; commit: string | null },
-  ): Promise<WorkspaceFileDiff | null> {
-    if (base.ref !== null || base.commit !== null) throw new NotOnThisApiError('v0');
-    return v0WorkspaceDiff(await this.#workspace(conversationId), path);
-  }
-
-  async listWorkspace(conversationId: string, path: WorkspacePath | null): Promise<WorkspaceEntry[] | null> {
-    return v0ListWorkspace(await this.#workspace(conversationId), path);
-  }
-
-  async readWorkspaceFile(
-    conversationId: string,
-    path: WorkspacePath,
-    maxBytes: number,
-  ): Promise<WorkspaceFileContent | null> {
-    return v0ReadWorkspaceFile(await this.#workspace(conversationId), path, maxBytes);
-  }
-
-  /** 0.53 has no commit routes. */
-  async workspaceCommits(): Promise<{ commits: WorkspaceCommit[]; hasMore: boolean }> {
-    throw new NotOnThisApiError('v0');
-  }
-
-  /** 0.53 has no commit routes. */
-  async workspaceCommitChanges(): Promise<WorkspaceChange[]> {
-    throw new NotOnThisApiError('v0');
-  }
-
-  async uploadWorkspaceFiles(
-    conversationId: string,
-    files: WorkspaceUpload[],
-  ): Promise<WorkspaceUploadResult> {
-    return v0UploadWorkspaceFiles(await this.#workspace(conversationId), files);
-  }
-
-  async openWorkspaceArchive(conversationId: string): Promise<WorkspaceArchive> {
-    return v0OpenWorkspaceArchive(await this.#workspace(conversationId));
-  }
-
-  async workspaceLinks(conversationId: string): Promise<WorkspaceLinks> {
-    return v0WorkspaceLinks(await this.#workspace(conversationId));
   }
 
   subscribe(conversationId: string, after: EventPosition | null): LiveEvents {

@@ -12,14 +12,7 @@
 import type { UploadFilesResponseRecord } from '../../contract/v0/workspace.ts';
 import { failedWithStatus, UpstreamRejection, unexpectedAnswer } from '../failures.ts';
 import { multipartBody } from '../multipart.ts';
-import type {
-  WorkspaceArchive,
-  WorkspaceEntry,
-  WorkspaceFileContent,
-  WorkspacePath,
-  WorkspaceUpload,
-  WorkspaceUploadResult,
-} from '../port/workspace.ts';
+import type { WorkspaceEntry, WorkspacePath, WorkspaceUploadResult } from '../port/workspace.ts';
 import { sortEntries, workspaceEntry } from '../workspace-lists.ts';
 import { isShownWorkspacePath } from '../workspace-path.ts';
 import {
@@ -29,16 +22,20 @@ import {
   textFileContent,
 } from '../workspace-text.ts';
 import { selectFile } from './select-file.ts';
-import { type V0WorkspaceTarget, v0Get, v0WorkspaceRefusal, v0WorkspaceRequest } from './workspace-target.ts';
+import {
+  type Routes,
+  type V0WorkspaceTarget,
+  v0Get,
+  v0WorkspaceRefusal,
+  v0WorkspaceRequest,
+} from './workspace-target.ts';
 
 /** Where 0.53 writes uploads and what its answers' absolute paths start with. */
 const V0_WORKSPACE_ROOT = '/workspace/';
 
 /** `GET .../list-files[?path=]`: one level, folders with a trailing `/`, named `<path>/<name>`. */
-export async function v0ListWorkspace(
-  target: V0WorkspaceTarget,
-  folder: WorkspacePath | null,
-): Promise<WorkspaceEntry[] | null> {
+export const list: Routes['list'] = async (open, folder) => {
+  const target = await open();
   const path = folder ?? '';
   const names = await listFiles(target, path);
   // 0.53 answers a missing folder (or a file) as an empty one: its parent says which it is.
@@ -49,7 +46,7 @@ export async function v0ListWorkspace(
     if (entry) entries.push(entry);
   }
   return sortEntries(entries);
-}
+};
 
 /** The raw listing. A runtime not yet initialised answers 404 (WORKSPACE_NOT_RUNNING, STARTING). */
 async function listFiles(target: V0WorkspaceTarget, path: string): Promise<unknown[]> {
@@ -82,11 +79,8 @@ async function entryKind(target: V0WorkspaceTarget, path: string): Promise<Works
  * `GET .../select-file?file=`: the file's text up to `maxBytes` (scrubbed, on whole characters), binary
  * when 0.53 says so or the text holds a NUL; null when there is no such file (or it is a folder).
  */
-export async function v0ReadWorkspaceFile(
-  target: V0WorkspaceTarget,
-  path: WorkspacePath,
-  maxBytes: number,
-): Promise<WorkspaceFileContent | null> {
+export const read: Routes['read'] = async (open, path, maxBytes) => {
+  const target = await open();
   const selected = await selectFile(target, path, maxBytes + SCRUB_MARGIN_BYTES);
   if (selected.kind === 'binary') return binaryFileContent(path, null);
   if (selected.kind === 'failed') {
@@ -94,7 +88,7 @@ export async function v0ReadWorkspaceFile(
     throw selected.error;
   }
   return textFileContent(path, selected.text, { maxBytes, size: null, longer: selected.longer });
-}
+};
 
 /**
  * Why a file's diff failed on 0.53, read from the file itself: gone, not text, over `limitBytes`, or
@@ -120,10 +114,8 @@ export async function probeFile(
  * file that is not text would be stored corrupted: such files are skipped unsent, as are names with a
  * `"` (a multipart file name cannot carry one faithfully).
  */
-export async function v0UploadWorkspaceFiles(
-  target: V0WorkspaceTarget,
-  files: readonly WorkspaceUpload[],
-): Promise<WorkspaceUploadResult> {
+export const upload: Routes['upload'] = async (open, files) => {
+  const target = await open();
   const skipped: WorkspaceUploadResult['skipped'] = [];
   const sent = files.filter((file) => {
     const reason = file.path.includes('"')
@@ -165,7 +157,7 @@ export async function v0UploadWorkspaceFiles(
       })),
     ],
   };
-}
+};
 
 /** An uploaded file's path as 0.53 answers it (`/workspace/<name>` or the name) made relative. */
 function relativeUpload(raw: unknown): string | null {
@@ -179,7 +171,8 @@ function relativeUpload(raw: unknown): string | null {
  * does not check the sandbox's status and can pass an error body on as `workspace.zip`, so an answer
  * that says it is JSON is refused (its body unread) rather than handed on.
  */
-export async function v0OpenWorkspaceArchive(target: V0WorkspaceTarget): Promise<WorkspaceArchive> {
+export const archive: Routes['archive'] = async (open) => {
+  const target = await open();
   let stream: Awaited<ReturnType<typeof target.scope.client.stream>>;
   try {
     stream = await target.scope.client.stream(v0WorkspaceRequest(target, 'GET', '/zip-directory', null), {
@@ -195,4 +188,4 @@ export async function v0OpenWorkspaceArchive(target: V0WorkspaceTarget): Promise
     throw unexpectedAnswer();
   }
   return { contentType: 'application/zip', fileName: 'workspace.zip', body: stream.body };
-}
+};

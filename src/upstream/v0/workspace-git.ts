@@ -2,7 +2,7 @@
  * V0's git view of a workspace (OpenHands 0.53 `openhands/server/routes/files.py`, under the
  * conversation's path): `GET .../git/changes` (every change under `/workspace`, nested repositories one
  * level down included, `M`/`A`/`D`/`U`) and `GET .../git/diff?path=` (the file's two whole texts).
- * 0.53 has no base ref to choose and no commits: the session answers NOT_ON_THIS_API for either.
+ * 0.53 has no base ref to choose and no commits: asking for either is NOT_ON_THIS_API, unsent.
  *
  * 0.53's diff answers a plain 500 for a file over 1 MiB, a deleted file and a file that is not UTF-8
  * alike (its script reads the size and the text without guards; docs/upstream-facts.md, "Workspace"),
@@ -10,12 +10,12 @@
  */
 import type { V0GitChangeRecord, V0GitDiffRecord } from '../../contract/v0/workspace.ts';
 import { unexpectedAnswer } from '../failures.ts';
-import type { WorkspaceChanges, WorkspaceFileDiff, WorkspacePath } from '../port/workspace.ts';
+import { NotOnThisApiError } from '../port/errors.ts';
 import { type ChangeStatusTable, readChangeList, sortChanges } from '../workspace-lists.ts';
 import { refusedPath } from '../workspace-path.ts';
 import { fileDiff } from '../workspace-text.ts';
 import { probeFile } from './workspace-files.ts';
-import { type V0WorkspaceTarget, v0Get } from './workspace-target.ts';
+import { type Routes, v0Get } from './workspace-target.ts';
 
 /**
  * 0.53's letters (`git diff --name-status`, untracked files as `A`). `U` is an unmerged file (a merge
@@ -43,34 +43,35 @@ const V0_DIFF_MAX_BYTES = 1024 * 1024;
 const SHELL_ACTIVE = /["$`\\]/;
 
 /**
- * `GET .../git/changes` against 0.53's own base (it takes no ref: the session refuses one). A
- * workspace that is no repository answers 404 `Not a git repository`: no changes.
+ * `GET .../git/changes` against 0.53's own base (it takes no ref). A workspace that is no repository
+ * answers 404 `Not a git repository`: no changes.
  */
-export async function v0WorkspaceChanges(target: V0WorkspaceTarget): Promise<WorkspaceChanges> {
+export const changes: Routes['changes'] = async (open, ref) => {
+  if (ref !== null) throw new NotOnThisApiError('v0');
+  const target = await open();
   const body = await v0Get<V0GitChangeRecord[] | null>(target, '/git/changes', null, (status, raw) =>
     status === 404 && (raw as { error?: unknown } | null)?.error === 'Not a git repository'
       ? null
       : undefined,
   );
   if (body === null) return { changes: [], repositories: [] };
-  const changes = readChangeList(body, V0_CHANGE_STATUSES, '');
-  if (changes === null) throw unexpectedAnswer();
+  const listed = readChangeList(body, V0_CHANGE_STATUSES, '');
+  if (listed === null) throw unexpectedAnswer();
   // 0.53 does not say which folders are repositories: the root is where it read them from.
-  return { changes: sortChanges(changes), repositories: changes.length > 0 ? [''] : [] };
-}
+  return { changes: sortChanges(listed), repositories: listed.length > 0 ? [''] : [] };
+};
 
 /**
  * `GET .../git/diff?path=`: the file's texts at 0.53's base and now. After a 500 the file itself says
  * why: gone (deleted: `modified` is `""`, the old text cannot be read on 0.53), not text (binary),
  * over 1 MiB (tooLarge), or none of these (the 500 stands).
  */
-export async function v0WorkspaceDiff(
-  target: V0WorkspaceTarget,
-  path: WorkspacePath,
-): Promise<WorkspaceFileDiff | null> {
+export const diff: Routes['diff'] = async (open, path, base) => {
+  if (base.ref !== null || base.commit !== null) throw new NotOnThisApiError('v0');
   if (SHELL_ACTIVE.test(path)) {
     throw refusedPath('path', 'quotes, "$" and backquotes cannot be sent to this upstream');
   }
+  const target = await open();
   const body = await v0Get<V0GitDiffRecord | 'failed'>(target, '/git/diff', { path }, (status) =>
     status === 500 ? 'failed' : undefined,
   );
@@ -89,7 +90,7 @@ export async function v0WorkspaceDiff(
     default:
       throw probe;
   }
-}
+};
 
 function textOrNull(value: unknown): string | null {
   return typeof value === 'string' ? value : null;

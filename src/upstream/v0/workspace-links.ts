@@ -7,10 +7,11 @@
 import type { VscodeUrlRecord, WebHostsRecord } from '../../contract/v0/workspace.ts';
 import { unexpectedAnswer } from '../failures.ts';
 import type { WorkspaceLinks } from '../port/workspace.ts';
-import { type V0WorkspaceTarget, v0Get } from './workspace-target.ts';
+import { type Routes, v0Get } from './workspace-target.ts';
 
 /** Both links routes, asked together. */
-export async function v0WorkspaceLinks(target: V0WorkspaceTarget): Promise<WorkspaceLinks> {
+export const links: Routes['links'] = async (open) => {
+  const target = await open();
   const [vscode, hosts] = await Promise.all([
     v0Get<Partial<VscodeUrlRecord> | null>(target, '/vscode-url', null),
     v0Get<Partial<WebHostsRecord> | null>(target, '/web-hosts', null),
@@ -31,4 +32,4 @@ export async function v0WorkspaceLinks(target: V0WorkspaceTarget): Promise<Works
     vscodeUrl: typeof vscode.vscode_url === 'string' && vscode.vscode_url !== '' ? vscode.vscode_url : null,
     appPorts,
   };
-}
+};

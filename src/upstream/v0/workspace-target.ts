@@ -17,6 +17,7 @@ import { failedWithStatus, UpstreamRejection } from '../failures.ts';
 import type { UpstreamRequest } from '../http-exchange.ts';
 import type { OriginClients } from '../origin-clients.ts';
 import { ConversationNotFoundError, WorkspaceNotRunningError } from '../port/errors.ts';
+import type { WorkspaceRoutes } from '../workspace-calls.ts';
 import { getConversation } from './conversations.ts';
 
 /** The scope and conversation path of one conversation's workspace routes. */
@@ -27,6 +28,9 @@ export interface V0WorkspaceTarget {
   /** `/api/conversations/{id}` on that server (a nested runtime may sit under a prefix). */
   basePath: string;
 }
+
+/** This API's answer to each workspace call (its routes, in the job files, by the port's names). */
+export type Routes = WorkspaceRoutes<V0WorkspaceTarget>;
 
 /**
  * Reads the conversation and answers where its workspace is.

@@ -9,9 +9,11 @@
  *
  * Live events come from each conversation's agent-server WebSocket, one per conversation and
  * caller credential, shared by the gateway's subscribers (live/live-events.ts).
+ *
+ * The workspace calls are workspace.ts's routes, opened by workspace-target.ts on a running sandbox
+ * only; whether the app server has its git proxies is remembered per adapter (AppGitProxies).
  */
 
-import { badUserInput } from '../../errors.ts';
 import type { UpstreamCredentials } from '../credentials.ts';
 import { UpstreamError } from '../failures.ts';
 import type { UpstreamClient } from '../http.ts';
@@ -39,19 +41,7 @@ import type {
   UpstreamSession,
 } from '../port/upstream.ts';
 import type { GitProviderValue, RequestableAgentStateValue } from '../port/vocabulary.ts';
-import type {
-  WorkspaceArchive,
-  WorkspaceChange,
-  WorkspaceChanges,
-  WorkspaceCommit,
-  WorkspaceEntry,
-  WorkspaceFileContent,
-  WorkspaceFileDiff,
-  WorkspaceLinks,
-  WorkspacePath,
-  WorkspaceUpload,
-  WorkspaceUploadResult,
-} from '../port/workspace.ts';
+import { WorkspaceCalls, type WorkspaceRoutes } from '../workspace-calls.ts';
 import { findEcho, postMessage, requestAgentState, setSandbox, unstoredEcho } from './agent-actions.ts';
 import { type AgentServerClientFactory, AgentServerClients } from './agent-servers.ts';
 import type { V1Conversation } from './conversation-record.ts';
@@ -63,22 +53,8 @@ import { hexId } from './ids.ts';
 import { createV1LiveEvents, endV1Conversation, subscribeV1, type V1LiveEvents } from './live/live-events.ts';
 import type { V1LiveOptions } from './live/live-options.ts';
 import type { CallScope } from './scope.ts';
-import {
-  v1ListWorkspace,
-  v1OpenWorkspaceArchive,
-  v1ReadWorkspaceFile,
-  v1UploadWorkspaceFiles,
-} from './workspace-files.ts';
-import {
-  AppGitProxies,
-  checkSha,
-  v1WorkspaceChanges,
-  v1WorkspaceCommitChanges,
-  v1WorkspaceCommits,
-  v1WorkspaceDiff,
-} from './workspace-git.ts';
-import { v1WorkspaceLinks } from './workspace-links.ts';
-import { type V1WorkspaceTarget, v1WorkspaceTarget } from './workspace-target.ts';
+import * as v1Workspace from './workspace.ts';
+import { AppGitProxies, type V1WorkspaceTarget, v1WorkspaceTarget } from './workspace-target.ts';
 import * as writes from './writes.ts';
 
 /** Options of {@link createV1Upstream}. */
@@ -124,7 +100,7 @@ type Known =
   | null;
 
 /** The port for one caller and operation, over V1. */
-class V1Session implements UpstreamSession {
+class V1Session extends WorkspaceCalls<V1WorkspaceTarget> implements UpstreamSession {
   readonly #client: UpstreamClient;
   readonly #agents: AgentServerClients;
   readonly #live: V1LiveEvents;
@@ -142,6 +118,7 @@ class V1Session implements UpstreamSession {
     credentials: UpstreamCredentials,
     signal: AbortSignal | undefined,
   ) {
+    super();
     this.#client = client;
     this.#agents = agents;
     this.#live = live;
@@ -356,65 +333,13 @@ class V1Session implements UpstreamSession {
     this.#known.delete(hex);
   }
 
-  // --- Workspace: the sandbox must run (a read never resumes it) ------------------------------------
+  // --- Workspace (workspace.ts): the sandbox must run; a read never resumes it ---------------------
 
-  async #workspace(conversationId: string): Promise<V1WorkspaceTarget> {
-    return v1WorkspaceTarget(await this.#conversation(conversationId), this.#scope(), this.#agents);
-  }
+  protected override readonly workspaceRoutes: WorkspaceRoutes<V1WorkspaceTarget> = v1Workspace;
 
-  async workspaceChanges(conversationId: string, ref: string | null): Promise<WorkspaceChanges> {
-    return v1WorkspaceChanges(await this.#workspace(conversationId), this.#proxies, ref);
-  }
-
-  async workspaceDiff(
-    conversationId: string,
-    path: WorkspacePath,
-    base: { ref: string | null; commit: string | null },
-  ): Promise<WorkspaceFileDiff | null> {
-    if (base.ref !== null && base.commit !== null) {
-      throw badUserInput('Give either a base ref or a commit, not both.');
-    }
-    if (base.commit !== null) checkSha(base.commit, 'commit');
-    return v1WorkspaceDiff(await this.#workspace(conversationId), this.#proxies, path, base);
-  }
-
-  async listWorkspace(conversationId: string, path: WorkspacePath | null): Promise<WorkspaceEntry[] | null> {
-    return v1ListWorkspace(await this.#workspace(conversationId), path);
-  }
-
-  async readWorkspaceFile(
-    conversationId: string,
-    path: WorkspacePath,
-    maxBytes: number,
-  ): Promise<WorkspaceFileContent | null> {
-    return v1ReadWorkspaceFile(await this.#workspace(conversationId), path, maxBytes);
-  }
-
-  async workspaceCommits(
-    conversationId: string,
-    limit: number,
-  ): Promise<{ commits: WorkspaceCommit[]; hasMore: boolean }> {
-    return v1WorkspaceCommits(await this.#workspace(conversationId), limit);
-  }
-
-  async workspaceCommitChanges(conversationId: string, sha: string): Promise<WorkspaceChange[]> {
-    checkSha(sha, 'sha');
-    return v1WorkspaceCommitChanges(await this.#workspace(conversationId), sha);
-  }
-
-  async uploadWorkspaceFiles(
-    conversationId: string,
-    files: WorkspaceUpload[],
-  ): Promise<WorkspaceUploadResult> {
-    return v1UploadWorkspaceFiles(await this.#workspace(conversationId), files);
-  }
-
-  async openWorkspaceArchive(conversationId: string): Promise<WorkspaceArchive> {
-    return v1OpenWorkspaceArchive(await this.#workspace(conversationId));
-  }
-
-  async workspaceLinks(conversationId: string): Promise<WorkspaceLinks> {
-    return v1WorkspaceLinks(await this.#workspace(conversationId));
+  protected override async openWorkspace(conversationId: string): Promise<V1WorkspaceTarget> {
+    const read = await this.#conversation(conversationId);
+    return v1WorkspaceTarget(read, this.#scope(), this.#agents, this.#proxies);
   }
 
   unsetProviderTokens(): Promise<Record<string, string>> {

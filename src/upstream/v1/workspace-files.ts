@@ -11,14 +11,7 @@
  */
 import { UpstreamError, UpstreamRejection } from '../failures.ts';
 import { multipartBody } from '../multipart.ts';
-import type {
-  WorkspaceArchive,
-  WorkspaceEntry,
-  WorkspaceFileContent,
-  WorkspacePath,
-  WorkspaceUpload,
-  WorkspaceUploadResult,
-} from '../port/workspace.ts';
+import type { WorkspaceEntry, WorkspaceUploadResult } from '../port/workspace.ts';
 import { sortEntries, workspaceEntry } from '../workspace-lists.ts';
 import {
   binaryFileContent,
@@ -28,7 +21,13 @@ import {
 } from '../workspace-text.ts';
 import { withRejections } from './scope.ts';
 import { listFolder, resolveInWorkspace, resolveMaybeMissing } from './workspace-shell.ts';
-import { agentCall, agentStream, PROJECT_DIR, type V1WorkspaceTarget } from './workspace-target.ts';
+import {
+  agentCall,
+  agentStream,
+  PROJECT_DIR,
+  type Routes,
+  type V1WorkspaceTarget,
+} from './workspace-target.ts';
 
 const DOWNLOAD = '/api/file/download';
 const UPLOAD = '/api/file/upload';
@@ -36,10 +35,8 @@ const ARCHIVE = '/api/file/archive';
 const SUBDIRS = '/api/file/search_subdirs';
 
 /** One folder's entries, folders first; null when there is no such folder. */
-export async function v1ListWorkspace(
-  target: V1WorkspaceTarget,
-  folder: WorkspacePath | null,
-): Promise<WorkspaceEntry[] | null> {
+export const list: Routes['list'] = async (open, folder) => {
+  const target = await open();
   const path = folder ?? '';
   const real = await resolveInWorkspace(target, path);
   if (real === null) return null;
@@ -52,7 +49,7 @@ export async function v1ListWorkspace(
     if (entry) entries.push(entry);
   }
   return sortEntries(entries);
-}
+};
 
 /**
  * Whether an empty listing was a folder's (`find` lists nothing below a file either): the agent
@@ -127,19 +124,16 @@ export async function readFileBytes(
  * The file's text up to `maxBytes` (scrubbed, whole characters), or binary: not valid UTF-8, or a NUL
  * in the bytes read (the agent server sends bytes, and says nothing of text). Null: no such file.
  */
-export async function v1ReadWorkspaceFile(
-  target: V1WorkspaceTarget,
-  path: WorkspacePath,
-  maxBytes: number,
-): Promise<WorkspaceFileContent | null> {
+export const read: Routes['read'] = async (open, path, maxBytes) => {
+  const target = await open();
   const real = await resolveInWorkspace(target, path);
   if (real === null) return null;
-  const read = await readFileBytes(target, real, maxBytes + SCRUB_MARGIN_BYTES);
-  if (read === null) return null;
-  const text = decodeFileBytes(read.bytes, read.complete);
-  if (text === null) return binaryFileContent(path, read.size);
-  return textFileContent(path, text, { maxBytes, size: read.size, longer: !read.complete });
-}
+  const head = await readFileBytes(target, real, maxBytes + SCRUB_MARGIN_BYTES);
+  if (head === null) return null;
+  const text = decodeFileBytes(head.bytes, head.complete);
+  if (text === null) return binaryFileContent(path, head.size);
+  return textFileContent(path, text, { maxBytes, size: head.size, longer: !head.complete });
+};
 
 /**
  * One `POST /api/file/upload?path=` per file (multipart field `file`; parents are created, a file
@@ -147,10 +141,8 @@ export async function v1ReadWorkspaceFile(
  * sandbox refuses is skipped with the reason; a failure of the upstream itself ends the upload there
  * (thrown when nothing was written yet, else the rest are skipped with its message).
  */
-export async function v1UploadWorkspaceFiles(
-  target: V1WorkspaceTarget,
-  files: readonly WorkspaceUpload[],
-): Promise<WorkspaceUploadResult> {
+export const upload: Routes['upload'] = async (open, files) => {
+  const target = await open();
   const result: WorkspaceUploadResult = { uploaded: [], skipped: [] };
   for (const [index, file] of files.entries()) {
     try {
@@ -179,7 +171,7 @@ export async function v1UploadWorkspaceFiles(
     }
   }
   return result;
-}
+};
 
 /** A refusal of this one file (its path, or the sandbox's 400), not of the upstream as a whole. */
 function isPerFile(error: unknown): boolean {
@@ -192,7 +184,8 @@ function isPerFile(error: unknown): boolean {
  * server re-roots it to the one repository it finds up to three levels down, leaves `.git`,
  * `node_modules` and other build folders out, and never includes `.git/config` or other credentials.
  */
-export async function v1OpenWorkspaceArchive(target: V1WorkspaceTarget): Promise<WorkspaceArchive> {
+export const archive: Routes['archive'] = async (open) => {
+  const target = await open();
   const stream = await agentStream(
     target,
     {
@@ -203,4 +196,4 @@ export async function v1OpenWorkspaceArchive(target: V1WorkspaceTarget): Promise
     { deadline: 'headers', accept: 'application/gzip' },
   );
   return { contentType: 'application/gzip', fileName: 'workspace.tar.gz', body: stream.body };
-}
+};

@@ -10,20 +10,14 @@
  * be reached, and 502 `Agent server error: <status>` for any answer of the agent server that is not a
  * 2xx, its 400s included: after such a 4xx the agent server itself is asked, once, so a file over
  * 1 MiB or a deleted file still reads as what it is. An app server without the proxies (its web page,
- * 404 or 405) is remembered by the adapter, and asked again after {@link PROXY_RECHECK_MS}.
+ * 404 or 405) is remembered by the adapter, and asked again after PROXY_RECHECK_MS (workspace-target.ts).
  */
 
 import type { GitCommitsPageRecord, V1GitDiffRecord } from '../../contract/v1/workspace.ts';
 import { badUserInput } from '../../errors.ts';
 import { mapStatus, UpstreamError, UpstreamRejection, unexpectedAnswer } from '../failures.ts';
 import { WorkspaceNotRunningError } from '../port/errors.ts';
-import type {
-  WorkspaceChange,
-  WorkspaceChanges,
-  WorkspaceCommit,
-  WorkspaceFileDiff,
-  WorkspacePath,
-} from '../port/workspace.ts';
+import type { WorkspaceCommit, WorkspaceFileDiff, WorkspacePath } from '../port/workspace.ts';
 import { rejectionError } from '../rejection-errors.ts';
 import { upstreamTimestampToUtc } from '../timestamps.ts';
 import { type ChangeStatusTable, readChangeList, sortChanges } from '../workspace-lists.ts';
@@ -32,7 +26,9 @@ import { call, withRejections } from './scope.ts';
 import { readFileBytes } from './workspace-files.ts';
 import { resolveMaybeMissing } from './workspace-shell.ts';
 import {
+  type AppGitProxies,
   agentCall,
+  type Routes,
   repositoryOf,
   sandboxPath,
   type V1WorkspaceTarget,
@@ -47,30 +43,14 @@ const V1_CHANGE_STATUSES: ChangeStatusTable = {
   MOVED: 'MOVED',
 };
 
-/** How long an app server without the git proxies is not asked again. */
-export const PROXY_RECHECK_MS = 10 * 60_000;
-
 /** A commit as the agent server takes one: 4 to 64 hex digits (anything else is its 422). */
 const SHA = /^[0-9a-f]{4,64}$/i;
 
 /** Bytes of a file read to tell an empty text from one the agent server could not decode. */
 const PEEK_BYTES = 8 * 1024;
 
-/** Whether the app server has the git proxies, as last found out; shared by every session of an adapter. */
-export class AppGitProxies {
-  #missingSince: number | null = null;
-
-  get available(): boolean {
-    return this.#missingSince === null || Date.now() - this.#missingSince >= PROXY_RECHECK_MS;
-  }
-
-  found(present: boolean): void {
-    this.#missingSince = present ? null : Date.now();
-  }
-}
-
 /** BAD_USER_INPUT before any call for a commit the agent server would refuse. */
-export function checkSha(sha: string, argument: string): void {
+function checkSha(sha: string, argument: string): void {
   if (!SHA.test(sha)) throw badUserInput(`${argument}: a commit is 4 to 64 hexadecimal digits.`);
 }
 
@@ -80,24 +60,21 @@ export function checkSha(sha: string, argument: string): void {
  * none, the selected repository's folder is asked (an agent server before mid-2026 reports nothing
  * for a project directory that is no repository itself).
  */
-export async function v1WorkspaceChanges(
-  target: V1WorkspaceTarget,
-  proxies: AppGitProxies,
-  ref: string | null,
-): Promise<WorkspaceChanges> {
+export const changes: Routes['changes'] = async (open, ref) => {
+  const target = await open();
   const folders = target.repository === null ? [''] : ['', target.repository];
   for (const folder of folders) {
     const query: Record<string, string> = { path: sandboxPath(folder) };
     if (ref !== null) query.ref = ref;
     const body = await withRejections(workspaceSecrets(target), () =>
-      gitRead<unknown>(target, proxies, 'changes', query),
+      gitRead<unknown>(target, 'changes', query),
     );
-    const changes = readChangeList(body, V1_CHANGE_STATUSES, folder);
-    if (changes === null) throw unexpectedAnswer();
-    if (changes.length > 0) return { changes: sortChanges(changes), repositories: [folder] };
+    const listed = readChangeList(body, V1_CHANGE_STATUSES, folder);
+    if (listed === null) throw unexpectedAnswer();
+    if (listed.length > 0) return { changes: sortChanges(listed), repositories: [folder] };
   }
   return { changes: [], repositories: [] };
-}
+};
 
 /**
  * One file's diff against `ref`, or as `commit` changed it (agent server only). A file the working
@@ -105,19 +82,19 @@ export async function v1WorkspaceChanges(
  * over the agent server's 1 MiB is tooLarge; a file whose current bytes are not UTF-8 (the agent
  * server sends `""` for it) is binary, which one short read of the file tells apart from an empty one.
  */
-export async function v1WorkspaceDiff(
-  target: V1WorkspaceTarget,
-  proxies: AppGitProxies,
-  path: WorkspacePath,
-  base: { ref: string | null; commit: string | null },
-): Promise<WorkspaceFileDiff | null> {
+export const diff: Routes['diff'] = async (open, path, base) => {
+  if (base.ref !== null && base.commit !== null) {
+    throw badUserInput('Give either a base ref or a commit, not both.');
+  }
+  if (base.commit !== null) checkSha(base.commit, 'commit');
+  const target = await open();
   const real = await resolveMaybeMissing(target, path);
   if (base.commit !== null) return commitDiff(target, path, real, base.commit);
   const query: Record<string, string> = { path: real };
   if (base.ref !== null) query.ref = base.ref;
   let body: V1GitDiffRecord;
   try {
-    body = await gitRead<V1GitDiffRecord>(target, proxies, 'diff', query);
+    body = await gitRead<V1GitDiffRecord>(target, 'diff', query);
   } catch (error) {
     const refused = refusedDiff(target, path, error);
     if (refused !== 'deleted') return refused;
@@ -126,7 +103,7 @@ export async function v1WorkspaceDiff(
   const { original, modified } = sides(body);
   if (modified === '' && (await notText(target, real))) return fileDiff(path, null, null, { binary: true });
   return fileDiff(path, original, modified);
-}
+};
 
 /** The diff of a file as `commit` changed it: both sides from git objects. */
 async function commitDiff(
@@ -201,15 +178,13 @@ async function notText(target: V1WorkspaceTarget, real: string): Promise<boolean
 }
 
 /** The newest commits of the workspace's repository (the selected one's folder, else the root). */
-export async function v1WorkspaceCommits(
-  target: V1WorkspaceTarget,
-  limit: number,
-): Promise<{ commits: WorkspaceCommit[]; hasMore: boolean }> {
+export const commits: Routes['commits'] = async (open, limit) => {
+  const target = await open();
   const page = await commitsPage(target, target.repository ?? '', Math.max(1, Math.min(200, limit)));
-  const commits: WorkspaceCommit[] = [];
+  const read: WorkspaceCommit[] = [];
   for (const raw of page.commits) {
     if (typeof raw?.sha !== 'string') continue;
-    commits.push({
+    read.push({
       sha: raw.sha,
       shortSha: typeof raw.short_sha === 'string' ? raw.short_sha : raw.sha.slice(0, 7),
       subject: typeof raw.subject === 'string' ? raw.subject : '',
@@ -217,8 +192,8 @@ export async function v1WorkspaceCommits(
       timestamp: upstreamTimestampToUtc(raw.timestamp, 'UTC'),
     });
   }
-  return { commits, hasMore: page.has_more === true };
-}
+  return { commits: read, hasMore: page.has_more === true };
+};
 
 async function commitsPage(
   target: V1WorkspaceTarget,
@@ -239,10 +214,9 @@ async function commitsPage(
 }
 
 /** The files `sha` changed against its first parent, in the workspace's repository. */
-export async function v1WorkspaceCommitChanges(
-  target: V1WorkspaceTarget,
-  sha: string,
-): Promise<WorkspaceChange[]> {
+export const commitChanges: Routes['commitChanges'] = async (open, sha) => {
+  checkSha(sha, 'sha');
+  const target = await open();
   const folder = target.repository ?? '';
   const query = new URLSearchParams({ path: sandboxPath(folder) });
   const body = await withRejections(workspaceSecrets(target), () =>
@@ -253,10 +227,10 @@ export async function v1WorkspaceCommitChanges(
       passThroughStatuses: [400],
     }),
   );
-  const changes = readChangeList(body, V1_CHANGE_STATUSES, folder);
-  if (changes === null) throw unexpectedAnswer();
-  return sortChanges(changes);
-}
+  const listed = readChangeList(body, V1_CHANGE_STATUSES, folder);
+  if (listed === null) throw unexpectedAnswer();
+  return sortChanges(listed);
+};
 
 /** `GET /api/git/diff` on the agent server; its 400 comes back as an UpstreamRejection. */
 function agentDiff(target: V1WorkspaceTarget, query: Record<string, string>): Promise<V1GitDiffRecord> {
@@ -274,12 +248,11 @@ function agentDiff(target: V1WorkspaceTarget, query: Record<string, string>): Pr
  */
 async function gitRead<T>(
   target: V1WorkspaceTarget,
-  proxies: AppGitProxies,
   kind: 'changes' | 'diff',
   query: Record<string, string>,
 ): Promise<T> {
-  if (proxies.available) {
-    const proxied = await viaAppServer<T>(target, proxies, kind, query);
+  if (target.proxies.available) {
+    const proxied = await viaAppServer<T>(target, target.proxies, kind, query);
     if (proxied.answered) return proxied.body;
   }
   return agentCall<T>(target, {

@@ -11,12 +11,13 @@ import { unexpectedAnswer } from '../failures.ts';
 import { WorkspaceNotRunningError } from '../port/errors.ts';
 import type { WorkspaceLinks } from '../port/workspace.ts';
 import { call } from './scope.ts';
-import type { V1WorkspaceTarget } from './workspace-target.ts';
+import type { Routes } from './workspace-target.ts';
 
 const SANDBOXES = '/api/v1/sandboxes';
 
 /** The links of the conversation's sandbox, read from the app server with the caller's credential. */
-export async function v1WorkspaceLinks(target: V1WorkspaceTarget): Promise<WorkspaceLinks> {
+export const links: Routes['links'] = async (open) => {
+  const target = await open();
   if (target.sandboxId === null) throw new WorkspaceNotRunningError('STOPPED');
   const body = await call<unknown>(target.app, {
     method: 'GET',
@@ -42,4 +43,4 @@ export async function v1WorkspaceLinks(target: V1WorkspaceTarget): Promise<Works
   }
   links.appPorts.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return links;
-}
+};

@@ -14,11 +14,28 @@
  */
 import type { StreamOptions, UpstreamStream } from '../http-stream.ts';
 import { WorkspaceNotRunningError } from '../port/errors.ts';
+import type { WorkspaceRoutes } from '../workspace-calls.ts';
 import { isShownWorkspacePath } from '../workspace-path.ts';
 import type { AgentServerClients } from './agent-servers.ts';
 import type { V1Conversation } from './conversation-record.ts';
 import type { PendingStart } from './conversations.ts';
 import { type CallScope, call, secretsOfCall, type V1Request } from './scope.ts';
+
+/** How long an app server without the git proxies is not asked again. */
+const PROXY_RECHECK_MS = 10 * 60_000;
+
+/** Whether the app server has the git proxies, as last found out; shared by every session of an adapter. */
+export class AppGitProxies {
+  #missingSince: number | null = null;
+
+  get available(): boolean {
+    return this.#missingSince === null || Date.now() - this.#missingSince >= PROXY_RECHECK_MS;
+  }
+
+  found(present: boolean): void {
+    this.#missingSince = present ? null : Date.now();
+  }
+}
 
 /** The sandbox folder a workspace path is relative to. */
 export const PROJECT_DIR = '/workspace/project';
@@ -36,7 +53,12 @@ export interface V1WorkspaceTarget {
   /** The selected repository's folder in the workspace (its name), null when there is none. */
   repository: string | null;
   sandboxId: string | null;
+  /** Whether the app server has the git proxies (the adapter's, for every session). */
+  proxies: AppGitProxies;
 }
+
+/** This API's answer to each workspace call (its routes, in the job files, by the port's names). */
+export type Routes = WorkspaceRoutes<V1WorkspaceTarget>;
 
 /**
  * The workspace of a conversation the session read (a start task still running: STARTING), or why it
@@ -46,6 +68,7 @@ export function v1WorkspaceTarget(
   read: V1Conversation | PendingStart,
   app: CallScope,
   agents: AgentServerClients,
+  proxies: AppGitProxies,
 ): V1WorkspaceTarget {
   if ('taskStatus' in read) throw new WorkspaceNotRunningError('STARTING');
   const status = read.sandboxStatus;
@@ -62,6 +85,7 @@ export function v1WorkspaceTarget(
     agentRoot: basePath.split('/api/conversations')[0] ?? '',
     repository: repositoryFolder(read.conversation.selectedRepository),
     sandboxId: read.sandboxId,
+    proxies,
   };
 }
 
