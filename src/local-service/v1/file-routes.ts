@@ -45,7 +45,7 @@ export interface FileRouteDeps {
 }
 
 /** An HTTPException as the agent server answers it: `{"detail"}` below 500, its 5xx envelope above. */
-export function httpError(status: number, detail: string): ApiResponse {
+function httpError(status: number, detail: string): ApiResponse {
   return status < 500
     ? json(status, { detail })
     : json(status, { detail: 'Internal Server Error', exception: `${status}: ${detail}` });

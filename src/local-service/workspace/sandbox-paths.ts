@@ -28,7 +28,7 @@ export function normalizeSandboxPath(absolute: string): string {
  * The host path of `absolute` (a sandbox path) inside `root`, the workspace folder standing for
  * `mount`; null when it lies outside `mount`.
  */
-export function hostPathOf(root: string, mount: string, absolute: string): string | null {
+function hostPathOf(root: string, mount: string, absolute: string): string | null {
   const normal = normalizeSandboxPath(absolute);
   if (normal === mount) return root;
   if (!normal.startsWith(`${mount}/`)) return null;
