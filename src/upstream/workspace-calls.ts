@@ -1,7 +1,7 @@
 /**
  * The port's workspace calls (port/workspace.ts), done alike on every API: each adapter gives its
- * routes, one function per call named as in {@link WorkspaceRoutes} (its `workspace.ts` module is that
- * table), and how to open a conversation's workspace (read the conversation, refuse one that is not
+ * routes, one function per call named as in {@link WorkspaceRoutes} (the table in its `workspace.ts`),
+ * and how to open a conversation's workspace (read the conversation, refuse one that is not
  * running, find where its workspace is answered). A route is handed `open` rather than the opened
  * workspace, so what it can refuse without asking (a ref the API has no notion of, a malformed sha)
  * is refused before any upstream call.

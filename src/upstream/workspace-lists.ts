@@ -12,7 +12,7 @@ import { isShownWorkspacePath } from './workspace-path.ts';
 export type ChangeStatusTable = Readonly<Record<string, WorkspaceChangeStatus>>;
 
 /** `name` inside the workspace folder `folder` (`""`: the root). */
-export function joinWorkspacePath(folder: string, name: string): string {
+function joinWorkspacePath(folder: string, name: string): string {
   return folder === '' ? name : `${folder}/${name}`;
 }
 

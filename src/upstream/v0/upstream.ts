@@ -47,7 +47,7 @@ import type { V0LiveOptions } from './live/live-options.ts';
 import { recordSocketTargetResolver } from './socket-target.ts';
 import { readStoredEventsAfter } from './stored-events.ts';
 import { agentStateAction, messageAction } from './user-actions.ts';
-import * as v0Workspace from './workspace.ts';
+import { ROUTES } from './workspace.ts';
 import { type V0WorkspaceTarget, workspaceTarget } from './workspace-target.ts';
 
 /** Options of {@link createV0Upstream}. */
@@ -229,7 +229,7 @@ class V0Session extends WorkspaceCalls<V0WorkspaceTarget> implements UpstreamSes
 
   // --- Workspace (workspace.ts): the conversation is read first, never a call on a stopped one -----
 
-  protected override readonly workspaceRoutes: WorkspaceRoutes<V0WorkspaceTarget> = v0Workspace;
+  protected override readonly workspaceRoutes: WorkspaceRoutes<V0WorkspaceTarget> = ROUTES;
 
   protected override openWorkspace(conversationId: string): Promise<V0WorkspaceTarget> {
     return workspaceTarget(this.#scope(), conversationId, this.#runtimes);

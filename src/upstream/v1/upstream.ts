@@ -53,7 +53,7 @@ import { hexId } from './ids.ts';
 import { createV1LiveEvents, endV1Conversation, subscribeV1, type V1LiveEvents } from './live/live-events.ts';
 import type { V1LiveOptions } from './live/live-options.ts';
 import type { CallScope } from './scope.ts';
-import * as v1Workspace from './workspace.ts';
+import { ROUTES } from './workspace.ts';
 import { AppGitProxies, type V1WorkspaceTarget, v1WorkspaceTarget } from './workspace-target.ts';
 import * as writes from './writes.ts';
 
@@ -335,7 +335,7 @@ class V1Session extends WorkspaceCalls<V1WorkspaceTarget> implements UpstreamSes
 
   // --- Workspace (workspace.ts): the sandbox must run; a read never resumes it ---------------------
 
-  protected override readonly workspaceRoutes: WorkspaceRoutes<V1WorkspaceTarget> = v1Workspace;
+  protected override readonly workspaceRoutes: WorkspaceRoutes<V1WorkspaceTarget> = ROUTES;
 
   protected override async openWorkspace(conversationId: string): Promise<V1WorkspaceTarget> {
     const read = await this.#conversation(conversationId);
