@@ -2,6 +2,7 @@
  * Process entry: parse config, start the gateway (and, with no upstream configured, the bundled local
  * conversation service in-process), stop both on SIGINT/SIGTERM.
  */
+
 import { announceWorker, gatewayWorkerId, isGatewayWorker, startPrimary } from './cluster.ts';
 import { type Config, ConfigError, type HardeningConfig, HelpRequested, loadConfig } from './config.ts';
 import type { HardeningOptions } from './gateway/hardening.ts';
@@ -9,6 +10,7 @@ import { createLogger } from './gateway/observability/logging.ts';
 import { startTracing, type Tracing } from './gateway/observability/tracing.ts';
 import { PersistedOperations } from './gateway/protection/limits.ts';
 import { startGateway } from './gateway/server.ts';
+import { loadGeneratedSecret } from './gateway/shared-state/redis-key-salt.ts';
 import { startRateLimitPrimary } from './gateway/shared-state/shared-rate-limit.ts';
 import { createSharedState, type SharedState } from './gateway/shared-state/shared-state.ts';
 import { renderHelp } from './settings-text.ts';
@@ -119,6 +121,16 @@ async function main(): Promise<void> {
     upstreamTimeZone: config.upstreamTimeZone,
     logger,
     hardening,
+    workspace: {
+      fileMaxBytes: config.workspace.fileMaxBytes,
+      uploadMaxBytes: config.workspace.uploadMaxBytes,
+      uploadMaxFiles: config.workspace.uploadMaxFiles,
+      linkTtlSeconds: config.workspace.linkTtlSeconds,
+      archivesPerCredential: config.workspace.archivesPerCredential,
+      sandboxLinks: config.workspace.sandboxLinks,
+      // Shared by every worker and by replicas sharing DATA_DIR, so each opens the others' links.
+      linkKey: loadGeneratedSecret(config.workspace.linkKey, config.dataDir, 'workspace-link-key'),
+    },
     shutdownGraceMs: config.hardening.shutdownGraceMs,
     transportLimits: {
       allowedHosts: config.hardening.allowedHosts,

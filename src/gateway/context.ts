@@ -5,7 +5,7 @@
  * for one caller can ever be served to another.
  */
 import DataLoader from 'dataloader';
-import type { ConversationLoader, GatewayContext } from '../schema/context.ts';
+import type { ConversationLoader, GatewayContext, WorkspaceContext } from '../schema/context.ts';
 import type { UpstreamCredentials } from '../upstream/credentials.ts';
 import { DEFAULT_PAGING, type PagingSettings } from '../upstream/page-walker.ts';
 import type { Conversation } from '../upstream/port/conversation.ts';
@@ -19,6 +19,22 @@ export interface ContextSettings {
   defaultSessionApiKey?: string | null | undefined;
   /** @default DEFAULT_PAGING */
   paging?: PagingSettings | undefined;
+  /** The workspace's settings, and the archive links sealed for each caller (workspace/). */
+  workspace: WorkspaceSettings;
+}
+
+/** What the context's workspace part needs from the gateway. */
+export interface WorkspaceSettings {
+  fileMaxBytes: number;
+  uploadMaxBytes: number;
+  uploadMaxFiles: number;
+  sandboxLinks: boolean;
+  /** The archive link of a conversation for these credentials, under `base` (the request's origin). */
+  archiveLink(
+    conversationId: string,
+    credentials: UpstreamCredentials,
+    base: string | null,
+  ): { url: string; expiresAt: string };
 }
 
 /**
@@ -82,18 +98,44 @@ class ConversationReads implements ConversationLoader {
   }
 }
 
-/** Builds a fresh context for one operation. */
+/**
+ * The workspace part of one operation's context: the settings as they are, and archive links sealed
+ * for this caller under the request's origin. One object per operation, built on first use only by
+ * operations that select the workspace (the getter below), like the conversation reads.
+ */
+function workspaceContext(
+  settings: WorkspaceSettings,
+  credentials: UpstreamCredentials,
+  requestUrl: string | undefined,
+): WorkspaceContext {
+  return {
+    fileMaxBytes: settings.fileMaxBytes,
+    uploadMaxBytes: settings.uploadMaxBytes,
+    uploadMaxFiles: settings.uploadMaxFiles,
+    sandboxLinks: settings.sandboxLinks,
+    archiveLink: (conversationId) =>
+      settings.archiveLink(conversationId, credentials, requestUrl ? new URL(requestUrl).origin : null),
+  };
+}
+
+/** Builds a fresh context for one operation; `requestUrl` roots the archive links it mints. */
 export function createContext(
   settings: ContextSettings,
   credentials: UpstreamCredentials,
   signal: AbortSignal | undefined,
+  requestUrl?: string,
 ): GatewayContext {
   const upstream = settings.upstream.forCaller(credentials, signal);
   const conversationLoader = new ConversationReads(upstream);
+  let workspace: WorkspaceContext | undefined;
   return {
     upstream,
     paging: settings.paging ?? DEFAULT_PAGING,
     conversationLoader,
     trackList: (list) => conversationLoader.track(list),
+    get workspace() {
+      workspace ??= workspaceContext(settings.workspace, credentials, requestUrl);
+      return workspace;
+    },
   };
 }

@@ -52,6 +52,11 @@ export interface HardeningOptions {
   queryLimits?: Partial<QueryLimits>;
   /** Largest request body in bytes. @default DEFAULT_MAX_BODY_BYTES (1 MiB) */
   maxBodyBytes?: number;
+  /**
+   * Largest multipart (file upload) body in bytes; createGateway sets it from the workspace's upload
+   * limit. @default maxBodyBytes
+   */
+  maxMultipartBodyBytes?: number;
   /** Origins allowed by CORS (`*` for any). @default [] (no CORS headers) */
   corsOrigins?: readonly string[];
   /** Answer introspection queries (GraphiQL needs them). @default true */
@@ -137,7 +142,10 @@ export function createHardening(
 
   const requestPlugins: Plugin[] = [
     ...(metrics ? [useMetricsEndpoint(metrics)] : []),
-    useBodyLimit(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES),
+    useBodyLimit(
+      options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      options.maxMultipartBodyBytes ?? options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    ),
     useCsrfPrevention(),
     useQueryStringGuard(),
     useBatchingRefused(),

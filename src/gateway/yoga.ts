@@ -37,6 +37,9 @@ import { type ObserverFault, useOperationObservers } from './observability/opera
 import { createUpstreamFailureLog } from './observability/upstream-failure-log.ts';
 import { LiveFanOut, resultsAsYogaMasksThem } from './websocket/live-fan-out.ts';
 import { useSharedSubscriptionResults } from './websocket/shared-subscription-results.ts';
+import { ARCHIVE_PATH_PREFIX, ArchiveLinks } from './workspace/archive-links.ts';
+import { useWorkspaceArchiveRoute } from './workspace/archive-route.ts';
+import { resolveWorkspaceOptions, type WorkspaceOptions } from './workspace/workspace-options.ts';
 
 /** Options of {@link createGateway}. */
 export interface GatewayOptions {
@@ -73,6 +76,8 @@ export interface GatewayOptions {
   live?: LiveOptions;
   /** Limits, CSRF/CORS, persisted operations, rate limit, deadline, metrics, tracing (hardening.ts). */
   hardening?: HardeningOptions;
+  /** File and diff caps, uploads, archive links, the sandbox's links (workspace/workspace-options.ts). */
+  workspace?: WorkspaceOptions;
 }
 
 /** Server context that graphql-ws adds for operations over WebSocket. */
@@ -98,6 +103,9 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
+/** What a multipart upload sends besides its files: the operation, the map, part headers. */
+const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
+
 /** Shown in GraphiQL's editor on first visit. */
 export const GRAPHIQL_DEFAULT_QUERY = `# Conversation gateway. Put your key in the Headers tab below:
 #   {"X-Session-API-Key": "<your key>"}   (or {"Authorization": "Bearer <token>"})
@@ -120,8 +128,10 @@ export function createGateway(options: GatewayOptions): Gateway {
   const reportObserverFault: ObserverFault = (error, observer) =>
     logger.error({ err: error, observer }, 'observer failed');
   // Sources are read at scrape time, after `upstream` and the adapters exist.
+  const workspace = resolveWorkspaceOptions(options.workspace);
   const hardening = createHardening(
-    options.hardening ?? {},
+    // An upload's body carries its files plus the operation, the map and the part headers.
+    { maxMultipartBodyBytes: workspace.uploadMaxBytes + MULTIPART_OVERHEAD_BYTES, ...options.hardening },
     {
       upstreamSockets: () => liveStats().upstreamSockets,
       circuitState: () => upstream.circuitState,
@@ -152,8 +162,13 @@ export function createGateway(options: GatewayOptions): Gateway {
   teardown.defer(() => upstream.close());
   // The V0 adapter is always built (its live stats feed metrics; it opens nothing until used); its
   // live events share the client's pool and time zone.
+  // An agent server's (or a nested runtime's) client gets its own pool: a dispatcher given for the app
+  // server is pinned to it.
+  const { dispatcher: _appServersOnly, ...agentServerOptions } = clientOptions;
   const v0 = createV0Upstream(upstream, {
     baseUrl: options.upstreamUrl,
+    // A nested runtime's workspace calls go to its own server, with the app server's settings.
+    runtimeClient: (origin) => new UpstreamClient({ ...agentServerOptions, baseUrl: origin }),
     ...(options.live ? { live: options.live } : {}),
     onEventsRouteMissing: () =>
       logger.warn(
@@ -163,14 +178,24 @@ export function createGateway(options: GatewayOptions): Gateway {
   });
   // Live streams complete and their upstream sockets close before the pool does.
   teardown.defer(() => v0.close());
-  // An agent server's client gets its own pool: a dispatcher given for the app server is pinned to it.
-  const { dispatcher: _appServersOnly, ...agentServerOptions } = clientOptions;
   const choice = chooseAdapter(options, upstream, v0, agentServerOptions, logger, teardown);
   const liveStats = (): LiveStats => addLiveStats(v0.live.stats(), choice.v1?.live.stats());
+  const archiveLinks = new ArchiveLinks(workspace.linkKey, workspace.linkTtlSeconds);
   const settings: ContextSettings = {
     upstream: choice.adapter,
     defaultSessionApiKey: options.defaultSessionApiKey,
     paging: options.paging,
+    workspace: {
+      fileMaxBytes: workspace.fileMaxBytes,
+      uploadMaxBytes: workspace.uploadMaxBytes,
+      uploadMaxFiles: workspace.uploadMaxFiles,
+      sandboxLinks: workspace.sandboxLinks,
+      archiveLink: (conversationId, credentials, base) => {
+        const { token, expiresAt } = archiveLinks.seal(conversationId, credentials);
+        const path = `${ARCHIVE_PATH_PREFIX}${token}`;
+        return { url: base === null ? path : `${base}${path}`, expiresAt: new Date(expiresAt).toISOString() };
+      },
+    },
   };
   const defaultCredentials = resolveCredentials(null, options.defaultSessionApiKey);
 
@@ -214,6 +239,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         settings,
         resolveCredentials(presented, settings.defaultSessionApiKey),
         initial.request?.signal,
+        initial.request?.url,
       );
     },
     // graphql-jit compiles each query/mutation once (cached per document) into straight-line code: the
@@ -235,6 +261,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         },
       }),
       ...hardening.requestPlugins,
+      useWorkspaceArchiveRoute(archiveLinks, choice.adapter, workspace.archivesPerCredential),
       useGraphQlJit({}, { enableIf: (args) => !isSubscription(args) }),
       // One execution per event and operation for all subscribers (fan-out; see the module).
       useSharedSubscriptionResults(liveFanOut),

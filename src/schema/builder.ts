@@ -18,6 +18,8 @@ export const builder = new SchemaBuilder<{
     ID: { Input: string; Output: string };
     // Added for events.ts (live conversations): `raw` upstream payloads.
     JSON: { Input: unknown; Output: unknown };
+    // Uploads (workspace-upload.ts): the WHATWG File graphql-yoga hands over for each multipart part.
+    File: { Input: File; Output: never };
   };
   DefaultFieldNullability: false;
 }>({
@@ -72,6 +74,13 @@ export const builder = new SchemaBuilder<{
 
 builder.addScalarType('DateTime', DateTimeScalar);
 builder.addScalarType('JSON', JsonScalar);
+builder.scalarType('File', {
+  description:
+    'A file sent with the GraphQL multipart request specification (input only): the operation goes in the `operations` part, each file in a part of its own mapped onto its variable.',
+  serialize: () => {
+    throw new Error('File is an input type only.');
+  },
+});
 
 builder.queryType({ description: 'Reads: conversations of the calling user.' });
 builder.mutationType({ description: 'Writes: create or join conversations, manage git provider tokens.' });

@@ -15,6 +15,20 @@ export interface ConversationLoader {
   clear(id: string): ConversationLoader;
 }
 
+/** What the workspace fields may do for this operation (src/schema/workspace.ts). */
+export interface WorkspaceContext {
+  /** Largest text a file read or a diff side returns (`WORKSPACE_FILE_MAX_BYTES`). */
+  fileMaxBytes: number;
+  /** Largest upload, all files together (`WORKSPACE_UPLOAD_MAX_BYTES`). */
+  uploadMaxBytes: number;
+  /** Most files in one upload (`WORKSPACE_UPLOAD_MAX_FILES`). */
+  uploadMaxFiles: number;
+  /** Whether the sandbox's own links may be read (`WORKSPACE_SANDBOX_LINKS`). */
+  sandboxLinks: boolean;
+  /** A link to the conversation's workspace archive, sealed for this caller and expiring. */
+  archiveLink(conversationId: string): { url: string; expiresAt: string };
+}
+
 /** What every resolver receives. */
 export interface GatewayContext {
   /**
@@ -26,6 +40,8 @@ export interface GatewayContext {
   conversationLoader: ConversationLoader;
   /** Bounds of connection fields. */
   paging: PagingSettings;
+  /** The workspace's settings and archive links. */
+  workspace: WorkspaceContext;
   /**
    * Registers a list read running in this operation. Root fields resolve in parallel, so a `node` next
    * to `conversations` would otherwise be fetched before the list arrives: the loader waits for

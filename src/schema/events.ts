@@ -196,11 +196,21 @@ eventType('FILE_READ', 'A file read: the action (no content) or its observation 
 
 eventType('FILE_WRITE', 'A file written: the action (with the content) or its observation.', (t) => ({
   path: t.exposeString('path', { nullable: true, description: 'The file.' }),
+  paths: t.exposeStringList('paths', {
+    description: 'The file as a list (as on FileEditEvent), for clients that read both kinds alike.',
+  }),
   content: t.exposeString('content', { nullable: true, description: 'The content written or reported.' }),
 }));
 
 eventType('FILE_EDIT', 'A file edited: the action (what to change) or its observation (the diff).', (t) => ({
-  path: t.exposeString('path', { nullable: true, description: 'The file.' }),
+  path: t.exposeString('path', {
+    nullable: true,
+    description: 'The file; null when the edit names several (a patch: see `paths`).',
+  }),
+  paths: t.exposeStringList('paths', {
+    description:
+      'Every file the edit changes, as the upstream names them (an observation that reports an error: none).',
+  }),
   diff: t.exposeString('diff', { nullable: true, description: 'Unified diff of the change (observations).' }),
   command: t.exposeString('command', {
     nullable: true,

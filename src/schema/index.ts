@@ -6,6 +6,9 @@ import './conversation-v1.ts';
 import './events.ts';
 import './agent-actions.ts';
 import './history.ts';
+import './workspace.ts';
+import './workspace-upload.ts';
+import './workspace-signal.ts';
 
 /** The gateway's schema (sorted when printed; see scripts/print-schema.ts). */
 export const schema = builder.toSchema({ sortSchema: true });

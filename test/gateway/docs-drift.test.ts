@@ -240,11 +240,19 @@ const GATEWAY_AUTHORITIES = [
 
 /**
  * First path segments of the upstream's routes (both APIs: `/api/...`, `/sockets/events/{id}`,
- * `/socket.io/`, `/alive`, `/server_info`) and of files (`/proc`): a bare path starting with one is not
+ * `/socket.io/`, `/alive`, `/server_info`) and of files (`/proc`, a sandbox's `/workspace`): a bare path starting with one is not
  * the gateway's. `/health` and `/ready` exist on both sides; outside the pages about the upstream's
  * routes they are the gateway's.
  */
-const NOT_GATEWAY_SEGMENTS = new Set(['api', 'sockets', 'socket.io', 'alive', 'server_info', 'proc']);
+const NOT_GATEWAY_SEGMENTS = new Set([
+  'api',
+  'sockets',
+  'socket.io',
+  'alive',
+  'server_info',
+  'proc',
+  'workspace',
+]);
 
 /** Pages whose bare paths are the upstream's (the local service's routes, the upstream facts). */
 const UPSTREAM_PAGES = new Set(['docs/local-service.md', 'docs/upstream-facts.md']);
@@ -284,9 +292,12 @@ async function serves(base: string, path: string, assetLinks: readonly string[])
         .map((part, index) => (index % 2 === 1 ? '[^/]+' : part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')))
         .join('')}$`,
     );
+    // A GraphiQL asset is served under the name its page links to; any other placeholder (a token)
+    // stands for one segment the route answers for, whatever it holds (a refusal is not a 404).
     const link = assetLinks.find((candidate) => pattern.test(candidate));
-    if (!link) return false;
-    concrete = link;
+    if (link) concrete = link;
+    else if (path.startsWith('/graphiql/')) return false;
+    else concrete = path.replace(/<[^>]*>|\{[^}]*\}/g, 'x');
   }
   const response = await fetch(new URL(concrete, base), { headers: { accept: 'text/html' } });
   await response.arrayBuffer();

@@ -36,6 +36,7 @@ const GATEWAY_ROOMS: Record<string, readonly string[]> = {
   protection: [],
   observability: ['websocket', 'protection'],
   'shared-state': ['protection'],
+  workspace: [],
 };
 
 /** The room of a gateway/ file (`root` for the assembling files), or undefined outside gateway/. */

@@ -114,14 +114,19 @@ function refusal(code: RefusalCode, message: string, headers: Record<string, str
 }
 
 /**
- * Refuses bodies larger than `maxBytes` (413 PAYLOAD_TOO_LARGE) by their Content-Length, and bodies
+ * Refuses bodies larger than `maxBytes` (`multipartMaxBytes` for a multipart upload) (413
+ * PAYLOAD_TOO_LARGE) by their Content-Length, and bodies
  * without one (411 LENGTH_REQUIRED): a chunked body could otherwise grow without bound before the
  * JSON parser sees it. GraphQL clients send one small JSON body with a length.
  */
-export function useBodyLimit(maxBytes: number): Plugin {
+export function useBodyLimit(maxBytes: number, multipartMaxBytes: number = maxBytes): Plugin {
   return {
     onRequest({ request, endResponse }) {
       if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return;
+      // A GraphQL multipart request (a file upload) has its own, larger bound: the upload limit.
+      const limit = request.headers.get('content-type')?.startsWith('multipart/form-data')
+        ? multipartMaxBytes
+        : maxBytes;
       const length = request.headers.get('content-length');
       if (length === null) {
         if (request.headers.get('transfer-encoding') !== null) {
@@ -130,9 +135,9 @@ export function useBodyLimit(maxBytes: number): Plugin {
         return;
       }
       const bytes = Number(length);
-      if (!Number.isSafeInteger(bytes) || bytes > maxBytes) {
+      if (!Number.isSafeInteger(bytes) || bytes > limit) {
         endResponse(
-          refusal('PAYLOAD_TOO_LARGE', `The request body is larger than ${maxBytes} bytes.`, {
+          refusal('PAYLOAD_TOO_LARGE', `The request body is larger than ${limit} bytes.`, {
             connection: 'close',
           }),
         );

@@ -69,6 +69,22 @@ const UPSTREAM_CALLS: Record<string, CallsOf> = {
   'RenameConversationPayload.conversation': () => 1,
   'StartConversationPayload.conversation': () => 1,
   'StopConversationPayload.conversation': () => 1,
+  // The workspace (schema/workspace.ts): the conversation's record (where its sandbox is, whether it
+  // runs), then the route; V1's changes and diffs may also try the app server's proxy first, V1's
+  // folder and file reads resolve the path through the sandbox shell first.
+  'Workspace.changes': () => 3,
+  'Workspace.diff': () => 3,
+  'Workspace.directory': () => 3,
+  'Workspace.file': () => 3,
+  'Workspace.commits': () => 2,
+  'Workspace.commitChanges': () => 2,
+  'WorkspaceCommit.changes': () => 1,
+  'Workspace.sandboxLinks': () => 2,
+  // The record, then one write per file on V1 (V0 takes them in one request).
+  'Mutation.uploadWorkspaceFiles': (args) => {
+    const input = args.input as { files?: unknown } | undefined;
+    return 1 + (Array.isArray(input?.files) ? input.files.length : 1);
+  },
 };
 
 const NO_ARGS: Record<string, unknown> = Object.freeze({});

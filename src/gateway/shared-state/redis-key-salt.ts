@@ -14,8 +14,16 @@ const KEY_SALT_FILE = 'redis-key-salt';
 
 /** The configured salt, or the data directory's (generated on first use). */
 export function loadKeySalt(configured: string | null, dataDir: string): string {
+  return loadGeneratedSecret(configured, dataDir, KEY_SALT_FILE);
+}
+
+/**
+ * A secret every process sharing `dataDir` agrees on: `configured` when set, else a random one
+ * generated once into `<dataDir>/<fileName>` (mode 0600). Also the workspace archive links' key.
+ */
+export function loadGeneratedSecret(configured: string | null, dataDir: string, fileName: string): string {
   if (configured) return configured;
-  const path = join(dataDir, KEY_SALT_FILE);
+  const path = join(dataDir, fileName);
   try {
     return readFileSync(path, 'utf8').trim();
   } catch (error) {

@@ -63,7 +63,8 @@ export const changes: Routes['changes'] = async (open, ref) => {
 
 /**
  * `GET .../git/diff?path=`: the file's texts at 0.53's base and now. After a 500 the file itself says
- * why: gone (deleted: `modified` is `""`, the old text cannot be read on 0.53), not text (binary),
+ * why: gone (deleted, when git lists it so: `modified` is `""`, the old text cannot be read on 0.53; else
+ * no such file: null), not text (binary),
  * over 1 MiB (tooLarge), or none of these (the 500 stands).
  */
 export const diff: Routes['diff'] = async (open, path, base) => {
@@ -81,8 +82,12 @@ export const diff: Routes['diff'] = async (open, path, base) => {
   }
   const probe = await probeFile(target, path, V0_DIFF_MAX_BYTES);
   switch (probe) {
-    case 'missing':
-      return { path, original: null, modified: '', binary: false, tooLarge: false };
+    case 'missing': {
+      // Gone now: a deletion when git lists it as one, else there never was such a file.
+      const listed = await changes(async () => target, null);
+      const deleted = listed.changes.some((change) => change.path === path && change.status === 'DELETED');
+      return deleted ? { path, original: null, modified: '', binary: false, tooLarge: false } : null;
+    }
     case 'binary':
       return fileDiff(path, null, null, { binary: true });
     case 'too-large':
