@@ -200,7 +200,7 @@ describe('V0 workspace against a hostile 0.53', () => {
     const up = await workspaceDoubleForTest();
     const { session } = await v0(up);
     up.on('GET', `${BASE}/git/diff`, (request) =>
-      request.query.get('path') === 'gone.py'
+      ['gone.py', 'never.py'].includes(request.query.get('path') ?? '')
         ? { status: 500, text: 'Internal Server Error' }
         : {
             json: {
@@ -210,11 +210,14 @@ describe('V0 workspace against a hostile 0.53', () => {
           },
     );
     up.on('GET', `${BASE}/select-file`, (request) =>
-      request.query.get('file') === 'gone.py'
+      ['gone.py', 'never.py'].includes(request.query.get('file') ?? '')
         ? { status: 500, text: 'Internal Server Error' }
         : { json: { code: `export GITHUB_TOKEN=${TOKEN}\n` } },
     );
     up.on('GET', `${BASE}/list-files`, { json: ['app.py'] });
+    up.on('GET', `${BASE}/git/changes`, { json: [{ status: 'D', path: 'gone.py' }] });
+    // Gone and never listed as a change: there is no such file.
+    expect(await session.workspaceDiff(ID, path('never.py'), { ref: null, commit: null })).toBeNull();
     expect(await session.workspaceDiff(ID, path('gone.py'), { ref: null, commit: null })).toEqual({
       path: 'gone.py',
       original: null,

@@ -114,8 +114,10 @@ export function createFileRoutes(deps: FileRouteDeps): Route[] {
     if (q.issues.length > 0 || part?.kind !== 'file') return validationError(q.issues);
     if (!path.startsWith('/')) return httpError(400, 'Path must be absolute');
     const host = confinedHostPath(await root(), WORKING_DIR, path);
+    // Outside the workspace: what the real server answers where it may not write.
+    if (host === null)
+      return httpError(500, `Failed to upload file: [Errno 13] Permission denied: '${path}'`);
     try {
-      if (host === null) throw Object.assign(new Error('outside the workspace'), { code: 'EACCES' });
       mkdirSync(dirname(host), { recursive: true });
       writeFileSync(host, part.bytes);
     } catch (error) {
