@@ -199,6 +199,37 @@ describe.each(APIS)('the workspace on %s', (api) => {
     expect(theirs.data?.conversation ?? null).toBeNull();
     expect(JSON.stringify(theirs)).not.toContain('README');
 
+    // Their upload into it writes nothing; their live signal on it is refused.
+    const form = new FormData();
+    form.append(
+      'operations',
+      JSON.stringify({
+        query: `mutation($input: UploadWorkspaceFilesInput!) { uploadWorkspaceFiles(input: $input) { __typename } }`,
+        variables: { input: { conversationId: id, files: [null] } },
+      }),
+    );
+    form.append('map', JSON.stringify({ 0: ['variables.input.files.0'] }));
+    form.append('0', new File(['planted\n'], 'planted.txt'));
+    const upload = (await (
+      await fetch(gateway.url, {
+        method: 'POST',
+        headers: { 'x-session-api-key': OTHER, 'graphql-preflight': '1' },
+        body: form,
+      })
+    ).json()) as ExecutionResult<Json>;
+    expect(upload).toEqual({ data: { uploadWorkspaceFiles: { __typename: 'ConversationNotFoundError' } } });
+    const folder = await folderOf(api, service.url, service.dataDir, id);
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(`${folder}/planted.txt`)).toBe(false);
+    const signal = subscribeOverWs<ExecutionResult<Json>>(
+      wsClient(gateway.url, { connectionParams: { 'X-Session-API-Key': OTHER } }),
+      { query: 'subscription($id: ID!) { workspaceChanged(conversationId: $id) { at } }', variables: { id } },
+    );
+    await signal.finished();
+    expect(JSON.stringify(signal.items.concat(signal.error as never))).toMatch(
+      /CONVERSATION_NOT_FOUND|UNAUTHENTICATED/,
+    );
+
     const mine = await gql(
       gateway,
       'query($id: ID!) { conversation(id: $id) { workspace { archive { url expiresAt } } } }',
