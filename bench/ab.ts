@@ -68,7 +68,8 @@ try {
   await buildBase();
   await build();
 
-  const service = await spawnLocalService(join(work, 'data'), KEY);
+  const serviceDataDir = join(work, 'data');
+  const service = await spawnLocalService(serviceDataDir, KEY);
   processes.push(service);
   const profileDir = join(ROOT, 'bench', 'results', 'profiles');
   if (values['cpu-prof']) mkdirSync(profileDir, { recursive: true });
@@ -86,6 +87,7 @@ try {
     gatewayUrl: current.url,
     gatewayPid: current.pid,
     servicePid: service.pid,
+    dataDir: serviceDataDir,
     key: KEY,
     api: 'v0',
     sandboxId: null,

@@ -1,15 +1,15 @@
 /**
- * `npm run bench [-- --quick] [-- --only list,lookups,create,history,fanout,many-conversations,workers,cold-start,soak,fairness,replicas]
+ * `npm run bench [-- --quick] [-- --only list,lookups,create,history,workspace,fanout,many-conversations,workers,cold-start,soak,fairness,replicas]
  *   [-- --api v0,v1] [-- --cpu-prof] [-- --subscribers 1000,5000] [-- --conversations 2000x2] [-- --out file.json]`
  *
  * Starts the local conversation service and the gateway in separate processes (temp data dir, port 0,
  * seeded with conversations), one such pair per API (`--api`, default both: the service with
  * `--api v1` and the gateway with `--upstream-api v1` for V1), drives load from this third process,
  * alternating gateway and direct REST runs, prints a table and writes bench/results/latest.json (or
- * `--out`). list, history and fanout run on both APIs, each V0 row followed by its V1 row (`list (v1)`);
- * the other scenarios measure V0. A partial run (`--only`, or fewer APIs) folds its scenarios into the
- * existing file and keeps the others' (bench/lib/results-file.ts). Not a test: it prints figures and
- * marks targets met or missed; it never fails on a missed target.
+ * `--out`). list, history, workspace and fanout run on both APIs, each V0 row followed by its V1 row
+ * (`list (v1)`); the other scenarios measure V0. A partial run (`--only`, or fewer APIs) folds its
+ * scenarios into the existing file and keeps the others' (bench/lib/results-file.ts). Not a test: it
+ * prints figures and marks targets met or missed; it never fails on a missed target.
  */
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -35,12 +35,14 @@ import { runManyConversations } from './scenarios/many-conversations.ts';
 import { runReplicas } from './scenarios/replicas.ts';
 import { runSoak } from './scenarios/soak.ts';
 import { runWorkers } from './scenarios/workers.ts';
+import { runWorkspace } from './scenarios/workspace.ts';
 
 const SCENARIOS = [
   'list',
   'lookups',
   'create',
   'history',
+  'workspace',
   'fanout',
   'many-conversations',
   'workers',
@@ -51,7 +53,7 @@ const SCENARIOS = [
 ] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 /** Scenarios measured on V1 too (issue 24); the others measure paths the bench runs on V0 only. */
-const ON_V1: readonly ScenarioName[] = ['list', 'history', 'fanout'];
+const ON_V1: readonly ScenarioName[] = ['list', 'history', 'workspace', 'fanout'];
 
 const { values } = parseArgs({
   options: {
@@ -125,7 +127,8 @@ try {
     let stack = stacks.get(api);
     if (!stack) {
       stack = (async () => {
-        const service = await spawnLocalService(join(dataDir, api), KEY, ['--api', api]);
+        const serviceDataDir = join(dataDir, api);
+        const service = await spawnLocalService(serviceDataDir, KEY, ['--api', api]);
         processes.push(service);
         const gateway = await spawnGateway(service.url, { api, nodeFlags: gatewayNodeFlags });
         processes.push(gateway);
@@ -136,6 +139,7 @@ try {
           gatewayUrl: gateway.url,
           gatewayPid: gateway.pid,
           servicePid: service.pid,
+          dataDir: serviceDataDir,
           key: KEY,
           conversationIds: seeded.ids,
           sandboxId: seeded.sandboxId,
@@ -155,6 +159,7 @@ try {
     lookups: runLookups,
     create: runCreate,
     history: runHistory,
+    workspace: runWorkspace,
     fanout: (context) => runFanout(context, subscriberCounts),
     'many-conversations': (context) =>
       runManyConversations(context, {

@@ -12,6 +12,11 @@ export interface BenchContext {
   gatewayUrl: string;
   gatewayPid: number;
   servicePid: number;
+  /**
+   * The local service's data dir (`--data-dir`): its workspaces are folders under
+   * `workspaces/<api>/<V0 conversation or V1 sandbox id>` (src/local-service/workspace/workspaces.ts).
+   */
+  dataDir: string;
   /** Session API key of the bench tenant. */
   key: string;
   /** Ids of the seeded conversations, newest last. */

@@ -1,8 +1,17 @@
 /**
- * The HTTP comparison shared by the list and create scenarios: the same work through the gateway and
- * directly against the service, at one connection (added latency) and at saturation (throughput
- * ratio), alternating sides round after round; answers are checked before and after the load.
+ * The HTTP comparison shared by the list, create, history and workspace scenarios: the same work
+ * through the gateway and directly against the service, at one connection (added latency) and at
+ * saturation (throughput ratio), alternating sides round after round; answers are checked before and
+ * after the load. A side is one request (autocannon at saturation), or an operation of several calls
+ * (call-sequence.ts: the direct client making the gateway's upstream calls one after the other).
  */
+import {
+  type CallSequence,
+  isCallSequence,
+  saturateSequence,
+  sequentialSequence,
+  verifySequence,
+} from './call-sequence.ts';
 import { alternate, alternateSides, type SideSummary } from './compare.ts';
 import type { BenchContext } from './context.ts';
 import {
@@ -34,26 +43,61 @@ export interface HttpFloor {
   pid: number;
 }
 
-/** Measures `targets` side by side and reports them as the rows of scenario `name`. */
+/** A difference as the table shows it: `+0.96 ms`, or `-3.60 ms` where the gateway is faster. */
+function signed(value: number, unit: string): string {
+  return `${value < 0 ? '' : '+'}${fmt(value, unit)}`;
+}
+
+/** The service's CPU per request, with its git commands' where it ran any (`svc 17.1 + git 19.0`). */
+function serviceCpu(figures: LoadWithCpu): string {
+  const git = figures.serviceGitCpuMsPerRequest;
+  return `svc ${fmt(figures.serviceCpuMsPerRequest)}${git >= 0.05 ? ` + git ${fmt(git)}` : ''}`;
+}
+
+/** What one side sends: one request, or an operation of several calls (call-sequence.ts). */
+export type Workload = HttpTarget | CallSequence;
+
+/** Checks a workload's answers once. */
+function verifyWorkload(workload: Workload): Promise<void> {
+  return isCallSequence(workload) ? verifySequence(workload) : verify(workload);
+}
+
+/**
+ * Measures `targets` side by side and reports them as the rows of scenario `name`. When either side
+ * is a {@link CallSequence}, both sides are driven by call-sequence.ts's client (the other as an
+ * operation of one call), so the two sides share one client.
+ */
 export async function compareGatewayWithDirect(
   context: BenchContext,
   name: string,
-  targets: { gateway: HttpTarget; direct: HttpTarget },
+  targets: { gateway: Workload; direct: Workload },
   goals: HttpComparisonGoals = {},
   floors: readonly HttpFloor[] = [],
 ): Promise<ScenarioResult> {
-  await verify(targets.gateway);
-  await verify(targets.direct);
+  await verifyWorkload(targets.gateway);
+  await verifyWorkload(targets.direct);
   for (const floor of floors) await verify(floor.target);
+  const asOperations = isCallSequence(targets.gateway) || isCallSequence(targets.direct);
+  const asSequence = (workload: Workload): CallSequence =>
+    isCallSequence(workload) ? workload : { calls: [workload] };
   const single = await alternate<LoadFigures>(context.rounds, (side) =>
-    sequential(targets[side], context.seconds),
+    asOperations
+      ? sequentialSequence(asSequence(targets[side]), context.seconds)
+      : sequential(targets[side] as HttpTarget, context.seconds),
   );
   // Saturation runs of the floors alternate with the gateway's and direct's, in the same rounds.
   const floorByName = new Map(floors.map((floor) => [floor.name, floor]));
   const all = await alternateSides(context.rounds, ['gateway', 'direct', ...floorByName.keys()], (side) => {
     const floor = floorByName.get(side);
-    const target = floor ? floor.target : targets[side as 'gateway' | 'direct'];
-    return withCpu(context, () => saturate(target, context.connections, context.seconds), floor?.pid);
+    const workload = floor ? floor.target : targets[side as 'gateway' | 'direct'];
+    return withCpu(
+      context,
+      () =>
+        asOperations
+          ? saturateSequence(asSequence(workload), context.connections, context.seconds)
+          : saturate(workload as HttpTarget, context.connections, context.seconds),
+      floor?.pid,
+    );
   });
   const sideOf = (name: string) => all[name] as SideSummary<LoadWithCpu>;
   const saturated = { gateway: sideOf('gateway'), direct: sideOf('direct') };
@@ -68,7 +112,7 @@ export async function compareGatewayWithDirect(
             .join(' / '),
         };
   // Answers are checked again after load: a gateway that degraded into errors must not look fast.
-  await verify(targets.gateway);
+  await verifyWorkload(targets.gateway);
 
   const addedP50 = round(single.gateway.median.p50Ms - single.direct.median.p50Ms);
   const throughputRatio = round(
@@ -85,7 +129,7 @@ export async function compareGatewayWithDirect(
         measure: 'p50 @1 conn',
         gateway: fmt(single.gateway.median.p50Ms, 'ms'),
         direct: fmt(single.direct.median.p50Ms, 'ms'),
-        derived: `+${fmt(addedP50, 'ms')}`,
+        derived: signed(addedP50, 'ms'),
         ...(maxAddedP50Ms === undefined
           ? {}
           : { target: { goal: `added p50 < ${maxAddedP50Ms} ms`, met: addedP50 < maxAddedP50Ms } }),
@@ -95,7 +139,7 @@ export async function compareGatewayWithDirect(
         measure: 'p99 @1 conn',
         gateway: fmt(single.gateway.median.p99Ms, 'ms'),
         direct: fmt(single.direct.median.p99Ms, 'ms'),
-        derived: `+${fmt(single.gateway.median.p99Ms - single.direct.median.p99Ms, 'ms')}`,
+        derived: signed(single.gateway.median.p99Ms - single.direct.median.p99Ms, 'ms'),
       },
       {
         scenario: name,
@@ -113,8 +157,8 @@ export async function compareGatewayWithDirect(
       {
         scenario: name,
         measure: 'CPU ms per request',
-        gateway: `gw ${fmt(saturated.gateway.median.gatewayCpuMsPerRequest)} + svc ${fmt(saturated.gateway.median.serviceCpuMsPerRequest)}`,
-        direct: `svc ${fmt(saturated.direct.median.serviceCpuMsPerRequest)}`,
+        gateway: `gw ${fmt(saturated.gateway.median.gatewayCpuMsPerRequest)} + ${serviceCpu(saturated.gateway.median)}`,
+        direct: serviceCpu(saturated.direct.median),
         derived: 'from /proc, at saturation',
         ...floorCell((f) => f.gatewayCpuMsPerRequest, 'ms'),
         ...(maxCpuVsFloor === undefined || cpuFloor === undefined

@@ -6,7 +6,7 @@
 import autocannon from 'autocannon';
 import { Client } from 'undici';
 import type { BenchContext } from './context.ts';
-import { cpuMs, treeCpuMs } from './processes.ts';
+import { cpuMs, endedChildrenCpuMs, treeCpuMs } from './processes.ts';
 import { percentile, sorted } from './stats.ts';
 
 /** One HTTP request shape, sent many times. */
@@ -136,6 +136,11 @@ export interface LoadWithCpu extends LoadFigures {
   gatewayCpuMsPerRequest: number;
   /** Local service CPU per request. */
   serviceCpuMsPerRequest: number;
+  /**
+   * CPU per request of the git commands the local service ran and waited for during the run (its
+   * workspace routes; a new conversation's repository), which {@link serviceCpuMsPerRequest} leaves out.
+   */
+  serviceGitCpuMsPerRequest: number;
 }
 
 /**
@@ -150,11 +155,13 @@ export async function withCpu(
 ): Promise<LoadWithCpu> {
   const gatewayBefore = treeCpuMs(middlePid);
   const serviceBefore = cpuMs(context.servicePid);
+  const gitBefore = endedChildrenCpuMs(context.servicePid);
   const figures = await load();
   const requests = Math.max(1, figures.requests);
   return {
     ...figures,
     gatewayCpuMsPerRequest: (treeCpuMs(middlePid) - gatewayBefore) / requests,
     serviceCpuMsPerRequest: (cpuMs(context.servicePid) - serviceBefore) / requests,
+    serviceGitCpuMsPerRequest: (endedChildrenCpuMs(context.servicePid) - gitBefore) / requests,
   };
 }

@@ -250,10 +250,23 @@ export function rssBytes(pid: number): number {
   return match?.[1] ? Number(match[1]) * 1024 : Number.NaN;
 }
 
+/** The fields of /proc/<pid>/stat after the command name (which may contain spaces). */
+function statFields(pid: number): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 /** CPU time (user + system) a process has used so far, in ms (Linux /proc, clock ticks of 10 ms). */
 export function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may contain spaces) start after the last ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const fields = statFields(pid);
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * CPU time (user + system) of a process's children that have ended and been waited for, in ms
+ * (`cutime` + `cstime`): the local service's git commands (git is the only program it runs).
+ */
+export function endedChildrenCpuMs(pid: number): number {
+  const fields = statFields(pid);
+  return (Number(fields[13]) + Number(fields[14])) * 10;
 }
