@@ -62,6 +62,8 @@ export interface WorkspaceConfig {
   uploadMaxBytes: number;
   /** `--workspace-upload-max-files` / `WORKSPACE_UPLOAD_MAX_FILES`. @default 20 */
   uploadMaxFiles: number;
+  /** `--workspace-archive-max-bytes` / `WORKSPACE_ARCHIVE_MAX_BYTES`. @default 1073741824 */
+  archiveMaxBytes: number;
   /** `--workspace-link-ttl-seconds` / `WORKSPACE_LINK_TTL_SECONDS`. @default 300 */
   linkTtlSeconds: number;
   /** `--workspace-archives-per-credential` / `WORKSPACE_ARCHIVES_PER_CREDENTIAL`. @default 2 */
@@ -375,6 +377,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     fileMaxBytes: intSetting('workspace-file-max-bytes'),
     uploadMaxBytes: intSetting('workspace-upload-max-bytes'),
     uploadMaxFiles: intSetting('workspace-upload-max-files'),
+    archiveMaxBytes: intSetting('workspace-archive-max-bytes'),
     linkTtlSeconds: intSetting('workspace-link-ttl-seconds'),
     archivesPerCredential: intSetting('workspace-archives-per-credential'),
     sandboxLinks: boolSetting('workspace-sandbox-links', false),

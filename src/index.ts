@@ -125,6 +125,7 @@ async function main(): Promise<void> {
       fileMaxBytes: config.workspace.fileMaxBytes,
       uploadMaxBytes: config.workspace.uploadMaxBytes,
       uploadMaxFiles: config.workspace.uploadMaxFiles,
+      archiveMaxBytes: config.workspace.archiveMaxBytes,
       linkTtlSeconds: config.workspace.linkTtlSeconds,
       archivesPerCredential: config.workspace.archivesPerCredential,
       sandboxLinks: config.workspace.sandboxLinks,

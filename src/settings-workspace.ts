@@ -36,6 +36,15 @@ export const WORKSPACE_SETTINGS: readonly Setting[] = [
     integer: { fallback: 20, min: 1, max: 1000 },
   },
   {
+    flag: 'workspace-archive-max-bytes',
+    arg: '<n>',
+    group: 'workspace',
+    env: 'WORKSPACE_ARCHIVE_MAX_BYTES',
+    defaultText: '`1073741824`',
+    description: 'largest archive a link streams; a larger one is cut there (the download fails)',
+    integer: { fallback: 1073741824, min: 1048576, max: 68719476736 },
+  },
+  {
     flag: 'workspace-link-ttl-seconds',
     arg: '<n>',
     group: 'workspace',

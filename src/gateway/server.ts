@@ -116,6 +116,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     if (guard.refuseRequest(req, res)) return;
     activeRequests++;
     res.once('close', () => activeRequests--);
+    if (gateway.archiveRoute.tryAnswer(req, res)) return;
     if (!fastPath.tryAnswer(req, res)) void yoga(req, res);
   });
   guard.install(server);

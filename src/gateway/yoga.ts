@@ -38,7 +38,7 @@ import { createUpstreamFailureLog } from './observability/upstream-failure-log.t
 import { LiveFanOut, resultsAsYogaMasksThem } from './websocket/live-fan-out.ts';
 import { useSharedSubscriptionResults } from './websocket/shared-subscription-results.ts';
 import { ARCHIVE_PATH_PREFIX, ArchiveLinks } from './workspace/archive-links.ts';
-import { useWorkspaceArchiveRoute } from './workspace/archive-route.ts';
+import { type ArchiveRoute, createArchiveRoute } from './workspace/archive-route.ts';
 import { resolveWorkspaceOptions, type WorkspaceOptions } from './workspace/workspace-options.ts';
 
 /** Options of {@link createGateway}. */
@@ -99,6 +99,8 @@ export interface Gateway {
   upstreamApi(): UpstreamApi | null;
   /** Metrics, rate limiter, shutdown coordinator and the other hardening parts. */
   hardening: Hardening;
+  /** The workspace archive links' route, served on the node request before Yoga (server.ts). */
+  archiveRoute: ArchiveRoute;
   /** Disposes Yoga, ends live streams, releases the upstream pool, flushes the failure log. Idempotent. */
   close(): Promise<void>;
 }
@@ -261,7 +263,6 @@ export function createGateway(options: GatewayOptions): Gateway {
         },
       }),
       ...hardening.requestPlugins,
-      useWorkspaceArchiveRoute(archiveLinks, choice.adapter, workspace.archivesPerCredential),
       useGraphQlJit({}, { enableIf: (args) => !isSubscription(args) }),
       // One execution per event and operation for all subscribers (fan-out; see the module).
       useSharedSubscriptionResults(liveFanOut),
@@ -280,6 +281,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     liveStats,
     upstreamApi: choice.api,
     hardening,
+    archiveRoute: createArchiveRoute(archiveLinks, choice.adapter, workspace),
     close: () => (closing ??= teardown.disposeAsync()),
   };
 }

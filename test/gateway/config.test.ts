@@ -32,6 +32,7 @@ describe('loadConfig', () => {
         fileMaxBytes: 1_048_576,
         uploadMaxBytes: 10_485_760,
         uploadMaxFiles: 20,
+        archiveMaxBytes: 1_073_741_824,
         linkTtlSeconds: 300,
         archivesPerCredential: 2,
         sandboxLinks: false,

@@ -285,6 +285,27 @@ describe.each(APIS)('the workspace on %s', (api) => {
     }
   });
 
+  it('cuts an archive past WORKSPACE_ARCHIVE_MAX_BYTES: the download fails instead of ending short', async () => {
+    const { service, gateway } = await serviceAndGatewayForTest({
+      api,
+      service: { sessionApiKeys: [KEY, OTHER] },
+      workspace: { archiveMaxBytes: 64 },
+    });
+    const id = await seedConversation(api, service.url, { key: KEY });
+    await folderOf(api, service.url, service.dataDir, id);
+    const link = await gql(
+      gateway,
+      'query($id: ID!) { conversation(id: $id) { workspace { archive { url } } } }',
+      {
+        id,
+      },
+    );
+    const download = fetch(link.data?.conversation.workspace.archive.url).then((response) =>
+      response.arrayBuffer(),
+    );
+    await expect(download).rejects.toThrow();
+  });
+
   it('takes an upload through the multipart request, byte-exact where the API keeps bytes', async () => {
     const { service, gateway } = await start();
     const id = await seedConversation(api, service.url, { key: KEY });

@@ -12,6 +12,8 @@ export interface WorkspaceOptions {
   uploadMaxBytes?: number;
   /** Most files one upload may carry. @default 20 */
   uploadMaxFiles?: number;
+  /** Largest archive a link streams; a larger one is cut there. @default 1073741824 */
+  archiveMaxBytes?: number;
   /** How long an archive link works, in seconds. @default 300 */
   linkTtlSeconds?: number;
   /** Archives one credential may stream at once. @default 2 */
@@ -33,6 +35,7 @@ export function resolveWorkspaceOptions(options: WorkspaceOptions = {}): Resolve
     fileMaxBytes: options.fileMaxBytes ?? 1_048_576,
     uploadMaxBytes: options.uploadMaxBytes ?? 10_485_760,
     uploadMaxFiles: options.uploadMaxFiles ?? 20,
+    archiveMaxBytes: options.archiveMaxBytes ?? 1_073_741_824,
     linkTtlSeconds: options.linkTtlSeconds ?? 300,
     archivesPerCredential: options.archivesPerCredential ?? 2,
     sandboxLinks: options.sandboxLinks ?? false,
