@@ -55,7 +55,7 @@ export interface Config {
 }
 
 /** Workspace settings; each names its flag / env variable (meanings in src/settings-workspace.ts). */
-export interface WorkspaceConfig {
+interface WorkspaceConfig {
   /** `--workspace-file-max-bytes` / `WORKSPACE_FILE_MAX_BYTES`. @default 1048576 */
   fileMaxBytes: number;
   /** `--workspace-upload-max-bytes` / `WORKSPACE_UPLOAD_MAX_BYTES`. @default 10485760 */

@@ -24,7 +24,7 @@ export interface ContextSettings {
 }
 
 /** What the context's workspace part needs from the gateway. */
-export interface WorkspaceSettings {
+interface WorkspaceSettings {
   fileMaxBytes: number;
   uploadMaxBytes: number;
   uploadMaxFiles: number;

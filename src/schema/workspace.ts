@@ -22,7 +22,7 @@ import { builder } from './builder.ts';
 import { ConversationRef } from './conversation.ts';
 
 /** What `Conversation.workspace` resolves to: the conversation it belongs to, nothing read yet. */
-export interface WorkspaceHandle {
+interface WorkspaceHandle {
   conversationId: string;
 }
 
@@ -241,7 +241,7 @@ const WorkspaceSandboxLinksType = builder.objectRef<WorkspaceLinks>('WorkspaceSa
 
 // --- The workspace and its fields ----------------------------------------------------------------------
 
-export const WorkspaceRef = builder.objectRef<WorkspaceHandle>('Workspace');
+const WorkspaceRef = builder.objectRef<WorkspaceHandle>('Workspace');
 
 WorkspaceRef.implement({
   description:

@@ -27,7 +27,7 @@ export interface WorkspaceChangeSignal {
 const WORKSPACE_ROOTS = ['/workspace/project/', '/workspace/'];
 
 /** `path` relative to the workspace root when it lies in one of the known roots, else as sent. */
-export function workspaceRelative(path: string): string {
+function workspaceRelative(path: string): string {
   for (const root of WORKSPACE_ROOTS) if (path.startsWith(root)) return path.slice(root.length);
   return path;
 }

@@ -92,7 +92,7 @@ export interface WorkspaceUploadResult {
 }
 
 /** The workspace archive as the upstream streams it. */
-export interface WorkspaceArchive {
+interface WorkspaceArchive {
   /** `application/zip` (V0) or `application/gzip` (V1's tar.gz). */
   contentType: string;
   /** The file name a browser should save it as (`workspace.zip`, `workspace.tar.gz`). */
