@@ -3,8 +3,8 @@
  * `conversation(id:) { workspace { changes { ... } diff(path:) { original modified patch } } }` through
  * the gateway vs the upstream calls the gateway makes for that answer, sent by the bench client straight
  * to the service one after the other (bench/lib/call-sequence.ts), at one connection and at saturation:
- * - V0: `GET /api/conversations/{id}` three times (the `conversation` field, then each workspace field
- *   opens the workspace by reading the record: src/upstream/v0/workspace-target.ts),
+ * - V0: `GET /api/conversations/{id}` twice (the `conversation` field, then the workspace, opened once
+ *   per operation by reading the record: src/upstream/v0/workspace-target.ts, workspace-calls.ts),
  *   `GET .../git/changes` and `GET .../git/diff?path=<file>`;
  * - V1: the app server's batch get `GET /api/v1/app-conversations?ids=` (once per operation), its
  *   proxies `GET /api/v1/app-conversations/{id}/git/changes?path=/workspace/project` and
@@ -149,7 +149,7 @@ function checkDiff(body: unknown): void {
     throw new Error(`expected both texts of ${DIFF_PATH}, got ${JSON.stringify(body).slice(0, 300)}`);
 }
 
-/** V0: the record read three times, the changes, the diff, as the gateway sends them. */
+/** V0: the record read twice, the changes, the diff, as the gateway sends them. */
 function v0Calls(context: BenchContext, id: string): DirectCall[] {
   const record: DirectCall = {
     route: 'GET /api/conversations/:id',
@@ -165,7 +165,6 @@ function v0Calls(context: BenchContext, id: string): DirectCall[] {
       route: 'GET /api/conversations/:id/git/changes',
       target: restTarget(context, 'GET', `/api/conversations/${id}/git/changes`, undefined, checkChanges),
     },
-    record,
     {
       route: 'GET /api/conversations/:id/git/diff',
       target: restTarget(

@@ -40,8 +40,26 @@ export abstract class WorkspaceCalls<T> implements WorkspaceSession {
   /** Reads the conversation and answers where its workspace is. @throws when it cannot be touched now */
   protected abstract openWorkspace(conversationId: string): Promise<T>;
 
+  /**
+   * Workspaces opened in this session (one operation): a query reading `changes` and a `diff` of one
+   * conversation opens it once, not once per field. Made on first use: most operations touch none.
+   * A session lives for one operation, so what is kept is never staler than the operation.
+   */
+  #opened: Map<string, Promise<T>> | undefined;
+
   #open(conversationId: string): OpenWorkspace<T> {
-    return () => this.openWorkspace(conversationId);
+    return () => {
+      this.#opened ??= new Map();
+      let opened = this.#opened.get(conversationId);
+      if (!opened) {
+        const opening = this.openWorkspace(conversationId);
+        // Only a workspace that opened is kept: a refusal is asked again by the next field.
+        opening.catch(() => this.#opened?.delete(conversationId));
+        this.#opened.set(conversationId, opening);
+        opened = opening;
+      }
+      return opened;
+    };
   }
 
   workspaceChanges(id: string, ...args: WorkspaceArgs<'workspaceChanges'>) {
