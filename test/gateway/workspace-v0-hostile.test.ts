@@ -12,6 +12,7 @@ import { UpstreamClient } from '../../src/upstream/http.ts';
 import type { UpstreamSession } from '../../src/upstream/port/upstream.ts';
 import type { WorkspacePath } from '../../src/upstream/port/workspace.ts';
 import { createV0Upstream, type V0Upstream } from '../../src/upstream/v0/upstream.ts';
+import { readZip, zipOf } from '../helpers/archives.ts';
 import { conversationRecord } from '../helpers/fixtures.ts';
 import { multipartParts, type WorkspaceDouble, workspaceDoubleForTest } from '../helpers/workspace-double.ts';
 
@@ -278,11 +279,12 @@ describe('V0 workspace against a hostile 0.53', () => {
     ]);
   });
 
-  it('an archive cut midway: the stream errors with a code, nothing crashes', async () => {
+  it('an archive cut midway: the stream errors with a code, nothing crashes; .git never leaves', async () => {
     const up = await workspaceDoubleForTest();
     const { session } = await v0(up);
+    const zip = zipOf({ 'a.txt': 'a'.repeat(300), '.git/config': `url = https://${TOKEN}@github.com/o/r` });
     up.on('GET', `${BASE}/zip-directory`, {
-      chunks: [Buffer.from('PK\u0003\u0004first'), Buffer.from('second'), Buffer.from('third')],
+      chunks: [zip.subarray(0, 100), zip.subarray(100, 200), zip.subarray(200)],
       intervalMs: 30,
       cutAfter: 1,
       headers: { 'content-type': 'application/zip' },
@@ -292,9 +294,22 @@ describe('V0 workspace against a hostile 0.53', () => {
     expect(archive.fileName).toBe('workspace.zip');
     const reader = archive.body.getReader();
     const first = await reader.read();
-    expect(Buffer.from(first.value ?? []).toString('latin1')).toBe('PK\u0003\u0004first');
-    const broken = await reader.read().catch((error: unknown) => error);
+    expect(Buffer.from(first.value ?? [])).toEqual(zip.subarray(0, first.value?.length ?? 0));
+    let broken: unknown = null;
+    while (broken === null) {
+      broken = await reader.read().then(
+        (result) => (result.done ? 'ended' : null),
+        (error: unknown) => error,
+      );
+    }
     expect(codeOf(broken)).toMatchObject({ code: expect.stringMatching(/^UPSTREAM_(UNAVAILABLE|ERROR)$/) });
+
+    // Whole, the same zip arrives without its .git entries (its config holds the token).
+    up.on('GET', `${BASE}/zip-directory`, { bytes: zip, headers: { 'content-type': 'application/zip' } });
+    const whole = await session.openWorkspaceArchive(ID);
+    const bytes = Buffer.from(await new Response(whole.body).arrayBuffer());
+    expect(readZip(bytes).map((entry) => entry.name)).toEqual(['a.txt']);
+    expect(bytes.toString('latin1')).not.toContain(TOKEN);
   });
 
   it("a nested runtime's workspace goes to the record's url with the record's key, never the caller's", async () => {

@@ -4,8 +4,12 @@
  * each local header and each entry's CRC-32, and a gzipped tar's members (PAX `path` records honoured).
  */
 import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { crc32, gunzipSync } from 'node:zlib';
 import { expect } from 'vitest';
+import { zipWorkspace } from '../../src/local-service/v0/workspace-zip.ts';
 
 /** One zip entry. */
 export interface ZipEntry {
@@ -87,4 +91,21 @@ export function tarList(archivePath: string): Promise<string[]> {
       else resolve(stdout.split('\n').filter((line) => line !== ''));
     });
   });
+}
+
+/**
+ * A zip as 0.53's `zip-directory` sends one (stored entries, sizes in the local headers), of `files`
+ * (path -> text), made by the bundled service's own writer: for doubles that must answer a real zip.
+ */
+export function zipOf(files: Record<string, string>): Buffer {
+  const root = mkdtempSync(join(tmpdir(), 'zip-of-'));
+  try {
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, path)), { recursive: true });
+      writeFileSync(join(root, path), text);
+    }
+    return zipWorkspace(root);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 }

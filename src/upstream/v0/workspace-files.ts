@@ -29,6 +29,7 @@ import {
   v0WorkspaceRefusal,
   v0WorkspaceRequest,
 } from './workspace-target.ts';
+import { zipWithoutGit } from './zip-without-git.ts';
 
 /** Where 0.53 writes uploads and what its answers' absolute paths start with. */
 const V0_WORKSPACE_ROOT = '/workspace/';
@@ -167,7 +168,8 @@ function relativeUpload(raw: unknown): string | null {
 }
 
 /**
- * `GET .../zip-directory`: the whole of `/workspace` as a zip, streamed as it comes. 0.53's client
+ * `GET .../zip-directory`: the whole of `/workspace` as a zip, streamed as it comes, less every `.git`
+ * folder (zip-without-git.ts). 0.53's client
  * does not check the sandbox's status and can pass an error body on as `workspace.zip`, so an answer
  * that says it is JSON is refused (its body unread) rather than handed on.
  */
@@ -187,5 +189,10 @@ export const archive: Routes['archive'] = async (open) => {
     await stream.body.cancel().catch(() => {});
     throw unexpectedAnswer();
   }
-  return { contentType: 'application/zip', fileName: 'workspace.zip', body: stream.body };
+  // Without the repositories' .git folders: a clone's .git/config holds the provider token.
+  return {
+    contentType: 'application/zip',
+    fileName: 'workspace.zip',
+    body: stream.body.pipeThrough(zipWithoutGit()),
+  };
 };
