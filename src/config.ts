@@ -52,6 +52,18 @@ export interface Config {
   shared: SharedStateConfig;
   /** What workspace reads, uploads and archive links may do (docs/workspace.md). */
   workspace: WorkspaceConfig;
+  /** The MCP endpoint (docs/mcp.md). */
+  mcp: McpConfig;
+}
+
+/** MCP endpoint settings; each names its flag / env variable (meanings in src/settings-mcp.ts). */
+interface McpConfig {
+  /** `--mcp` / `MCP_ENDPOINT`. @default true */
+  enabled: boolean;
+  /** `--mcp-max-body-bytes` / `MCP_MAX_BODY_BYTES`. @default 1048576 */
+  maxBodyBytes: number;
+  /** `--mcp-max-concurrent` / `MCP_MAX_CONCURRENT`. @default 256 */
+  maxConcurrent: number;
 }
 
 /** Workspace settings; each names its flag / env variable (meanings in src/settings-workspace.ts). */
@@ -383,10 +395,16 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     sandboxLinks: boolSetting('workspace-sandbox-links', false),
     linkKey: linkKey ? linkKey : null,
   };
+  const mcp: McpConfig = {
+    enabled: boolSetting('mcp', true),
+    maxBodyBytes: intSetting('mcp-max-body-bytes'),
+    maxConcurrent: intSetting('mcp-max-concurrent'),
+  };
   return {
     hardening,
     shared,
     workspace,
+    mcp,
     port: intSetting('port'),
     host: host ? host[1] : '127.0.0.1',
     upstreamUrl: upstream ? httpUrl(upstream[0], upstream[1]) : null,

@@ -132,6 +132,7 @@ async function main(): Promise<void> {
       // Shared by every worker and by replicas sharing DATA_DIR, so each opens the others' links.
       linkKey: loadGeneratedSecret(config.workspace.linkKey, config.dataDir, 'workspace-link-key'),
     },
+    mcp: config.mcp,
     shutdownGraceMs: config.hardening.shutdownGraceMs,
     transportLimits: {
       allowedHosts: config.hardening.allowedHosts,

@@ -7,6 +7,7 @@
  */
 
 import type { Setting } from './setting.ts';
+import { MCP_SETTINGS } from './settings-mcp.ts';
 import { WORKSPACE_SETTINGS } from './settings-workspace.ts';
 
 export type { Setting } from './setting.ts';
@@ -427,6 +428,7 @@ export const SETTINGS: readonly Setting[] = [
     integer: { fallback: 10, min: 0, max: 1000 },
   },
   ...WORKSPACE_SETTINGS,
+  ...MCP_SETTINGS,
 ];
 
 /** The row of a flag; throws for a name not in the table (a typo in config.ts, not a user error). */

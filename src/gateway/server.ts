@@ -12,6 +12,7 @@ import { refusalBody, refusalStatus, tooManySubscriptions, unreadableDocument } 
 import { credentialsFromConnectionParams } from './http/credentials.ts';
 import { createHttpFastPath } from './http/http-fast-path.ts';
 import { createTransportGuard, type TransportLimits } from './http/transport-guard.ts';
+import { createMcpRoute, type McpLimits } from './mcp/mcp-route.ts';
 import { DEFAULT_MAX_BODY_BYTES } from './protection/limits.ts';
 import { variableErrors } from './protection/variable-errors.ts';
 import { DEFAULT_SHUTDOWN_GRACE_MS } from './shutdown.ts';
@@ -41,6 +42,11 @@ export interface StartGatewayOptions extends GatewayOptions {
   shutdownGraceMs?: number;
   /** Host/Origin checks, request deadlines, SSE stall cut, per-credential stream cap (transport-guard.ts). */
   transportLimits?: TransportLimits;
+  /**
+   * The MCP endpoint (`/mcp`, docs/mcp.md): `MCP_ENDPOINT`, `MCP_MAX_BODY_BYTES`, `MCP_MAX_CONCURRENT`.
+   * @default { enabled: true, maxBodyBytes: 1048576, maxConcurrent: 256 }
+   */
+  mcp?: { enabled?: boolean } & Partial<McpLimits>;
 }
 
 /** A listening gateway. */
@@ -96,6 +102,22 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     logger: gateway.logger,
   });
   teardown.defer(() => guard.close());
+  const mcp =
+    options.mcp?.enabled === false
+      ? null
+      : createMcpRoute({
+          schema: yoga.getEnveloped().schema,
+          graphql: (request) => Promise.resolve(yoga.fetch(request)),
+          graphqlEndpoint: yoga.graphqlEndpoint,
+          policy: guard.policy,
+          limits: {
+            maxBodyBytes: options.mcp?.maxBodyBytes ?? 1048576,
+            maxConcurrent: options.mcp?.maxConcurrent ?? 256,
+          },
+          logger: gateway.logger,
+          version: '0.1.0',
+        });
+  if (mcp) teardown.defer(() => mcp.close());
   // The common JSON POST of a query or mutation skips Yoga's fetch-API pipeline (http-fast-path.ts).
   const fastPath = createHttpFastPath(yoga, {
     maxBodyBytes: options.hardening?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
@@ -117,6 +139,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     activeRequests++;
     res.once('close', () => activeRequests--);
     if (gateway.archiveRoute.tryAnswer(req, res)) return;
+    if (mcp?.tryAnswer(req, res)) return;
     if (!fastPath.tryAnswer(req, res)) void yoga(req, res);
   });
   guard.install(server);

@@ -38,6 +38,7 @@ describe('loadConfig', () => {
         sandboxLinks: false,
         linkKey: null,
       },
+      mcp: { enabled: true, maxBodyBytes: 1_048_576, maxConcurrent: 256 },
       hardening: {
         // The documented limits (src/gateway/protection/limits.ts) are the flags' defaults.
         ...DEFAULT_QUERY_LIMITS,
@@ -82,6 +83,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig(['--workspace-link-ttl-seconds', '5'], {})).toThrow(
       /--workspace-link-ttl-seconds/,
     );
+  });
+
+  it('reads the MCP settings: off by flag or env, limits by name', () => {
+    expect(loadConfig(['--mcp', 'false'], {}).mcp.enabled).toBe(false);
+    expect(loadConfig([], { MCP_ENDPOINT: 'off', MCP_MAX_CONCURRENT: '8' }).mcp).toMatchObject({
+      enabled: false,
+      maxConcurrent: 8,
+    });
+    expect(() => loadConfig(['--mcp-max-body-bytes', '10'], {})).toThrow(/--mcp-max-body-bytes/);
   });
 
   it('reads env and lets flags win', () => {

@@ -37,6 +37,7 @@ const GATEWAY_ROOMS: Record<string, readonly string[]> = {
   observability: ['websocket', 'protection'],
   'shared-state': ['protection'],
   workspace: [],
+  mcp: ['protection'],
 };
 
 /** The room of a gateway/ file (`root` for the assembling files), or undefined outside gateway/. */
