@@ -127,7 +127,7 @@ function programOf(command: string): Program | null {
   if (/npm run local-service|local-service\.(ts|js)\b/.test(command)) return 'local-service';
   if (/npm run bench|\bbench\//.test(command)) return 'bench';
   if (/npm (start|run dev)\b|src\/index\.ts|dist\/index\.js/.test(command)) return 'gateway';
-  if (/\b(npm|npx|node|curl|apt-get|haproxy|redis-server|git)\s/.test(command)) return 'other';
+  if (/\b(npm|npx|node|curl|apt-get|haproxy|redis-server|git|claude)\s/.test(command)) return 'other';
   return null;
 }
 
