@@ -43,6 +43,14 @@ async function workspaceIdOf(api: Api, serviceUrl: string, id: string): Promise<
   return read.body[0]?.sandbox_id as string;
 }
 
+/** The JSON-RPC message of a Streamable HTTP answer: a JSON body, or the first `data:` of an SSE one. */
+async function readJsonRpc(response: Response): Promise<Record<string, unknown>> {
+  const text = await response.text();
+  if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) return JSON.parse(text);
+  const data = text.split('\n').find((line) => line.startsWith('data: ') && line.length > 6);
+  return JSON.parse(data?.slice(6) ?? '{}');
+}
+
 const ERAS = ['2026-07-28', '2025-11-25'] as const;
 
 async function connect(era: (typeof ERAS)[number], url: URL, key: string): Promise<Caller> {
@@ -204,6 +212,55 @@ describe.each(APIS)('the MCP endpoint on %s', (api) => {
       expect(JSON.parse(bad.content[0]?.text ?? '{}').error.code).toBe('BAD_USER_INPUT');
     });
   });
+
+  it.each(['2025-06-18', '2025-03-26'])(
+    'serves a client of %s statelessly, each request with its own key',
+    async (revision) => {
+      const { service, url } = await start();
+      const theirs = await seedConversation(api, service.url, { key: OTHER });
+      const post = (body: unknown, key: string, version?: string) =>
+        fetch(url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'X-Session-API-Key': key,
+            ...(version ? { 'mcp-protocol-version': version } : {}),
+          },
+          body: JSON.stringify(body),
+        });
+      const init = await post(
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: revision, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+        },
+        KEY,
+      );
+      expect(init.status).toBe(200);
+      expect(init.headers.get('mcp-session-id')).toBeNull();
+      expect(await readJsonRpc(init)).toMatchObject({ id: 1, result: { protocolVersion: revision } });
+      const call = (key: string) =>
+        post(
+          {
+            jsonrpc: '2.0',
+            id: 2,
+            method: 'tools/call',
+            params: { name: 'get_conversation', arguments: { id: theirs } },
+          },
+          key,
+          revision,
+        );
+      // The same message with the other tenant's key finds the conversation; with ours it is not found.
+      expect(await readJsonRpc(await call(OTHER))).toMatchObject({
+        result: { structuredContent: { conversation: { conversationId: theirs } } },
+      });
+      const ours = (await readJsonRpc(await call(KEY))) as { result: ToolResult };
+      expect(ours.result.isError).toBe(true);
+      expect(JSON.parse(ours.result.content[0]?.text ?? '{}').error.code).toBe('CONVERSATION_NOT_FOUND');
+    },
+  );
 
   it('refuses a foreign Origin and a body over the cap before the SDK sees them', async () => {
     const { url } = await start();
