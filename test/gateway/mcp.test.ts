@@ -199,7 +199,7 @@ describe.each(APIS)('the MCP endpoint on %s', (api) => {
     });
 
     it("answers a tool failure as isError with the gateway's code, and hides other tenants", async () => {
-      const { service, url } = await start();
+      const { service, gateway, url } = await start();
       const theirs = await seedConversation(api, service.url, { key: OTHER });
       const mcp = await connect(era, url, KEY);
 
@@ -210,6 +210,14 @@ describe.each(APIS)('the MCP endpoint on %s', (api) => {
       const bad = await mcp.call('list_conversations', { first: 'many' });
       expect(bad.isError).toBe(true);
       expect(JSON.parse(bad.content[0]?.text ?? '{}').error.code).toBe('BAD_USER_INPUT');
+
+      // An unknown tool is the protocol's invalid-params error, not a tool result.
+      await expect(mcp.call('no_such_tool', {})).rejects.toThrow(/no_such_tool/);
+      // Neither key is in any log line the gateway wrote while serving these calls.
+      expect(gateway.logs().length).toBeGreaterThan(0);
+      const logs = gateway.logs().join('\n');
+      expect(logs).not.toContain(KEY);
+      expect(logs).not.toContain(OTHER);
     });
   });
 
