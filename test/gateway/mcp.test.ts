@@ -109,6 +109,7 @@ describe.each(APIS)('the MCP endpoint on %s', (api) => {
         'workspace_changes',
         'workspace_diff',
         'read_file',
+        'wait_for_agent',
       ]);
       const send = tools.find((tool) => tool.name === 'send_message');
       expect(send?.inputSchema).toEqual({
@@ -218,6 +219,129 @@ describe.each(APIS)('the MCP endpoint on %s', (api) => {
       const logs = gateway.logs().join('\n');
       expect(logs).not.toContain(KEY);
       expect(logs).not.toContain(OTHER);
+    });
+  });
+
+  describe('wait_for_agent', () => {
+    /** A 2026-07-28 client with the tool results as these tests read them. */
+    const modern = async (url: URL) => {
+      const client = new ClientV2(
+        { name: 'mcp-test', version: '1' },
+        { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+      );
+      await client.connect(new TransportV2(url, { requestInit: { headers: { 'X-Session-API-Key': KEY } } }));
+      onTestFinished(() => client.close());
+      return client;
+    };
+    interface Waited {
+      outcome: string;
+      agentState: string | null;
+      cursor: string | null;
+      eventCount: number;
+      events: Array<{ type: string; source: string | null; text: string | null; cursor: string }>;
+    }
+    /** Starts a conversation and waits out its first turn: answers its id and the cursor after it. */
+    const firstTurn = async (client: Awaited<ReturnType<typeof modern>>) => {
+      const started = (await client.callTool({
+        name: 'start_conversation',
+        arguments: { initialUserMessage: 'hello from MCP' },
+      })) as ToolResult;
+      const id = (
+        started.structuredContent?.createConversation as
+          | { conversation?: { conversationId: string } }
+          | undefined
+      )?.conversation?.conversationId as string;
+      let first = '';
+      await vi.waitFor(
+        async () => {
+          const read = (await client.callTool({
+            name: 'read_events',
+            arguments: { id, first: 1 },
+          })) as ToolResult;
+          const page = read.structuredContent?.conversation as {
+            events: { edges: Array<{ node: { cursor: string } }> };
+          } | null;
+          first = page?.events.edges[0]?.node.cursor ?? '';
+          expect(first).not.toBe('');
+        },
+        { timeout: 5_000 },
+      );
+      const waited = (await client.callTool({
+        name: 'wait_for_agent',
+        arguments: { conversationId: id, after: first, timeoutSeconds: 20 },
+      })) as ToolResult;
+      expect(waited.isError).toBeFalsy();
+      const result = waited.structuredContent as unknown as Waited;
+      expect(result.outcome).toBe('TURN_OVER');
+      return { id, cursor: result.cursor as string };
+    };
+
+    it("answers the agent's turn after a message, from the cursor before it, with progress", async () => {
+      const { gateway, url } = await start();
+      const client = await modern(url);
+      const { id, cursor } = await firstTurn(client);
+
+      const sent = (await client.callTool({
+        name: 'send_message',
+        arguments: { conversationId: id, content: 'and again' },
+      })) as ToolResult;
+      expect(sent.isError).toBeFalsy();
+      const progress: Array<{ progress: number; message?: string }> = [];
+      const waited = (await client.callTool(
+        { name: 'wait_for_agent', arguments: { conversationId: id, after: cursor, timeoutSeconds: 20 } },
+        { onprogress: (step) => progress.push(step) },
+      )) as ToolResult;
+      expect(waited.isError).toBeFalsy();
+      const result = waited.structuredContent as unknown as Waited;
+      expect(result).toMatchObject({
+        outcome: 'TURN_OVER',
+        agentState: api === 'v0' ? 'AWAITING_USER_INPUT' : 'FINISHED',
+      });
+      expect(result.events.map((event) => event.type)).toContain('UserMessageEvent');
+      expect(result.events.some((event) => event.source === 'AGENT' && event.text)).toBe(true);
+      expect(result.cursor).toBe(result.events.at(-1)?.cursor);
+      expect(result.cursor).not.toBe(cursor);
+      expect(progress.length).toBeGreaterThan(0);
+      expect(progress.map((step) => step.progress)).toEqual(
+        [...progress.map((s) => s.progress)].sort((a, b) => a - b),
+      );
+      // The subscriber it ran detached once the turn was over.
+      await vi.waitFor(() => expect(gateway.gateway.liveStats().subscribers).toBe(0), { timeout: 5_000 });
+
+      // Nothing more happens: a short wait from the last cursor times out with that cursor.
+      const quiet = (await client.callTool({
+        name: 'wait_for_agent',
+        arguments: { conversationId: id, after: result.cursor, timeoutSeconds: 1 },
+      })) as ToolResult;
+      expect(quiet.structuredContent).toMatchObject({
+        outcome: 'TIMED_OUT',
+        cursor: result.cursor,
+        eventCount: 0,
+      });
+
+      const bad = (await client.callTool({
+        name: 'wait_for_agent',
+        arguments: { conversationId: id, timeoutSeconds: 100_000 },
+      })) as ToolResult;
+      expect(bad.isError).toBe(true);
+      expect(JSON.parse(bad.content[0]?.text ?? '{}').error.code).toBe('BAD_USER_INPUT');
+    });
+
+    it('releases its live subscriber when the client cancels the wait', async () => {
+      const { gateway, url } = await start();
+      const client = await modern(url);
+      const { id, cursor } = await firstTurn(client);
+      await vi.waitFor(() => expect(gateway.gateway.liveStats().subscribers).toBe(0), { timeout: 5_000 });
+      const cancel = new AbortController();
+      const waiting = client.callTool(
+        { name: 'wait_for_agent', arguments: { conversationId: id, after: cursor, timeoutSeconds: 60 } },
+        { signal: cancel.signal },
+      );
+      waiting.catch(() => {});
+      await vi.waitFor(() => expect(gateway.gateway.liveStats().subscribers).toBe(1), { timeout: 5_000 });
+      cancel.abort('no longer needed');
+      await expect(waiting).rejects.toThrow();
+      await vi.waitFor(() => expect(gateway.gateway.liveStats().subscribers).toBe(0), { timeout: 5_000 });
     });
   });
 

@@ -30,6 +30,7 @@ import { CREDENTIAL_HEADERS } from '../../upstream/credentials.ts';
 import type { OriginPolicy } from '../protection/origin-check.ts';
 import { compileOperation } from './tool-schemas.ts';
 import { TOOLS } from './tools.ts';
+import { WAIT_TOOL, waitForAgent } from './wait-tool.ts';
 
 /** The endpoint's path. */
 const MCP_PATH = '/mcp';
@@ -91,6 +92,14 @@ export function createMcpRoute(options: McpRouteOptions): McpRoute {
     outputSchema: tool.outputSchema,
     annotations: { title: tool.title, ...tool.annotations },
   }));
+  listed.push({
+    name: WAIT_TOOL.name,
+    title: WAIT_TOOL.title,
+    description: WAIT_TOOL.description,
+    inputSchema: WAIT_TOOL.inputSchema as never,
+    outputSchema: WAIT_TOOL.outputSchema as never,
+    annotations: WAIT_TOOL.annotations,
+  });
 
   /** Runs a tool's operation as the caller whose credential headers are `credentials`. */
   async function call(
@@ -138,7 +147,28 @@ export function createMcpRoute(options: McpRouteOptions): McpRoute {
       { capabilities: { tools: {} } },
     );
     server.setRequestHandler('tools/list', () => ({ tools: listed }));
-    server.setRequestHandler('tools/call', async (request) => {
+    server.setRequestHandler('tools/call', async (request, ctx) => {
+      if (request.params.name === WAIT_TOOL.name) {
+        // Cancelled by the client (`notifications/cancelled`, the handler's signal) or gone (HTTP close).
+        const cancelled = AbortSignal.any([signal, ctx.mcpReq.signal]);
+        const progressToken = request.params._meta?.progressToken;
+        const result = await waitForAgent(request.params.arguments ?? {}, {
+          graphql: options.graphql,
+          graphqlUrl: `http://gateway${options.graphqlEndpoint}`,
+          credentials,
+          signal: cancelled,
+          ...(progressToken === undefined
+            ? {}
+            : {
+                progress: (progress: number, message: string) =>
+                  ctx.mcpReq.notify({
+                    method: 'notifications/progress',
+                    params: { progressToken, progress, message },
+                  }),
+              }),
+        });
+        return server.projectCallToolResult(result, WAIT_TOOL.outputSchema as never);
+      }
       const result = await call(request.params.name, request.params.arguments ?? {}, credentials, signal);
       return server.projectCallToolResult(result, byName.get(request.params.name)?.outputSchema);
     });
