@@ -327,6 +327,34 @@ describe.each(APIS)('the MCP endpoint on %s', (api) => {
       expect(JSON.parse(bad.content[0]?.text ?? '{}').error.code).toBe('BAD_USER_INPUT');
     });
 
+    it('serves a 2025-11-25 client too, with progress, and hides other tenants', async () => {
+      const { service, url } = await start();
+      const { id, cursor } = await firstTurn(await modern(url));
+      const client = new ClientV1({ name: 'mcp-test', version: '1' });
+      await client.connect(new TransportV1(url, { requestInit: { headers: { 'X-Session-API-Key': KEY } } }));
+      onTestFinished(() => client.close());
+      await client.callTool({ name: 'send_message', arguments: { conversationId: id, content: 'more' } });
+      const progress: number[] = [];
+      const waited = (await client.callTool(
+        { name: 'wait_for_agent', arguments: { conversationId: id, after: cursor, timeoutSeconds: 20 } },
+        undefined,
+        { onprogress: (step) => progress.push(step.progress) },
+      )) as ToolResult;
+      expect(waited.structuredContent).toMatchObject({
+        outcome: 'TURN_OVER',
+        agentState: api === 'v0' ? 'AWAITING_USER_INPUT' : 'FINISHED',
+      });
+      expect(progress.length).toBeGreaterThan(0);
+
+      const theirs = await seedConversation(api, service.url, { key: OTHER });
+      const foreign = (await client.callTool({
+        name: 'wait_for_agent',
+        arguments: { conversationId: theirs, timeoutSeconds: 2 },
+      })) as ToolResult;
+      expect(foreign.isError).toBe(true);
+      expect(JSON.parse(foreign.content[0]?.text ?? '{}').error.code).toBe('CONVERSATION_NOT_FOUND');
+    });
+
     it('releases its live subscriber when the client cancels the wait', async () => {
       const { gateway, url } = await start();
       const client = await modern(url);

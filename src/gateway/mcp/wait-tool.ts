@@ -194,7 +194,10 @@ export async function waitForAgent(args: Record<string, unknown>, ctx: WaitConte
         }),
       );
     } catch (error) {
-      if (stream.signal.aborted) return timedOut ? answer('TIMED_OUT') : toolError('REQUEST_CANCELLED', 'The client cancelled the wait.');
+      if (stream.signal.aborted)
+        return timedOut
+          ? answer('TIMED_OUT')
+          : toolError('REQUEST_CANCELLED', 'The client cancelled the wait.');
       throw error;
     }
     if (!response.body || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
