@@ -91,38 +91,36 @@ const WorkspaceChangesType = builder
     }),
   });
 
-const WorkspaceFileDiffType = builder
-  .objectRef<WorkspaceFileDiff & { fileMaxBytes: number }>('WorkspaceFileDiff')
-  .implement({
-    description:
-      'One file at its base and now, and the unified patch between them. Binary and too-large files are typed (`binary`, `tooLarge`), not errors, and then carry no texts.',
-    fields: (t) => ({
-      path: t.exposeString('path', { description: 'Relative to the workspace root.' }),
-      original: t.exposeString('original', {
-        nullable: true,
-        description: 'The text at the base (`""` for a new file); null when there is none to show.',
-      }),
-      modified: t.exposeString('modified', {
-        nullable: true,
-        description: 'The text now (`""` for a deleted file); null when there is none to show.',
-      }),
-      patch: t.string({
-        nullable: true,
-        description:
-          'A unified diff (`--- a/<path>` / `+++ b/<path>`, 3 lines of context) computed by the gateway from the two texts; null when either side is missing, binary or too large.',
-        resolve: (diff) =>
-          diff.original === null || diff.modified === null || diff.binary || diff.tooLarge
-            ? null
-            : createTwoFilesPatch(`a/${diff.path}`, `b/${diff.path}`, diff.original, diff.modified, '', '', {
-                context: 3,
-              }),
-      }),
-      binary: t.exposeBoolean('binary', { description: 'A side is not text: no texts, no patch.' }),
-      tooLarge: t.exposeBoolean('tooLarge', {
-        description: 'A side is larger than the gateway or the upstream shows (`WORKSPACE_FILE_MAX_BYTES`).',
-      }),
+const WorkspaceFileDiffType = builder.objectRef<WorkspaceFileDiff>('WorkspaceFileDiff').implement({
+  description:
+    'One file at its base and now, and the unified patch between them. Binary and too-large files are typed (`binary`, `tooLarge`), not errors, and then carry no texts.',
+  fields: (t) => ({
+    path: t.exposeString('path', { description: 'Relative to the workspace root.' }),
+    original: t.exposeString('original', {
+      nullable: true,
+      description: 'The text at the base (`""` for a new file); null when there is none to show.',
     }),
-  });
+    modified: t.exposeString('modified', {
+      nullable: true,
+      description: 'The text now (`""` for a deleted file); null when there is none to show.',
+    }),
+    patch: t.string({
+      nullable: true,
+      description:
+        'A unified diff (`--- a/<path>` / `+++ b/<path>`, 3 lines of context) computed by the gateway from the two texts; null when either side is missing, binary or too large.',
+      resolve: (diff) =>
+        diff.original === null || diff.modified === null || diff.binary || diff.tooLarge
+          ? null
+          : createTwoFilesPatch(`a/${diff.path}`, `b/${diff.path}`, diff.original, diff.modified, '', '', {
+              context: 3,
+            }),
+    }),
+    binary: t.exposeBoolean('binary', { description: 'A side is not text: no texts, no patch.' }),
+    tooLarge: t.exposeBoolean('tooLarge', {
+      description: 'A side is larger than the gateway or the upstream shows (`WORKSPACE_FILE_MAX_BYTES`).',
+    }),
+  }),
+});
 
 const WorkspaceEntryKindEnum = builder.enumType('WorkspaceEntryKind', {
   description: 'What a folder entry is.',
@@ -366,13 +364,10 @@ builder.objectField(ConversationRef, 'workspace', (t) =>
 );
 
 /** A diff with a side longer than the gateway's cap is typed too large, without its texts. */
-function capDiff(
-  diff: WorkspaceFileDiff,
-  fileMaxBytes: number,
-): WorkspaceFileDiff & { fileMaxBytes: number } {
+function capDiff(diff: WorkspaceFileDiff, fileMaxBytes: number): WorkspaceFileDiff {
   const over = (text: string | null) => text !== null && Buffer.byteLength(text) > fileMaxBytes;
   if (!diff.tooLarge && (over(diff.original) || over(diff.modified))) {
-    return { ...diff, original: null, modified: null, tooLarge: true, fileMaxBytes };
+    return { ...diff, original: null, modified: null, tooLarge: true };
   }
-  return { ...diff, fileMaxBytes };
+  return diff;
 }

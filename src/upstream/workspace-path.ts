@@ -34,7 +34,7 @@ export function confineWorkspacePath(raw: string, argument: string, allowRoot = 
   }
   const segments = raw.split('/').filter((segment) => segment !== '' && segment !== '.');
   if (segments.includes('..')) throw refuse('".." is not allowed');
-  if (segments.some((segment) => segment.toLowerCase() === '.git')) {
+  if (insideGitFolder(raw)) {
     throw refuse("a repository's .git folder is not readable through the gateway");
   }
   if (segments.length === 0 && !allowRoot) throw refuse('name a file');
@@ -52,6 +52,11 @@ export function refusedPath(argument: string, why: string): GraphQLError {
   });
 }
 
+/** Whether `path` (`/`-separated) is a `.git` folder or lies inside one, in any letter case. */
+export function insideGitFolder(path: string): boolean {
+  return path.split('/').some((segment) => segment.toLowerCase() === '.git');
+}
+
 /** The workspace root, for a listing of the whole workspace. */
 export const WORKSPACE_ROOT = '' as WorkspacePath;
 
@@ -60,10 +65,5 @@ export const WORKSPACE_ROOT = '' as WorkspacePath;
  * the workspace and outside every `.git` folder. Listings and change lists drop the others.
  */
 export function isShownWorkspacePath(path: string): boolean {
-  const segments = path.split('/');
-  return (
-    !path.startsWith('/') &&
-    !segments.includes('..') &&
-    !segments.some((segment) => segment.toLowerCase() === '.git')
-  );
+  return !path.startsWith('/') && !path.split('/').includes('..') && !insideGitFolder(path);
 }

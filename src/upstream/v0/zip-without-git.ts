@@ -11,17 +11,13 @@
  * this filter cannot rewrite faithfully (data descriptors, ZIP64 end records) fails the stream rather
  * than passing `.git` on.
  */
+import { insideGitFolder } from '../workspace-path.ts';
 
 const LOCAL_HEADER = 0x04034b50;
 const CENTRAL_HEADER = 0x02014b50;
 const END_OF_CENTRAL = 0x06054b50;
 const ZIP64_END = 0x06064b50;
 const HAS_DATA_DESCRIPTOR = 0x08;
-
-/** Whether a zip entry's name lies inside a `.git` folder (or is one). */
-function insideGit(name: string): boolean {
-  return name.split('/').some((segment) => segment.toLowerCase() === '.git');
-}
 
 function unsupported(why: string): Error {
   return new Error(`The workspace zip cannot be filtered (${why}); it is not passed on.`);
@@ -88,7 +84,7 @@ export function zipWithoutGit(): TransformStream<Uint8Array, Uint8Array> {
         const start = readOffset;
         const header = take(headerLength);
         remaining = size;
-        if (insideGit(name)) {
+        if (insideGitFolder(name)) {
           mode = 'skip';
         } else {
           moved.set(start, writtenOffset);
