@@ -64,6 +64,8 @@ interface McpConfig {
   maxBodyBytes: number;
   /** `--mcp-max-concurrent` / `MCP_MAX_CONCURRENT`. @default 256 */
   maxConcurrent: number;
+  /** `--mcp-max-resource-subscriptions` / `MCP_MAX_RESOURCE_SUBSCRIPTIONS`. @default 20 */
+  maxResourceSubscriptions: number;
 }
 
 /** Workspace settings; each names its flag / env variable (meanings in src/settings-workspace.ts). */
@@ -399,6 +401,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     enabled: boolSetting('mcp', true),
     maxBodyBytes: intSetting('mcp-max-body-bytes'),
     maxConcurrent: intSetting('mcp-max-concurrent'),
+    maxResourceSubscriptions: intSetting('mcp-max-resource-subscriptions'),
   };
   return {
     hardening,

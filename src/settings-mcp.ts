@@ -33,4 +33,14 @@ export const MCP_SETTINGS: readonly Setting[] = [
     description: 'MCP requests one gateway process serves at once (`RATE_LIMITED` beyond)',
     integer: { fallback: 256, min: 1, max: 100000 },
   },
+  {
+    flag: 'mcp-max-resource-subscriptions',
+    arg: '<n>',
+    group: 'mcp',
+    env: 'MCP_MAX_RESOURCE_SUBSCRIPTIONS',
+    defaultText: '`20`',
+    description:
+      'conversations one `subscriptions/listen` stream may watch, each a live subscriber (`QUERY_LIMIT_EXCEEDED` beyond)',
+    integer: { fallback: 20, min: 1, max: 1000 },
+  },
 ];

@@ -43,8 +43,9 @@ export interface StartGatewayOptions extends GatewayOptions {
   /** Host/Origin checks, request deadlines, SSE stall cut, per-credential stream cap (transport-guard.ts). */
   transportLimits?: TransportLimits;
   /**
-   * The MCP endpoint (`/mcp`, docs/mcp.md): `MCP_ENDPOINT`, `MCP_MAX_BODY_BYTES`, `MCP_MAX_CONCURRENT`.
-   * @default { enabled: true, maxBodyBytes: 1048576, maxConcurrent: 256 }
+   * The MCP endpoint (`/mcp`, docs/mcp.md): `MCP_ENDPOINT`, `MCP_MAX_BODY_BYTES`, `MCP_MAX_CONCURRENT`,
+   * `MCP_MAX_RESOURCE_SUBSCRIPTIONS`.
+   * @default { enabled: true, maxBodyBytes: 1048576, maxConcurrent: 256, maxResourceSubscriptions: 20 }
    */
   mcp?: { enabled?: boolean } & Partial<McpLimits>;
 }
@@ -113,6 +114,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           limits: {
             maxBodyBytes: options.mcp?.maxBodyBytes ?? 1048576,
             maxConcurrent: options.mcp?.maxConcurrent ?? 256,
+            maxResourceSubscriptions: options.mcp?.maxResourceSubscriptions ?? 20,
           },
           logger: gateway.logger,
           version: '0.1.0',

@@ -38,7 +38,7 @@ describe('loadConfig', () => {
         sandboxLinks: false,
         linkKey: null,
       },
-      mcp: { enabled: true, maxBodyBytes: 1_048_576, maxConcurrent: 256 },
+      mcp: { enabled: true, maxBodyBytes: 1_048_576, maxConcurrent: 256, maxResourceSubscriptions: 20 },
       hardening: {
         // The documented limits (src/gateway/protection/limits.ts) are the flags' defaults.
         ...DEFAULT_QUERY_LIMITS,

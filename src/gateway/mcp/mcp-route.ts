@@ -16,18 +16,17 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import {
-  type CallToolResult,
-  createMcpHandler,
-  ProtocolError,
-  ProtocolErrorCode,
-  Server,
-} from '@modelcontextprotocol/server';
+import { createMcpHandler, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import type { GraphQLSchema } from 'graphql';
 import type pino from 'pino';
+import { isJsonObject } from '../../contract/json.ts';
 import { type RefusalCode, refusalBody, refusalStatus } from '../../errors.ts';
 import { CREDENTIAL_HEADERS } from '../../upstream/credentials.ts';
 import type { OriginPolicy } from '../protection/origin-check.ts';
+import type { GraphQLCaller } from './graphql-call.ts';
+import { createResourceUpdates } from './resource-updates.ts';
+import { CONVERSATION_TEMPLATE, listConversationResources, readConversationResource } from './resources.ts';
+import { callOperationTool } from './tool-call.ts';
 import { compileOperation } from './tool-schemas.ts';
 import { TOOLS } from './tools.ts';
 import { WAIT_TOOL, waitForAgent } from './wait-tool.ts';
@@ -39,8 +38,10 @@ const MCP_PATH = '/mcp';
 export interface McpLimits {
   /** `MCP_MAX_BODY_BYTES`: largest request body. @default 1048576 */
   maxBodyBytes: number;
-  /** `MCP_MAX_CONCURRENT`: MCP requests in flight at once on this process. @default 256 */
+  /** `MCP_MAX_CONCURRENT`: MCP requests in flight at once on this process (waits and listen streams included). @default 256 */
   maxConcurrent: number;
+  /** `MCP_MAX_RESOURCE_SUBSCRIPTIONS`: conversations one `subscriptions/listen` stream may watch. @default 20 */
+  maxResourceSubscriptions: number;
 }
 
 /** What the route needs from the gateway. */
@@ -64,17 +65,22 @@ export interface McpRoute {
   close(): Promise<void>;
 }
 
-/** The catalogue code of each domain error type a tool's mutation can answer with. */
-const CODE_OF_ERROR_TYPE: Record<string, string> = {
-  ConversationNotFoundError: 'CONVERSATION_NOT_FOUND',
-  ConversationUnavailableError: 'CONVERSATION_UNREACHABLE',
-  PermissionDeniedError: 'PERMISSION_DENIED',
-  UpstreamValidationError: 'UPSTREAM_VALIDATION',
-  UpstreamDomainError: 'UPSTREAM_REFUSED',
-};
-
-function toolError(code: string, message: string): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: { code, message } }) }] };
+/**
+ * The resource URIs of a `subscriptions/listen` request body, or null for any other body. Only read to
+ * bound them and to hand them to the watchers: the SDK validates and answers the request itself.
+ */
+function listenedUris(body: Buffer): string[] | null {
+  if (!body.includes('subscriptions/listen')) return null;
+  let message: unknown;
+  try {
+    message = JSON.parse(body.toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (!isJsonObject(message) || message.method !== 'subscriptions/listen') return null;
+  const notifications = isJsonObject(message.params) ? message.params.notifications : undefined;
+  const uris = isJsonObject(notifications) ? notifications.resourceSubscriptions : undefined;
+  return Array.isArray(uris) ? uris.filter((uri): uri is string => typeof uri === 'string') : [];
 }
 
 /** Builds the route: compiles every tool against `schema` (throws on a tool the schema cannot serve). */
@@ -101,50 +107,27 @@ export function createMcpRoute(options: McpRouteOptions): McpRoute {
     annotations: WAIT_TOOL.annotations,
   });
 
-  /** Runs a tool's operation as the caller whose credential headers are `credentials`. */
-  async function call(
-    name: string,
-    args: Record<string, unknown>,
-    credentials: Headers,
-    signal: AbortSignal,
-  ) {
-    const tool = byName.get(name);
-    if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
-    const headers = new Headers(credentials);
-    headers.set('content-type', 'application/json');
-    headers.set('accept', 'application/json');
-    const response = await options.graphql(
-      new Request(`http://gateway${options.graphqlEndpoint}`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ query: tool.document, operationName: tool.operationName, variables: args }),
-        signal,
-      }),
-    );
-    const body = (await response.json()) as {
-      data?: Record<string, unknown> | null;
-      errors?: { message: string; extensions?: { code?: string } }[];
-    };
-    const first = body.errors?.[0];
-    if (first) return toolError(first.extensions?.code ?? 'INTERNAL_SERVER_ERROR', first.message);
-    const value = body.data?.[tool.resultPath] as Record<string, unknown> | null | undefined;
-    if (value === null || value === undefined)
-      return toolError('CONVERSATION_NOT_FOUND', 'No conversation with this id is visible to the caller.');
-    const typename = typeof value.__typename === 'string' ? value.__typename : '';
-    if (typename.endsWith('Error'))
-      return toolError(CODE_OF_ERROR_TYPE[typename] ?? typename, String(value.message ?? typename));
-    const structuredContent = { [tool.resultPath]: value };
-    return {
-      content: [{ type: 'text', text: JSON.stringify(structuredContent) }],
-      structuredContent,
-    } satisfies CallToolResult;
-  }
+  const graphqlUrl = `http://gateway${options.graphqlEndpoint}`;
+  const updates = createResourceUpdates(options.logger);
+  /** The MCP request's caller: its credential headers (the ones GraphQL reads), nothing else. */
+  const callerOf = (headers: Headers | undefined): GraphQLCaller => {
+    const credentials = new Headers();
+    for (const name of CREDENTIAL_HEADERS) {
+      const value = headers?.get(name);
+      if (value) credentials.set(name, value);
+    }
+    return { graphql: options.graphql, url: graphqlUrl, credentials };
+  };
 
-  /** One server per HTTP request (the SDK's factory): the request's own credential headers in its closure. */
-  const serverFor = (credentials: Headers, signal: AbortSignal) => {
+  /**
+   * One server per HTTP request (the SDK's factory), with the request's own credential headers in its
+   * closure. Only the 2026-07-28 era may subscribe to resources (`subscriptions/listen`, one long POST);
+   * 2025's `resources/subscribe` needs a session and its GET stream, which this stateless endpoint has not.
+   */
+  const serverFor = (era: 'legacy' | 'modern', caller: GraphQLCaller, signal: AbortSignal) => {
     const server = new Server(
       { name: 'conversation-gateway', version: options.version },
-      { capabilities: { tools: {} } },
+      { capabilities: { tools: {}, resources: era === 'modern' ? { subscribe: true } : {} } },
     );
     server.setRequestHandler('tools/list', () => ({ tools: listed }));
     server.setRequestHandler('tools/call', async (request, ctx) => {
@@ -153,9 +136,7 @@ export function createMcpRoute(options: McpRouteOptions): McpRoute {
         const cancelled = AbortSignal.any([signal, ctx.mcpReq.signal]);
         const progressToken = request.params._meta?.progressToken;
         const result = await waitForAgent(request.params.arguments ?? {}, {
-          graphql: options.graphql,
-          graphqlUrl: `http://gateway${options.graphqlEndpoint}`,
-          credentials,
+          caller,
           signal: cancelled,
           ...(progressToken === undefined
             ? {}
@@ -169,9 +150,21 @@ export function createMcpRoute(options: McpRouteOptions): McpRoute {
         });
         return server.projectCallToolResult(result, WAIT_TOOL.outputSchema as never);
       }
-      const result = await call(request.params.name, request.params.arguments ?? {}, credentials, signal);
-      return server.projectCallToolResult(result, byName.get(request.params.name)?.outputSchema);
+      const tool = byName.get(request.params.name);
+      if (!tool)
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+      const result = await callOperationTool(tool, request.params.arguments ?? {}, caller, signal);
+      return server.projectCallToolResult(result, tool.outputSchema);
     });
+    server.setRequestHandler('resources/templates/list', () => ({
+      resourceTemplates: [CONVERSATION_TEMPLATE],
+    }));
+    server.setRequestHandler('resources/list', (request) =>
+      listConversationResources(caller, request.params?.cursor, signal),
+    );
+    server.setRequestHandler('resources/read', (request) =>
+      readConversationResource(caller, request.params.uri, signal),
+    );
     return server;
   };
 
@@ -181,15 +174,13 @@ export function createMcpRoute(options: McpRouteOptions): McpRoute {
   const handler = createMcpHandler(
     (ctx) => {
       const request = ctx.requestInfo;
-      const credentials = new Headers();
-      for (const name of CREDENTIAL_HEADERS) {
-        const value = request?.headers.get(name);
-        if (value) credentials.set(name, value);
-      }
-      return serverFor(credentials, request?.signal ?? new AbortController().signal);
+      return serverFor(ctx.era, callerOf(request?.headers), request?.signal ?? new AbortController().signal);
     },
     {
       maxRequestBodySize: options.limits.maxBodyBytes,
+      // Listen streams are MCP requests too: MCP_MAX_CONCURRENT bounds them before the SDK does.
+      maxSubscriptions: options.limits.maxConcurrent,
+      bus: updates.bus,
       onerror: (error) => options.logger.debug({ err: { message: error.message } }, 'mcp request refused'),
     },
   );
@@ -240,7 +231,18 @@ export function createMcpRoute(options: McpRouteOptions): McpRoute {
       ...(body ? { body: new Uint8Array(body) } : {}),
       signal: controller.signal,
     });
-    const response = await handler.fetch(request);
+    const uris = body ? listenedUris(body) : null;
+    if (uris && uris.length > options.limits.maxResourceSubscriptions) {
+      refuse(
+        res,
+        'QUERY_LIMIT_EXCEEDED',
+        `One subscriptions/listen may watch at most ${options.limits.maxResourceSubscriptions} resources.`,
+      );
+      return;
+    }
+    const response = await (uris
+      ? updates.withListen({ caller: callerOf(headers), uris }, () => handler.fetch(request))
+      : handler.fetch(request));
     const out: Record<string, string> = {};
     response.headers.forEach((value, name) => {
       out[name] = value;

@@ -8,6 +8,8 @@
  * cancellation or disconnect) detaches that subscriber.
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
+import { failureOf, type GraphQLCaller, openSubscription, type SubscriptionOpening } from './graphql-call.ts';
+import { toolError } from './tool-call.ts';
 
 /** Default wait, in seconds: under the 60 s default request timeout of the SDK clients. */
 const WAIT_DEFAULT_SECONDS = 50;
@@ -90,20 +92,12 @@ interface EventSummary {
 
 /** What the wait needs from its caller. */
 export interface WaitContext {
-  /** Runs one GraphQL request in process (Yoga's `fetch`). */
-  graphql: (request: Request) => Promise<Response>;
-  /** `http://gateway/graphql`-style URL of the GraphQL path. */
-  graphqlUrl: string;
-  /** The caller's credential headers. */
-  credentials: Headers;
+  /** Where the subscription runs, as the MCP caller. */
+  caller: GraphQLCaller;
   /** Aborted when the client cancels the call or goes away. */
   signal: AbortSignal;
   /** Sends `notifications/progress` when the request carries a progress token; absent otherwise. */
   progress?: (progress: number, message: string) => Promise<void>;
-}
-
-function toolError(code: string, message: string): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: { code, message } }) }] };
 }
 
 /** Runs one `wait_for_agent` call. */
@@ -176,22 +170,16 @@ export async function waitForAgent(args: Record<string, unknown>, ctx: WaitConte
   };
 
   try {
-    const headers = new Headers(ctx.credentials);
-    headers.set('content-type', 'application/json');
-    headers.set('accept', 'text/event-stream');
-    let response: Response;
+    let opening: SubscriptionOpening;
     try {
-      response = await ctx.graphql(
-        new Request(ctx.graphqlUrl, {
-          method: 'POST',
-          headers,
-          body: JSON.stringify({
-            query: SUBSCRIPTION,
-            operationName: 'WaitForAgent',
-            variables: { conversationId, after: typeof after === 'string' ? after : null },
-          }),
-          signal: stream.signal,
-        }),
+      opening = await openSubscription(
+        ctx.caller,
+        {
+          query: SUBSCRIPTION,
+          operationName: 'WaitForAgent',
+          variables: { conversationId, after: typeof after === 'string' ? after : null },
+        },
+        stream.signal,
       );
     } catch (error) {
       if (stream.signal.aborted)
@@ -200,78 +188,32 @@ export async function waitForAgent(args: Record<string, unknown>, ctx: WaitConte
           : toolError('REQUEST_CANCELLED', 'The client cancelled the wait.');
       throw error;
     }
-    if (!response.body || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
-      const body = (await response.json().catch(() => ({}))) as {
-        errors?: { message: string; extensions?: { code?: string } }[];
-      };
-      const first = body.errors?.[0];
-      return toolError(
-        first?.extensions?.code ?? 'INTERNAL_SERVER_ERROR',
-        first?.message ?? `GraphQL answered ${response.status}.`,
-      );
-    }
-    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-    const release = () => {
-      reader.cancel().catch(() => {});
-    };
-    stream.signal.addEventListener('abort', release, { once: true });
-    let buffer = '';
-    try {
-      for (;;) {
-        let chunk: ReadableStreamReadResult<string>;
-        try {
-          chunk = await reader.read();
-        } catch (error) {
-          if (stream.signal.aborted) break;
-          throw error;
-        }
-        if (chunk.done) break;
-        buffer += chunk.value;
-        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const lines = frame.split('\n');
-          if (lines.some((line) => line === 'event: complete')) return answer('ENDED');
-          const data = lines
-            .filter((line) => line.startsWith('data:'))
-            .map((line) => line.slice(5).trimStart())
-            .join('\n');
-          if (!data) continue;
-          const result = JSON.parse(data) as {
-            data?: { conversationEvents?: Record<string, unknown> | null } | null;
-            errors?: { message: string; extensions?: { code?: string } }[];
-          };
-          const first = result.errors?.[0];
-          if (first) {
-            const error = { code: first.extensions?.code ?? 'INTERNAL_SERVER_ERROR', message: first.message };
-            return eventCount === 0 ? toolError(error.code, error.message) : answer('ENDED', error);
-          }
-          const event = result.data?.conversationEvents;
-          if (!event) continue;
-          eventCount++;
-          const text = typeof event.message === 'string' ? event.message : null;
-          events.push({
-            type: String(event.__typename),
-            source: typeof event.source === 'string' ? event.source : null,
-            text: text && text.length > WAIT_TEXT_CHARS ? `${text.slice(0, WAIT_TEXT_CHARS)}…` : text,
-            cursor: String(event.cursor),
-          });
-          if (events.length > WAIT_MAX_EVENTS) events.shift();
-          cursor = String(event.cursor);
-          if (typeof event.agentState === 'string') agentState = event.agentState;
-          progress(
-            agentState ? `${String(event.__typename)} (agent ${agentState})` : String(event.__typename),
-          );
-          if (
-            event.__typename === 'AgentStateChangedEvent' &&
-            (TURN_OVER_STATES as readonly string[]).includes(String(event.agentState))
-          )
-            return answer('TURN_OVER');
-        }
+    if ('refused' in opening) return toolError(opening.refused.code, opening.refused.message);
+    for await (const result of opening.results) {
+      const first = result.errors?.[0];
+      if (first) {
+        const error = failureOf(first);
+        return eventCount === 0 ? toolError(error.code, error.message) : answer('ENDED', error);
       }
-    } finally {
-      stream.signal.removeEventListener('abort', release);
-      release();
+      const event = result.data?.conversationEvents as Record<string, unknown> | null | undefined;
+      if (!event) continue;
+      eventCount++;
+      const text = typeof event.message === 'string' ? event.message : null;
+      events.push({
+        type: String(event.__typename),
+        source: typeof event.source === 'string' ? event.source : null,
+        text: text && text.length > WAIT_TEXT_CHARS ? `${text.slice(0, WAIT_TEXT_CHARS)}…` : text,
+        cursor: String(event.cursor),
+      });
+      if (events.length > WAIT_MAX_EVENTS) events.shift();
+      cursor = String(event.cursor);
+      if (typeof event.agentState === 'string') agentState = event.agentState;
+      progress(agentState ? `${String(event.__typename)} (agent ${agentState})` : String(event.__typename));
+      if (
+        event.__typename === 'AgentStateChangedEvent' &&
+        (TURN_OVER_STATES as readonly string[]).includes(String(event.agentState))
+      )
+        return answer('TURN_OVER');
     }
     if (timedOut) return answer('TIMED_OUT');
     if (ctx.signal.aborted) return toolError('REQUEST_CANCELLED', 'The client cancelled the wait.');
