@@ -111,6 +111,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           graphql: (request) => Promise.resolve(yoga.fetch(request)),
           graphqlEndpoint: yoga.graphqlEndpoint,
           policy: guard.policy,
+          persisted,
           limits: {
             maxBodyBytes: options.mcp?.maxBodyBytes ?? 1048576,
             maxConcurrent: options.mcp?.maxConcurrent ?? 256,

@@ -33,6 +33,11 @@ export interface GraphQLCaller {
   url: string;
   /** The MCP request's credential headers (the ones GraphQL reads). */
   credentials: Headers;
+  /**
+   * Under an allow-list of persisted operations: the sha256 of each document, sent instead of the
+   * document (the route admits its documents to the list). Null: documents are sent as they are.
+   */
+  hashes: ReadonlyMap<string, string> | null;
 }
 
 /** A coded failure: a GraphQL error's `extensions.code` and message. */
@@ -50,7 +55,15 @@ function requestFor(caller: GraphQLCaller, operation: GraphQLOperation, accept: 
   const headers = new Headers(caller.credentials);
   headers.set('content-type', 'application/json');
   headers.set('accept', accept);
-  return new Request(caller.url, { method: 'POST', headers, body: JSON.stringify(operation), signal });
+  const hash = caller.hashes?.get(operation.query);
+  const body = hash
+    ? {
+        operationName: operation.operationName,
+        variables: operation.variables,
+        extensions: { persistedQuery: { version: 1, sha256Hash: hash } },
+      }
+    : operation;
+  return new Request(caller.url, { method: 'POST', headers, body: JSON.stringify(body), signal });
 }
 
 /** Runs a query or mutation and answers its JSON body. */

@@ -17,19 +17,25 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { createMcpHandler, ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
-import type { GraphQLSchema } from 'graphql';
+import { type GraphQLSchema, parse, validate } from 'graphql';
 import type pino from 'pino';
 import { isJsonObject } from '../../contract/json.ts';
 import { type RefusalCode, refusalBody, refusalStatus } from '../../errors.ts';
 import { CREDENTIAL_HEADERS } from '../../upstream/credentials.ts';
+import { type PersistedOperations, sha256 } from '../protection/limits.ts';
 import type { OriginPolicy } from '../protection/origin-check.ts';
 import type { GraphQLCaller } from './graphql-call.ts';
-import { createResourceUpdates } from './resource-updates.ts';
-import { CONVERSATION_TEMPLATE, listConversationResources, readConversationResource } from './resources.ts';
+import { createResourceUpdates, WATCH_SUBSCRIPTION } from './resource-updates.ts';
+import {
+  CONVERSATION_TEMPLATE,
+  listConversationResources,
+  RESOURCE_DOCUMENTS,
+  readConversationResource,
+} from './resources.ts';
 import { callOperationTool } from './tool-call.ts';
 import { compileOperation } from './tool-schemas.ts';
 import { TOOLS } from './tools.ts';
-import { WAIT_TOOL, waitForAgent } from './wait-tool.ts';
+import { WAIT_SUBSCRIPTION, WAIT_TOOL, waitForAgent } from './wait-tool.ts';
 
 /** The endpoint's path. */
 const MCP_PATH = '/mcp';
@@ -54,6 +60,11 @@ export interface McpRouteOptions {
   graphqlEndpoint: string;
   /** The transport guard's Host/Origin policy. */
   policy: OriginPolicy;
+  /**
+   * The allow-list of persisted operations (`PERSISTED_OPERATIONS_FILE`), if any: the route admits its
+   * own documents to it and sends them by hash, so agents keep their tools under the list.
+   */
+  persisted: PersistedOperations | null;
   limits: McpLimits;
   logger: pino.Logger;
   version: string;
@@ -90,6 +101,21 @@ export function createMcpRoute(options: McpRouteOptions): McpRoute {
     ...compileOperation(options.schema, tool.document, tool.resultPath),
   }));
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
+  const documents = [
+    ...TOOLS.map((tool) => tool.document),
+    WAIT_SUBSCRIPTION,
+    WATCH_SUBSCRIPTION,
+    ...RESOURCE_DOCUMENTS,
+  ];
+  for (const document of documents.slice(TOOLS.length)) {
+    const errors = validate(options.schema, parse(document));
+    if (errors.length)
+      throw new Error(`Invalid MCP operation: ${errors.map((error) => error.message).join('; ')}`);
+  }
+  options.persisted?.admit(documents);
+  const hashes = options.persisted
+    ? new Map(documents.map((document) => [document, sha256(document)]))
+    : null;
   const listed = tools.map((tool) => ({
     name: tool.name,
     title: tool.title,
@@ -116,7 +142,7 @@ export function createMcpRoute(options: McpRouteOptions): McpRoute {
       const value = headers?.get(name);
       if (value) credentials.set(name, value);
     }
-    return { graphql: options.graphql, url: graphqlUrl, credentials };
+    return { graphql: options.graphql, url: graphqlUrl, credentials, hashes };
   };
 
   /**

@@ -27,7 +27,8 @@ interface ListenContext {
 /** After a watched subscription ends (the conversation stopped, the gateway restarts its socket...). */
 const RETRY_DELAYS_MS = [1_000, 5_000, 30_000];
 
-const WATCH = `subscription WatchConversation($conversationId: ID!) {
+/** The subscription that watches one conversation for a listen stream. */
+export const WATCH_SUBSCRIPTION = `subscription WatchConversation($conversationId: ID!) {
   conversationEvents(conversationId: $conversationId) { __typename }
 }`;
 
@@ -53,7 +54,7 @@ export function createResourceUpdates(logger: pino.Logger): ResourceUpdates {
       try {
         opening = await openSubscription(
           caller,
-          { query: WATCH, operationName: 'WatchConversation', variables: { conversationId } },
+          { query: WATCH_SUBSCRIPTION, operationName: 'WatchConversation', variables: { conversationId } },
           signal,
         );
       } catch {

@@ -169,3 +169,6 @@ function transcript(conversation: Row): string {
     lines.push('', `Cursor of the newest event (for read_events/wait_for_agent): ${String(last.cursor)}`);
   return `${lines.join('\n')}\n`;
 }
+
+/** The operations resources run (admitted to an allow-list of persisted operations). */
+export const RESOURCE_DOCUMENTS: readonly string[] = [LIST, READ];

@@ -76,7 +76,8 @@ export const WAIT_TOOL = {
   annotations: { title: "Wait for the agent's turn", readOnlyHint: true, openWorldHint: false },
 } as const;
 
-const SUBSCRIPTION = `subscription WaitForAgent($conversationId: ID!, $after: String) {
+/** The subscription a wait runs. */
+export const WAIT_SUBSCRIPTION = `subscription WaitForAgent($conversationId: ID!, $after: String) {
   conversationEvents(conversationId: $conversationId, after: $after) {
     __typename cursor source message
     ... on AgentStateChangedEvent { agentState }
@@ -175,7 +176,7 @@ export async function waitForAgent(args: Record<string, unknown>, ctx: WaitConte
       opening = await openSubscription(
         ctx.caller,
         {
-          query: SUBSCRIPTION,
+          query: WAIT_SUBSCRIPTION,
           operationName: 'WaitForAgent',
           variables: { conversationId, after: typeof after === 'string' ? after : null },
         },

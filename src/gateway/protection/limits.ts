@@ -209,7 +209,7 @@ export function corsOption(origins: readonly string[]): YogaServerOptions<object
  * `extensions: { persistedQuery: { version: 1, sha256Hash } }` instead of `query`.
  */
 export class PersistedOperations {
-  readonly #byHash: ReadonlyMap<string, string>;
+  readonly #byHash: Map<string, string>;
 
   constructor(entries: Record<string, string>) {
     this.#byHash = new Map(Object.entries(entries));
@@ -232,6 +232,14 @@ export class PersistedOperations {
       entries[hash] = document;
     }
     return new PersistedOperations(entries);
+  }
+
+  /**
+   * Allows the gateway's own documents (the MCP endpoint's operations, which it sends by hash): they are
+   * part of the gateway, not a client's choice, so an allow-list of clients' operations admits them.
+   */
+  admit(documents: Iterable<string>): void {
+    for (const document of documents) this.#byHash.set(sha256(document), document);
   }
 
   /** Number of allowed operations. */
