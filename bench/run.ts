@@ -1,12 +1,12 @@
 /**
- * `npm run bench [-- --quick] [-- --only list,lookups,create,history,workspace,fanout,many-conversations,workers,cold-start,soak,fairness,replicas]
+ * `npm run bench [-- --quick] [-- --only list,lookups,create,history,workspace,fanout,many-conversations,workers,cold-start,soak,fairness,replicas,mcp]
  *   [-- --api v0,v1] [-- --cpu-prof] [-- --subscribers 1000,5000] [-- --conversations 2000x2] [-- --out file.json]`
  *
  * Starts the local conversation service and the gateway in separate processes (temp data dir, port 0,
  * seeded with conversations), one such pair per API (`--api`, default both: the service with
  * `--api v1` and the gateway with `--upstream-api v1` for V1), drives load from this third process,
  * alternating gateway and direct REST runs, prints a table and writes bench/results/latest.json (or
- * `--out`). list, history, workspace and fanout run on both APIs, each V0 row followed by its V1 row
+ * `--out`). list, history, workspace, fanout and mcp run on both APIs, each V0 row followed by its V1 row
  * (`list (v1)`); the other scenarios measure V0. A partial run (`--only`, or fewer APIs) folds its
  * scenarios into the existing file and keeps the others' (bench/lib/results-file.ts). Not a test: it
  * prints figures and marks targets met or missed; it never fails on a missed target.
@@ -32,6 +32,7 @@ import { runHistory } from './scenarios/history.ts';
 import { runList } from './scenarios/list.ts';
 import { runLookups } from './scenarios/lookups.ts';
 import { runManyConversations } from './scenarios/many-conversations.ts';
+import { runMcp } from './scenarios/mcp.ts';
 import { runReplicas } from './scenarios/replicas.ts';
 import { runSoak } from './scenarios/soak.ts';
 import { runWorkers } from './scenarios/workers.ts';
@@ -50,10 +51,11 @@ const SCENARIOS = [
   'soak',
   'fairness',
   'replicas',
+  'mcp',
 ] as const;
 type ScenarioName = (typeof SCENARIOS)[number];
 /** Scenarios measured on V1 too (issue 24); the others measure paths the bench runs on V0 only. */
-const ON_V1: readonly ScenarioName[] = ['list', 'history', 'workspace', 'fanout'];
+const ON_V1: readonly ScenarioName[] = ['list', 'history', 'workspace', 'fanout', 'mcp'];
 
 const { values } = parseArgs({
   options: {
@@ -171,6 +173,7 @@ try {
     soak: runSoak,
     fairness: runFairness,
     replicas: runReplicas,
+    mcp: runMcp,
   };
   for (const { name, api } of plan) {
     const context = await stackFor(api);
