@@ -268,6 +268,7 @@ describe.each(APIS)('the MCP endpoint on %s: limits, refusals and how a wait end
       ['send_message', { conversationId: 'c0ffee', content: 42 }],
       ['wait_for_agent', { conversationId: 'c0ffee', timeoutSeconds: 0 }],
       ['wait_for_agent', { conversationId: 'c0ffee', until: 'forever' }],
+      ['list_conversations', { first: 1, bogus: 1 }],
     ] as const) {
       const bad = await upstreamCallsDuring(() => call(name, args));
       expect(bad.value.isError, name).toBe(true);

@@ -25,6 +25,8 @@ export interface OperationTool {
   document: string;
   operationName: string;
   resultPath: string;
+  /** Its input schema: its properties are the operation's variables. */
+  inputSchema: Record<string, unknown> & { properties?: Record<string, unknown> };
 }
 
 /** Runs `tool` with `args` as the caller. */
@@ -34,6 +36,9 @@ export async function callOperationTool(
   caller: GraphQLCaller,
   signal: AbortSignal,
 ): Promise<CallToolResult> {
+  // GraphQL ignores a variable its operation does not declare; the input schema refuses it.
+  const unknown = Object.keys(args).filter((name) => !Object.hasOwn(tool.inputSchema.properties ?? {}, name));
+  if (unknown.length > 0) return toolError('BAD_USER_INPUT', `Unknown argument: ${unknown.join(', ')}.`);
   const body = await runOperation(
     caller,
     { query: tool.document, operationName: tool.operationName, variables: args },
