@@ -171,8 +171,8 @@ export function spawnGateway(upstreamUrl: string, how: GatewaySpawn = {}): Promi
   });
 }
 
-/** Which floor program (bench/floors/) to start. */
-export type FloorKind = 'proxy' | 'reshape' | 'fanout';
+/** Which floor program (bench/floors/) to start: the list's two, the history's, the fan-out's. */
+export type FloorKind = 'proxy' | 'reshape' | 'history' | 'fanout';
 
 /** How a floor is started. */
 export interface FloorSpawn {
@@ -198,7 +198,9 @@ export function spawnFloor(
   const program =
     kind === 'fanout'
       ? ['bench/floors/fanout-floor.ts', '--upstream', upstreamUrl, ...api]
-      : ['bench/floors/http-floor.ts', '--upstream', upstreamUrl, '--mode', kind, ...api];
+      : kind === 'history'
+        ? ['bench/floors/history-floor.ts', '--upstream', upstreamUrl, ...api]
+        : ['bench/floors/http-floor.ts', '--upstream', upstreamUrl, '--mode', kind, ...api];
   return spawnAnnounced({
     command: shell.command,
     args: [...shell.args, ...(how.nodeFlags ?? []), ...TSX_NODE_ARGS, ...program],

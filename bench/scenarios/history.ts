@@ -7,12 +7,15 @@
  *   with the sandbox's `session_api_key` as `X-Session-API-Key` (where the gateway reads a running
  *   conversation's history, src/upstream/v1/history.ts).
  * The gateway side makes two upstream calls (the conversation record, then the events page): `events`
- * is a field of the Conversation node.
+ * is a field of the Conversation node. Floor: bench/floors/history-floor.ts, the same two calls, the
+ * page parsed, mapped and serialized in plain Node; its answer must be the gateway's byte for byte.
  */
 import { type BenchContext, graphqlTarget, restTarget, upstreamTarget } from '../lib/context.ts';
 import { compareGatewayWithDirect } from '../lib/http-comparison.ts';
 import type { HttpTarget } from '../lib/http-load.ts';
+import { spawnFloor } from '../lib/processes.ts';
 import type { ScenarioResult } from '../lib/report.ts';
+import { gatewayUpstreamCalls } from '../lib/upstream-calls.ts';
 import { startV1Conversations, type V1Agent, v1AgentOf, v1Message } from '../lib/v1-upstream.ts';
 import { createConversation } from './fanout.ts';
 
@@ -107,7 +110,75 @@ export function historyTargets(
   };
 }
 
-/** Runs the history scenario. */
+/** The gateway's upstream calls for the document (as its metrics name them), which the floor makes too. */
+const GATEWAY_CALLS = {
+  v0: ['GET /api/conversations/:id', 'GET /api/conversations/:id/events'],
+  v1: ['GET /api/conversations/:id/events/search', 'GET /api/v1/app-conversations'],
+} as const;
+
+/**
+ * Runs the history scenario, with the floor of bench/floors/history-floor.ts in its own process, sent the
+ * gateway's own request. Before anything is measured: the gateway must still make the calls the floor
+ * makes, and the floor's answer must be the gateway's, byte for byte (else the scenario throws: a floor
+ * that answers something else measures nothing).
+ */
 export async function runHistory(context: BenchContext): Promise<ScenarioResult> {
-  return compareGatewayWithDirect(context, 'history', historyTargets(context, await seedHistory(context)));
+  const targets = historyTargets(context, await seedHistory(context));
+  const floor = await spawnFloor('history', context.serviceUrl, { api: context.api });
+  try {
+    await checkFloor(context, targets.gateway, floor.url);
+    return await compareGatewayWithDirect(
+      context,
+      'history',
+      targets,
+      // Issue 31: gateway CPU per request within 1.5x of the history floor's, on both APIs.
+      { maxCpuVsFloor: { floor: 'reshape', ratio: 1.5 } },
+      [{ name: 'reshape', pid: floor.pid, target: floorTarget(targets.gateway, floor.url) }],
+    );
+  } finally {
+    await floor.stop();
+  }
+}
+
+/** Throws unless the gateway makes the floor's upstream calls and the floor answers the gateway's bytes. */
+async function checkFloor(context: BenchContext, gateway: HttpTarget, floorUrl: string): Promise<void> {
+  // Once first: what the gateway finds out on first use (its API) is not counted.
+  await gatewayUpstreamCalls(context.gatewayUrl, gateway);
+  const made = await gatewayUpstreamCalls(context.gatewayUrl, gateway);
+  const expected = GATEWAY_CALLS[context.api];
+  if (made.join('\n') !== expected.join('\n')) {
+    throw new Error(
+      `the history floor no longer makes the gateway's upstream calls (update bench/floors/history-floor.ts):\n` +
+        `  gateway: ${made.join(', ')}\n  floor:   ${expected.join(', ')}`,
+    );
+  }
+  const [fromGateway, fromFloor] = await Promise.all(
+    [gateway.url, floorUrl].map(async (url) => {
+      const response = await fetch(url, { method: 'POST', headers: gateway.headers, body: gateway.body });
+      return response.text();
+    }),
+  );
+  if (fromGateway !== fromFloor) {
+    let at = 0;
+    while (fromGateway?.[at] === fromFloor?.[at]) at++;
+    const around = (text = '') => JSON.stringify(text.slice(Math.max(0, at - 80), at + 80));
+    throw new Error(
+      `the history floor's answer differs from the gateway's at byte ${at} (update bench/floors/history-floor.ts):\n` +
+        `  gateway: ${around(fromGateway)}\n  floor:   ${around(fromFloor)}`,
+    );
+  }
+}
+
+/** The gateway's request sent to the floor; its answer must hold {@link PAGE} edges. */
+function floorTarget(gateway: HttpTarget, url: string): HttpTarget {
+  return {
+    ...gateway,
+    url,
+    check(status, body) {
+      const edges = (JSON.parse(body) as { data?: { conversation?: { events?: { edges?: unknown[] } } } })
+        .data?.conversation?.events?.edges;
+      if (status !== 200 || edges?.length !== PAGE)
+        throw new Error(`floor answered ${status}: ${body.slice(0, 300)}`);
+    },
+  };
 }
