@@ -161,10 +161,19 @@ export class Subscriber<P> implements AsyncIterableIterator<ConversationEvent | 
     return this.#endAbort;
   }
 
-  /** Ends with `error` after the events already queued (nothing received is dropped). */
+  /**
+   * Ends with `error` after the events already queued (nothing received is dropped). During a catch-up
+   * the stored events before the held live ones were never read, so the held ones are dropped too (the
+   * client resumes from its last cursor, before both) and the catch-up is abandoned: otherwise a
+   * waiting `next()` would wait for a `finishCatchUp` that an ended subscriber never gets.
+   */
   endAfterQueued(error: BridgeError): void {
     if (this.#done) return;
     this.#error = error;
+    if (this.catchingUp) {
+      this.catchingUp = false;
+      this.#held = [];
+    }
     this.#finish();
   }
 
