@@ -224,7 +224,8 @@ export function createMcpRoute(options: McpRouteOptions): McpRoute {
     const controller = new AbortController();
     controllers.add(controller);
     res.once('close', () => {
-      controller.abort();
+      // The client went away before the answer was written (a wait or a listen stream it dropped).
+      if (!res.writableFinished) controller.abort();
       controllers.delete(controller);
     });
     let body: Buffer | undefined;
@@ -273,11 +274,15 @@ export function createMcpRoute(options: McpRouteOptions): McpRoute {
     response.headers.forEach((value, name) => {
       out[name] = value;
     });
-    res.writeHead(response.status, out);
-    if (!response.body) {
-      res.end();
+    if (!response.body || !(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+      // A JSON answer (or none) is written whole: no web-stream adapter for a body already complete.
+      const answer = Buffer.from(await response.arrayBuffer());
+      out['content-length'] = String(answer.length);
+      res.writeHead(response.status, out);
+      res.end(answer);
       return;
     }
+    res.writeHead(response.status, out);
     Readable.fromWeb(response.body as import('node:stream/web').ReadableStream).pipe(res);
   }
 
