@@ -6,7 +6,7 @@
 import { announceWorker, gatewayWorkerId, isGatewayWorker, startPrimary } from './cluster.ts';
 import { type Config, ConfigError, type HardeningConfig, HelpRequested, loadConfig } from './config.ts';
 import type { HardeningOptions } from './gateway/hardening.ts';
-import { createLogger } from './gateway/observability/logging.ts';
+import { createLogger, flushLogs } from './gateway/observability/logging.ts';
 import { startTracing, type Tracing } from './gateway/observability/tracing.ts';
 import { PersistedOperations } from './gateway/protection/limits.ts';
 import { startGateway } from './gateway/server.ts';
@@ -59,6 +59,15 @@ function sharedHardening(shared: SharedState): Partial<HardeningOptions> {
   };
 }
 
+/** The process's logger once made: every exit after that waits for its lines (flushLogs). */
+let processLogger: ReturnType<typeof createLogger> | null = null;
+
+/** Exits once the log lines written so far are out (bounded by flushLogs' own timeout). */
+async function exitAfterLogs(code: number): Promise<never> {
+  if (processLogger) await flushLogs(processLogger);
+  process.exit(code);
+}
+
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
   try {
@@ -76,6 +85,7 @@ async function main(): Promise<void> {
   }
   const workerId = gatewayWorkerId();
   const baseLogger = createLogger({ level: config.logLevel });
+  processLogger = baseLogger;
   const logger = workerId === null ? baseLogger : baseLogger.child({ worker: workerId });
   if (config.workers > 1 && !isGatewayWorker()) {
     await runPrimary(config, logger);
@@ -102,7 +112,7 @@ async function main(): Promise<void> {
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(`conversation-gateway: ${error.message}`);
-    process.exit(2);
+    return exitAfterLogs(2);
   }
 
   const local = config.upstreamUrl === null ? await startEmbeddedService(config, logger) : null;
@@ -169,14 +179,15 @@ async function main(): Promise<void> {
     // The gateway drains for at most its grace period; this is the backstop if anything still hangs.
     setTimeout(() => {
       logger.error('shutdown did not finish in time; exiting');
-      process.exit(1);
+      void exitAfterLogs(1);
     }, config.hardening.shutdownGraceMs + 5_000).unref();
     await running.close();
     await shared.close();
     // After the gateway: its last operations may still have needed the local service.
     await stopLocalService?.();
     await tracing?.shutdown();
-    process.exit(0);
+    // Log lines are written asynchronously: the last ones (operations, 'shutting down') go out first.
+    await exitAfterLogs(0);
   };
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
@@ -207,7 +218,7 @@ async function runPrimary(config: Config, logger: ReturnType<typeof createLogger
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(`conversation-gateway: ${error.message}`);
-    process.exit(2);
+    return exitAfterLogs(2);
   }
   // The workers' rate limiters consult the primary over IPC, so --workers never multiplies the budget.
   startRateLimitPrimary();
@@ -223,6 +234,8 @@ async function runPrimary(config: Config, logger: ReturnType<typeof createLogger
     onStopped: async () => {
       // After the workers: their last operations may still have needed the local service.
       await local?.close();
+      // The primary exits right after this: its last lines ('stopping workers') go out first.
+      await flushLogs(logger);
     },
   });
   console.log(
@@ -232,5 +245,5 @@ async function runPrimary(config: Config, logger: ReturnType<typeof createLogger
 
 main().catch((error: unknown) => {
   console.error('conversation-gateway failed to start:', error instanceof Error ? error.message : error);
-  process.exit(1);
+  void exitAfterLogs(1);
 });
