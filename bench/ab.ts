@@ -3,10 +3,11 @@
  * tree, side by side with the parse-and-reshape floor (bench/floors/http-floor.ts), in front of one
  * service, rotating which goes first each round.
  *
- *   npx tsx bench/ab.ts --base <git ref> [--work list|history] [--rounds 9] [--seconds 4] [--cpu-prof]
+ *   npx tsx bench/ab.ts --base <git ref> [--work list|history] [--api v0|v1] [--rounds 9] [--seconds 4] [--cpu-prof]
  *
  * `--work history` measures the history scenario's request (the newest 50 of 1,000 events) instead,
- * with the direct REST call as the third side in place of the list's reshape floor.
+ * with the history floor (bench/floors/history-floor.ts) as the third side. `--api v1` runs the
+ * service with `--api v1` and both gateways with `--upstream-api v1` (default v0).
  *
  * Why not two `npm run bench` runs: on a shared 2-core machine consecutive runs differ by more than one
  * optimization gains, and `--quick` measures a gateway that is still warming up (its first seconds of
@@ -34,6 +35,7 @@ const { values } = parseArgs({
   options: {
     base: { type: 'string' },
     work: { type: 'string', default: 'list' },
+    api: { type: 'string', default: 'v0' },
     rounds: { type: 'string', default: '9' },
     seconds: { type: 'string', default: '4' },
     'cpu-prof': { type: 'boolean', default: false },
@@ -42,6 +44,8 @@ const { values } = parseArgs({
 if (!values.base) throw new Error('--base <git ref> is required (e.g. --base HEAD~3)');
 const workload = values.work;
 if (workload !== 'list' && workload !== 'history') throw new Error('--work is list or history');
+const api = values.api;
+if (api !== 'v0' && api !== 'v1') throw new Error('--api is v0 or v1');
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const KEY = 'bench-session-key';
@@ -69,19 +73,21 @@ try {
   await build();
 
   const serviceDataDir = join(work, 'data');
-  const service = await spawnLocalService(serviceDataDir, KEY);
+  const service = await spawnLocalService(serviceDataDir, KEY, ['--api', api]);
   processes.push(service);
   const profileDir = join(ROOT, 'bench', 'results', 'profiles');
   if (values['cpu-prof']) mkdirSync(profileDir, { recursive: true });
   const current = await spawnGateway(service.url, {
+    api,
     nodeFlags: values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
   });
   processes.push(current);
-  const base = await spawnGateway(service.url, { entry: [join(baseRoot, 'dist', 'index.js')] });
+  const base = await spawnGateway(service.url, { api, entry: [join(baseRoot, 'dist', 'index.js')] });
   processes.push(base);
-  const floor = workload === 'list' ? await spawnFloor('reshape', service.url) : service;
-  if (floor !== service) processes.push(floor);
+  const floor = await spawnFloor(workload === 'list' ? 'reshape' : 'history', service.url, { api });
+  processes.push(floor);
 
+  const seeded = await seed(service.url, KEY, 200, api);
   const context: BenchContext = {
     serviceUrl: service.url,
     gatewayUrl: current.url,
@@ -89,9 +95,9 @@ try {
     servicePid: service.pid,
     dataDir: serviceDataDir,
     key: KEY,
-    api: 'v0',
-    sandboxId: null,
-    conversationIds: (await seed(service.url, KEY, 200)).ids,
+    api,
+    sandboxId: seeded.sandboxId,
+    conversationIds: seeded.ids,
     rounds,
     seconds,
     connections: CONNECTIONS,
@@ -101,18 +107,15 @@ try {
   const targets =
     workload === 'list' ? listTargets(context) : historyTargets(context, await seedHistory(context));
   const request = targets.gateway;
-  // The third side: the list's reshape floor, or for history the direct REST call (its CPU, the service's).
-  const third =
-    workload === 'list'
-      ? {
-          name: 'floor (reshape)',
-          target: {
-            ...request,
-            url: floor.url,
-            isOk: (status: number, body: string) => status === 200 && body.length > 100,
-          },
-        }
-      : { name: 'direct REST', target: targets.direct };
+  // The third side: the list's reshape floor, or the history floor, sent the gateway's own request.
+  const third = {
+    name: `floor (${workload === 'list' ? 'reshape' : 'history'})`,
+    target: {
+      ...request,
+      url: floor.url,
+      isOk: (status: number, body: string) => status === 200 && body.length > 100,
+    },
+  };
   const sides: Array<{ name: string; pid: number; target: HttpTarget; runs: LoadWithCpu[] }> = [
     { name: values.base, pid: base.pid, target: { ...request, url: base.url }, runs: [] },
     { name: 'working tree', pid: current.pid, target: request, runs: [] },
