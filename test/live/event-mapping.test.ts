@@ -277,6 +277,9 @@ describe('mapUpstreamEvent: file changes', () => {
         }),
     },
   ])('$name', ({ payload, expected }) => {
-    expect(mapUpstreamEvent(payload, 'UTC')).toEqual(expected(payload));
+    const event = mapUpstreamEvent(payload, 'UTC');
+    expect(event).toEqual(expected(payload));
+    // The common fields, then the kind's, in that order (toEqual alone ignores the order).
+    expect(Object.keys(event ?? {})).toEqual(Object.keys(expected(payload)));
   });
 });

@@ -809,6 +809,8 @@ describe('V1 file changes onto the file kinds, with the paths they change', () =
   ])('$name', ({ payload, expected }) => {
     const event = mapV1Event(payload, 'UTC');
     expect(event).toEqual(expected(payload));
+    // The common fields, then the kind's, in that order (toEqual alone ignores the order).
+    expect(Object.keys(event ?? {})).toEqual(Object.keys(expected(payload)));
     expect(Object.isFrozen(event?.raw)).toBe(true);
   });
 });
