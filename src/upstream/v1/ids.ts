@@ -9,8 +9,22 @@ const UUID_TEXT = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]
 /** The 32-lowercase-hex form of a dashed or undashed UUID; null for anything else. */
 export function hexId(raw: unknown): string | null {
   if (typeof raw !== 'string') return null;
+  // The app server's own form, what every record of a list carries: already the answer, checked
+  // without a trim, a regex, a replace and a lower-casing (each record has one, or more).
+  if (isLowerHex32(raw)) return raw;
   const trimmed = raw.trim();
   return UUID_TEXT.test(trimmed) ? trimmed.replaceAll('-', '').toLowerCase() : null;
+}
+
+/** True for exactly 32 characters of 0-9 a-f. */
+function isLowerHex32(text: string): boolean {
+  if (text.length !== 32) return false;
+  for (let index = 0; index < 32; index++) {
+    const code = text.charCodeAt(index);
+    // '0'-'9' or 'a'-'f'
+    if (!((code >= 48 && code <= 57) || (code >= 97 && code <= 102))) return false;
+  }
+  return true;
 }
 
 /** The dashed form of a 32-hex id (what a start request's `conversation_id` echoes back). */
