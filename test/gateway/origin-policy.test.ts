@@ -43,6 +43,55 @@ describe('OriginPolicy.checkHost', () => {
     expect(code(policy.checkHost('user@gw.example.com'))).toBe('HOST_REJECTED');
   });
 
+  it('decides a Host seen before as the first time, also once many others pushed it out of the cache', () => {
+    const allowed = ['gw.example.com', '::1', '127.0.0.1'];
+    const policy = new OriginPolicy({ allowedHosts: allowed });
+    /** The decision without the cache: the URL parse the policy makes for a Host it has not seen. */
+    const plain = (host: string) => {
+      try {
+        const url = new URL(`http://${host.trim()}`);
+        if (url.username || url.password || url.pathname !== '/' || url.search || url.hash) return false;
+        return allowed.includes(
+          url.hostname
+            .toLowerCase()
+            .replace(/^\[(.*)\]$/, '$1')
+            .replace(/\.$/, ''),
+        );
+      } catch {
+        return false;
+      }
+    };
+    const hosts = [
+      'gw.example.com',
+      'GW.EXAMPLE.COM:4000',
+      ' gw.example.com ',
+      'gw.example.com.',
+      'gw.example.com:99999',
+      'gw.example.com:',
+      'gw.example.com/x',
+      'gw.example.com?x',
+      'gw.example.com#x',
+      'u:p@gw.example.com',
+      '[::1]',
+      '[::1]:80',
+      '[::1',
+      '::1',
+      '127.0.0.1:4000',
+      '127.1',
+      '0x7f.0.0.1',
+      'gw.example.com.evil.example',
+      '',
+      ' ',
+      'gw example.com',
+    ];
+    for (let round = 0; round < 3; round++) {
+      for (const host of hosts) expect([host, policy.checkHost(host) === null]).toEqual([host, plain(host)]);
+      // Made-up Hosts, more than the cache holds: the ones above are read anew next round.
+      for (let n = 0; n < 300; n++)
+        expect(code(policy.checkHost(`made-up-${round}-${n}.example`))).toBe('HOST_REJECTED');
+    }
+  });
+
   it('defaults: loopback plus the listen host when listening on loopback or with a default key; else off', () => {
     // Listening on loopback: on with or without a key (the quick start's embedded service needs none).
     expect(defaultAllowedHosts(false, '127.0.0.1')).toEqual(['localhost', '127.0.0.1', '::1']);
