@@ -1,6 +1,8 @@
 /**
- * The one way a credential becomes a key in a map, a metric-free counter or Redis: a salted sha256 of
- * its kind and secret, never the secret itself (those maps outlive operations, and Redis is shared).
+ * The one way a credential becomes a key in a map that outlives its calls, a metric-free counter or
+ * Redis: a salted sha256 of its kind and secret, never the secret itself (those entries outlive the
+ * requests that carried the secret, and Redis is shared). The upstream fair share (fair-share.ts) keys
+ * its lanes by the secret: a lane lives only while calls carrying that secret are in flight.
  */
 import { hash } from 'node:crypto';
 import { credentialSecret, type UpstreamCredentials } from './credentials.ts';

@@ -5,11 +5,15 @@
  * may have at most `perCredential` calls past this point; its further calls wait in its own queue
  * (at most `maxWaiting`, then refused), so the shared pool and queue always keep room for others.
  *
- * Credentials are keyed by a salted SHA-256 (never the key itself: this map outlives operations).
+ * Lanes are keyed by the credential's kind and secret themselves, not by a salted hash
+ * (credential-key.ts) as the maps that outlive calls are: a lane exists only while its credential has
+ * calls in flight or waiting (it is deleted with the last one), and each of those calls holds the same
+ * secret in its own request and headers for as long, so the key keeps no secret in memory longer than
+ * the calls do, and is never logged or counted (`lanes` is a number). A hash was a sha256 per
+ * operation (the credentials object, which cached it, is made per request) for a lookup of a few
+ * microseconds' lifetime; a cache of hashes by secret would have kept every caller's secret for good.
  */
-import { randomBytes } from 'node:crypto';
-import { credentialKey } from './credential-key.ts';
-import type { UpstreamCredentials } from './credentials.ts';
+import { credentialSecret, type UpstreamCredentials } from './credentials.ts';
 
 /** Why a call was not run: its signal aborted while waiting, or its credential's queue is full. */
 export type FairShareRefusal = 'aborted' | 'queue-full';
@@ -23,10 +27,13 @@ interface Lane {
 export class FairShare {
   readonly #perCredential: number;
   readonly #maxWaiting: number;
-  readonly #lanes = new Map<string, Lane>();
-  /** Hash per credentials object: one operation's calls share the object, so it is hashed once. */
-  readonly #keys = new WeakMap<UpstreamCredentials, string>();
-  readonly #salt = randomBytes(16).toString('hex');
+  /** Lanes by secret, one map per kind (the same string under two kinds is two credentials). */
+  readonly #lanes: Record<UpstreamCredentials['kind'], Map<string, Lane>> = {
+    'session-api-key': new Map(),
+    bearer: new Map(),
+    'access-token': new Map(),
+    none: new Map(),
+  };
 
   /**
    * @param perCredential calls in flight per credential (at least 1)
@@ -39,7 +46,9 @@ export class FairShare {
 
   /** Credentials with calls in flight or waiting (tests, metrics). */
   get lanes(): number {
-    return this.#lanes.size;
+    let lanes = 0;
+    for (const byKind of Object.values(this.#lanes)) lanes += byKind.size;
+    return lanes;
   }
 
   /**
@@ -52,11 +61,13 @@ export class FairShare {
     call: () => Promise<T>,
     refusal: (reason: FairShareRefusal) => Error,
   ): Promise<T> {
-    const key = this.#keyOf(credentials);
-    let lane = this.#lanes.get(key);
+    const lanes = this.#lanes[credentials.kind];
+    // Callers without a credential share one lane ('' is what credentialSecret answers for them).
+    const key = credentialSecret(credentials);
+    let lane = lanes.get(key);
     if (!lane) {
       lane = { active: 0, waiting: [] };
-      this.#lanes.set(key, lane);
+      lanes.set(key, lane);
     }
     // A waiter is handed the finishing call's slot (`active` unchanged), so a newcomer arriving
     // between the hand-over and the waiter's wake-up cannot take it too.
@@ -69,7 +80,7 @@ export class FairShare {
     } finally {
       const next = lane.waiting.shift();
       if (next) next();
-      else if (--lane.active === 0) this.#lanes.delete(key);
+      else if (--lane.active === 0) lanes.delete(key);
     }
   }
 
@@ -88,14 +99,5 @@ export class FairShare {
       lane.waiting.push(admit);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
-  }
-
-  #keyOf(credentials: UpstreamCredentials): string {
-    let key = this.#keys.get(credentials);
-    if (key === undefined) {
-      key = credentialKey(credentials, this.#salt);
-      this.#keys.set(credentials, key);
-    }
-    return key;
   }
 }

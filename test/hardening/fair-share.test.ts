@@ -103,4 +103,33 @@ describe('FairShare', () => {
     bobs.state.finish();
     await Promise.all([...runs, bobRun]);
   });
+
+  it('keys by kind and secret: the same string as another kind is another credential; callers without one share a lane', async () => {
+    const share = new FairShare(1, 100);
+    const secret = 'same-string';
+    const asKey = heldCall();
+    const asBearer = heldCall();
+    const asAccessToken = heldCall();
+    const anonymous = [heldCall(), heldCall()];
+    const runs = [
+      share.run({ kind: 'session-api-key', key: secret }, undefined, asKey.call, refusal),
+      share.run({ kind: 'bearer', token: secret }, undefined, asBearer.call, refusal),
+      share.run({ kind: 'access-token', token: secret }, undefined, asAccessToken.call, refusal),
+      ...anonymous.map((c) => share.run({ kind: 'none' }, undefined, c.call, refusal)),
+    ];
+    await tick();
+    expect([asKey, asBearer, asAccessToken, ...anonymous].map((c) => c.state.started)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      false,
+    ]);
+    expect(share.lanes).toBe(4);
+    for (const c of [asKey, asBearer, asAccessToken, ...anonymous]) c.state.finish();
+    await tick();
+    anonymous[1]?.state.finish();
+    await Promise.all(runs);
+    expect(share.lanes).toBe(0);
+  });
 });
