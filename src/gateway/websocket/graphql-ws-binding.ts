@@ -43,7 +43,7 @@ import {
 } from 'graphql-ws';
 import type { RawData, WebSocket, WebSocketServer } from 'ws';
 import { LiveMember } from './live-fan-out.ts';
-import { currentTurn, sendFrame, serializePayload, warnIfUncorkable } from './ws-frames.ts';
+import { currentTurn, nextFramePrefix, sendFrame, serializePayload, warnIfUncorkable } from './ws-frames.ts';
 import { clientMessage } from './ws-guard.ts';
 import { keepSocketsAlive } from './ws-keep-alive.ts';
 
@@ -127,7 +127,7 @@ class DirectDelivery implements AsyncIterableIterator<never> {
 
   constructor(source: AsyncIterable<ExecutionResult>, id: string, socket: WebSocket) {
     this.#source = source[Symbol.asyncIterator]();
-    this.#prefix = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+    this.#prefix = nextFramePrefix(id);
     this.#socket = socket;
   }
 

@@ -29,7 +29,7 @@ import type { WebSocket } from 'ws';
 import { streamEndedByShutdown } from '../../errors.ts';
 import { BridgeError } from '../../upstream/port/bridge-error.ts';
 import { resultWithoutSuggestions } from '../protection/suggestions.ts';
-import { corkForThisTurn, serializePayload, WS_SEND_HIGH_WATER } from './ws-frames.ts';
+import { corkForThisTurn, nextFramePrefix, serializePayload, WS_SEND_HIGH_WATER } from './ws-frames.ts';
 
 const NO_ERRORS: readonly unknown[] = Object.freeze([]);
 
@@ -271,7 +271,7 @@ export class LiveMember {
     this.#socket = socket;
     this.#id = id;
     this.#adoptedBy = adoptedBy;
-    this.#prefix = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+    this.#prefix = nextFramePrefix(id);
     if (this.#early) for (const payload of this.#early) this.#write(payload);
     this.#early = null;
     if (this.#state === 'joined') {

@@ -60,6 +60,15 @@ export function corkForThisTurn(socket: WebSocket): void {
   corked.add(socket);
 }
 
+/**
+ * `{"id":"<id>","type":"next","payload":`, graphql-ws's key order: what a subscription's `next` frames
+ * start with, kept per subscription. Joined, not concatenated: one flat string (about 90 bytes for a
+ * UUID id) instead of a tree of cons strings over the parts (about 150), per open subscription.
+ */
+export function nextFramePrefix(id: string): string {
+  return ['{"id":', JSON.stringify(id), ',"type":"next","payload":'].join('');
+}
+
 /** Payload JSON per result object: serialized once however many subscribers receive it. */
 const payloadJson = new WeakMap<ExecutionResult, string>();
 
