@@ -15,7 +15,7 @@ import {
   GraphQLString,
   parse,
 } from 'graphql';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { WebSocket } from 'ws';
 import { subscribeSharingResults } from '../../src/gateway/websocket/shared-subscription-results.ts';
 import { bindingForTest, initialisedSocket, until } from '../helpers/ws-binding.ts';
@@ -152,6 +152,21 @@ describe('graphql-ws binding', () => {
     const [code, reason] = (await closed) as [number, Buffer];
     expect(code).toBe(4400);
     expect(String(reason)).toBe('Invalid message received');
+  });
+
+  it('closes a socket without connection_init in time with 4408, and keeps one that sent it', async () => {
+    // The binding keeps this deadline itself (graphql-ws's own timer is off), dropped at connection_init.
+    const { url } = await bindingForTest({ schema, connectionInitWaitTimeout: 100 });
+    const silent = new WebSocket(url, 'graphql-transport-ws');
+    onTestFinished(() => silent.terminate());
+    const closed = once(silent, 'close');
+    const initialised = await initialisedSocket(url);
+    const [code, reason] = (await closed) as [number, Buffer];
+    expect(code).toBe(4408);
+    expect(String(reason)).toBe('Connection initialisation timeout');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(initialised.socket.readyState).toBe(WebSocket.OPEN);
+    expect(initialised.frames).toEqual([JSON.stringify({ type: 'connection_ack' })]);
   });
 
   it('dispose closes open sockets with 1001', async () => {

@@ -32,6 +32,8 @@
  *   period (ws-keep-alive.ts).
  * - The upgrade request is not kept: graphql-ws's `ctx.extra` holds only the socket (and its adopted
  *   operations).
+ * - The `connection_init` deadline is the binding's own timer, cleared and dropped when the message
+ *   arrives: graphql-ws's would stay referenced by the socket's closures until the socket closes.
  */
 import type { ExecutionResult } from 'graphql';
 import {
@@ -65,9 +67,18 @@ class SocketSession implements SocketExtra {
   handle: ((data: string) => Promise<void>) | null = null;
   /** What graphql-ws's `opened` returned: call it when the socket closes. */
   closed: ((code?: number, reason?: string) => Promise<void>) | null = null;
+  /** Closes the socket unless `connection_init` arrives first; dropped once it has. */
+  initTimer: NodeJS.Timeout | null = null;
 
   constructor(socket: WebSocket) {
     this.socket = socket;
+  }
+
+  /** `connection_init` arrived (or the socket closed): the timer goes, and with it its memory. */
+  clearInitTimer(): void {
+    if (this.initTimer === null) return;
+    clearTimeout(this.initTimer);
+    this.initTimer = null;
   }
 
   get protocol(): string {
@@ -90,6 +101,15 @@ class SocketSession implements SocketExtra {
 /** Operations open on a socket: graphql-ws's own and those this binding adopted. */
 export function openOperations(ctx: { subscriptions: Record<string, unknown>; extra: SocketExtra }): number {
   return Object.keys(ctx.subscriptions).length + (ctx.extra.adopted?.size ?? 0);
+}
+
+/** graphql-ws's default `connectionInitWaitTimeout`. */
+const GRAPHQL_WS_CONNECTION_INIT_WAIT_MS = 3_000;
+
+/** What graphql-ws's own timer does when `connection_init` has not arrived in time. */
+function closeUninitialised(session: SocketSession): void {
+  session.initTimer = null;
+  session.close(CloseCode.ConnectionInitialisationTimeout, 'Connection initialisation timeout');
 }
 
 /** Default keep-alive period of graphql-ws's `useServer`, kept: ping every 12 s, drop after 12 s silent. */
@@ -245,8 +265,12 @@ export function serveGraphqlWs(
   keepAliveMs = WS_KEEP_ALIVE_MS,
 ): { dispose(): Promise<void> } {
   const isProd = process.env.NODE_ENV === 'production';
+  const initWaitMs = options.connectionInitWaitTimeout ?? GRAPHQL_WS_CONNECTION_INIT_WAIT_MS;
   const server = makeServer<Record<string, unknown>, SocketExtra>({
     ...options,
+    // The binding keeps this timer itself: graphql-ws's stays referenced by the socket's closures
+    // until the socket closes (a Timeout, its callback and numbers: ~250 bytes per open socket).
+    connectionInitWaitTimeout: 0,
     onOperation: (ctx, id, _payload, _args, result) => {
       if (result instanceof LiveMember) {
         // The client completed it during the subscribe phase: graphql-ws forgot the id already.
@@ -302,6 +326,8 @@ export function serveGraphqlWs(
       this.close(4400, 'Invalid message received');
       return;
     }
+    // graphql-ws marks the socket initialised as it reads this message (synchronously, below).
+    if (message.type === 'connection_init') session.clearInitTimer();
     if (session.adopted?.size && answeredForAdopted(message, session.adopted, this)) return;
     const onHandlingError = (error: unknown) => {
       console.error(
@@ -331,6 +357,7 @@ export function serveGraphqlWs(
       );
     const session = sessions.get(this);
     if (!session) return;
+    session.clearInitTimer();
     if (session.adopted) for (const member of [...session.adopted.values()]) member.cancel();
     void session.closed?.(code, String(reason));
   };
@@ -350,6 +377,9 @@ export function serveGraphqlWs(
     const session = new SocketSession(socket);
     sessions.set(socket, session);
     session.closed = server.opened(session, session);
+    // graphql-ws listens (and would have started its timer) only when it accepted the subprotocol.
+    if (session.handle && initWaitMs > 0 && Number.isFinite(initWaitMs))
+      session.initTimer = setTimeout(closeUninitialised, initWaitMs, session);
   });
 
   return {
