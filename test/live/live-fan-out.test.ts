@@ -273,6 +273,32 @@ describe('live fan-out over graphql-ws', () => {
     expect(b.messages()[0]).toMatchObject({ id: 'other', type: 'next' });
   });
 
+  it('several live operations on one socket: each completes on its own, its id is free again, a reused live id closes with 4409', async () => {
+    // The binding keeps a socket's first adopted operation inline and any more in a map.
+    const { url, hub, open, ended } = await listen();
+    const a = await client(url);
+    for (const id of ['x', 'y', 'z']) a.subscribe(id);
+    await until(() => open.size === 3);
+    a.socket.send(JSON.stringify({ id: 'x', type: 'complete' }));
+    a.socket.send(JSON.stringify({ id: 'z', type: 'complete' }));
+    await until(() => ended.length === 2 && open.size === 1);
+    hub.push({ n: 1 });
+    await until(() => a.frames.length === 2);
+    expect(a.frames.slice(1)).toEqual([nextFrame('y', { data: { events: { n: 1, label: 'event 1' } } })]);
+
+    // A completed id may be used again; one still live may not.
+    a.subscribe('x');
+    await until(() => open.size === 2);
+    hub.push({ n: 2 });
+    await until(() => a.frames.length === 4);
+    expect(a.messages().slice(1).map((message) => message.id)).toEqual(['y', 'x']);
+    const closed = once(a.socket, 'close');
+    a.subscribe('y');
+    const [code] = (await closed) as [number];
+    expect(code).toBe(4409);
+    await until(() => ended.length === 4 && open.size === 0);
+  });
+
   it('ends a member whose client stops reading with SUBSCRIBER_TOO_SLOW; the others get every result', async () => {
     const { url, hub, open, ended } = await listen({ maxBehind: 3 });
     const slow = await client(url);

@@ -31,7 +31,7 @@
  * - One keep-alive timer for all sockets instead of one interval per socket, its pings spread over the
  *   period (ws-keep-alive.ts).
  * - The upgrade request is not kept: graphql-ws's `ctx.extra` holds only the socket (and its adopted
- *   operations).
+ *   operations, the first one inline).
  * - The `connection_init` deadline is the binding's own timer, cleared and dropped when the message
  *   arrives: graphql-ws's would stay referenced by the socket's closures until the socket closes.
  */
@@ -44,34 +44,73 @@ import {
   type ServerOptions,
 } from 'graphql-ws';
 import type { RawData, WebSocket, WebSocketServer } from 'ws';
-import { LiveMember } from './live-fan-out.ts';
+import { type AdoptedOperations, LiveMember } from './live-fan-out.ts';
 import { currentTurn, nextFramePrefix, sendFrame, serializePayload, warnIfUncorkable } from './ws-frames.ts';
 import { clientMessage } from './ws-guard.ts';
 import { keepSocketsAlive } from './ws-keep-alive.ts';
 
 /** What graphql-ws's context `extra` holds for an operation over this binding. */
 export interface SocketExtra {
-  socket: WebSocket;
-  /** Operations adopted from graphql-ws (live groups), by id; created with the first. */
-  adopted: Map<string, LiveMember> | null;
+  readonly socket: WebSocket;
+  /** Operations adopted from graphql-ws (live groups). */
+  readonly adoptedCount: number;
 }
 
 /**
  * One socket as graphql-ws sees it (its `WebSocket` interface: protocol, send, close, onMessage, as
- * methods rather than closures per socket) and as the binding keeps it (graphql-ws's `extra`).
+ * methods rather than closures per socket) and as the binding keeps it (graphql-ws's `extra`), with
+ * the operations adopted from graphql-ws: the first inline (most sockets carry one subscription, and
+ * a Map is about 180 bytes), any more in a Map.
  */
-class SocketSession implements SocketExtra {
+class SocketSession implements SocketExtra, AdoptedOperations {
   readonly socket: WebSocket;
-  adopted: Map<string, LiveMember> | null = null;
   /** graphql-ws's handler of an incoming message, given in `onMessage`. */
   handle: ((data: string) => Promise<void>) | null = null;
   /** What graphql-ws's `opened` returned: call it when the socket closes. */
   closed: ((code?: number, reason?: string) => Promise<void>) | null = null;
   /** Closes the socket unless `connection_init` arrives first; dropped once it has. */
   initTimer: NodeJS.Timeout | null = null;
+  #firstId: string | null = null;
+  #first: LiveMember | null = null;
+  #more: Map<string, LiveMember> | null = null;
 
   constructor(socket: WebSocket) {
     this.socket = socket;
+  }
+
+  get adoptedCount(): number {
+    return (this.#first ? 1 : 0) + (this.#more?.size ?? 0);
+  }
+
+  get(id: string): LiveMember | undefined {
+    if (this.#first && this.#firstId === id) return this.#first;
+    return this.#more?.get(id);
+  }
+
+  set(id: string, member: LiveMember): void {
+    if (this.#first) {
+      this.#more ??= new Map();
+      this.#more.set(id, member);
+    } else {
+      this.#firstId = id;
+      this.#first = member;
+    }
+  }
+
+  delete(id: string): boolean {
+    if (this.#first && this.#firstId === id) {
+      this.#first = null;
+      this.#firstId = null;
+      return true;
+    }
+    return this.#more?.delete(id) ?? false;
+  }
+
+  /** The adopted operations now (a copy: cancelling one removes it). */
+  adoptedMembers(): LiveMember[] {
+    const members = this.#more ? [...this.#more.values()] : [];
+    if (this.#first) members.push(this.#first);
+    return members;
   }
 
   /** `connection_init` arrived (or the socket closed): the timer goes, and with it its memory. */
@@ -100,7 +139,7 @@ class SocketSession implements SocketExtra {
 
 /** Operations open on a socket: graphql-ws's own and those this binding adopted. */
 export function openOperations(ctx: { subscriptions: Record<string, unknown>; extra: SocketExtra }): number {
-  return Object.keys(ctx.subscriptions).length + (ctx.extra.adopted?.size ?? 0);
+  return Object.keys(ctx.subscriptions).length + ctx.extra.adoptedCount;
 }
 
 /** graphql-ws's default `connectionInitWaitTimeout`. */
@@ -232,7 +271,7 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<ExecutionResult
  */
 function answeredForAdopted(
   message: { type: string; id?: string },
-  adopted: Map<string, LiveMember>,
+  adopted: AdoptedOperations,
   socket: WebSocket,
 ): boolean {
   const member = message.id === undefined ? undefined : adopted.get(message.id);
@@ -275,7 +314,7 @@ export function serveGraphqlWs(
       if (result instanceof LiveMember) {
         // The client completed it during the subscribe phase: graphql-ws forgot the id already.
         if (!(id in ctx.subscriptions)) result.cancel();
-        else adopt(ctx, id, result);
+        else adopt(ctx, id, result, ctx.extra as SocketSession);
         // Not iterable and no longer in ctx.subscriptions: graphql-ws sends nothing and lets go.
         return undefined;
       }
@@ -295,15 +334,14 @@ export function serveGraphqlWs(
 
   /** Takes the operation from graphql-ws: the member writes its frames, the binding answers for its id. */
   const adopt = (
-    ctx: { subscriptions: Record<string, unknown>; extra: SocketExtra },
+    ctx: { subscriptions: Record<string, unknown> },
     id: string,
     member: LiveMember,
+    session: SocketSession,
   ) => {
-    ctx.extra.adopted ??= new Map();
-    const adopted = ctx.extra.adopted;
-    adopted.set(id, member);
+    session.set(id, member);
     delete ctx.subscriptions[id];
-    member.adopt(ctx.extra.socket, id, adopted);
+    member.adopt(session.socket, id, session);
   };
 
   // One listener function per event for every socket, finding the socket's session by `this`:
@@ -328,7 +366,7 @@ export function serveGraphqlWs(
     }
     // graphql-ws marks the socket initialised as it reads this message (synchronously, below).
     if (message.type === 'connection_init') session.clearInitTimer();
-    if (session.adopted?.size && answeredForAdopted(message, session.adopted, this)) return;
+    if (session.adoptedCount > 0 && answeredForAdopted(message, session, this)) return;
     const onHandlingError = (error: unknown) => {
       console.error(
         'Internal error occurred during message handling. Please check your implementation.',
@@ -358,7 +396,7 @@ export function serveGraphqlWs(
     const session = sessions.get(this);
     if (!session) return;
     session.clearInitTimer();
-    if (session.adopted) for (const member of [...session.adopted.values()]) member.cancel();
+    for (const member of session.adoptedMembers()) member.cancel();
     void session.closed?.(code, String(reason));
   };
 

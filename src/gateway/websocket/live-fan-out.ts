@@ -33,6 +33,15 @@ import { corkForThisTurn, nextFramePrefix, serializePayload, WS_SEND_HIGH_WATER 
 
 const NO_ERRORS: readonly unknown[] = Object.freeze([]);
 
+/**
+ * A socket's adopted operations by id, as a member leaves them when it ends (a Map fits; the graphql-ws
+ * binding keeps the first one inline, since most sockets carry a single subscription).
+ */
+export interface AdoptedOperations {
+  get(id: string): LiveMember | undefined;
+  delete(id: string): boolean;
+}
+
 /** Something shutdown can stop: it sends its last result and leaves the set it was registered in. */
 export interface StoppableOperation {
   stop(): void;
@@ -230,7 +239,7 @@ export class LiveMember {
   #onEnd: ((errors: readonly unknown[]) => void) | null = null;
   #stopSet: Set<StoppableOperation> | null = null;
   /** The socket's adopted operations, by id, which this member leaves when it ends. */
-  #adoptedBy: Map<string, LiveMember> | null = null;
+  #adoptedBy: AdoptedOperations | null = null;
   #id = '';
   /** Results written in a row while the socket held WS_SEND_HIGH_WATER unsent bytes. */
   #behind = 0;
@@ -262,11 +271,11 @@ export class LiveMember {
   }
 
   /**
-   * The binding hands the member its socket and operation id; `adoptedBy` is the socket's map of
+   * The binding hands the member its socket and operation id; `adoptedBy` is the socket's set of
    * adopted operations, where the binding has put it and which it leaves when it ends. What came
    * before (results, the end) goes out now.
    */
-  adopt(socket: WebSocket, id: string, adoptedBy: Map<string, LiveMember>): void {
+  adopt(socket: WebSocket, id: string, adoptedBy: AdoptedOperations): void {
     if (this.#state !== 'joined' && this.#state !== 'closing') return;
     this.#socket = socket;
     this.#id = id;
