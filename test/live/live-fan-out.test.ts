@@ -292,6 +292,17 @@ describe('live fan-out over graphql-ws', () => {
     hub.push({ n: 2 });
     await until(() => a.frames.length === 4);
     expect(a.messages().slice(1).map((message) => message.id)).toEqual(['y', 'x']);
+    // After adoptions graphql-ws's record of the socket's own operations is a fresh object: ids named
+    // like Object.prototype's members are still free, and its own operations still run.
+    a.subscribe('toString', '{ ok }');
+    a.subscribe('__proto__', '{ ok }');
+    await until(() => a.frames.length === 8);
+    for (const id of ['toString', '__proto__']) {
+      expect(a.messages().filter((message) => message.id === id)).toEqual([
+        { id, type: 'next', payload: { data: { ok: null } } },
+        { id, type: 'complete' },
+      ]);
+    }
     const closed = once(a.socket, 'close');
     a.subscribe('y');
     const [code] = (await closed) as [number];
