@@ -17,25 +17,32 @@ import type { AgentStateValue } from '../port/vocabulary.ts';
 import { upstreamTimestampToUtc } from '../timestamps.ts';
 import { BEFORE_FIRST_CURSOR, v1Cursor } from './event-cursor.ts';
 
-/** The text parts of a content list, joined. */
+/*
+ * textOf and imagesOf run for every message, thought and observation: loops, not filter/map/flatMap
+ * chains, which allocate a callback and an array per step.
+ */
+
+/** The text parts of a content list, joined by newlines. */
 function textOf(content: unknown): string {
   if (!Array.isArray(content)) return typeof content === 'string' ? content : '';
-  return content
-    .filter(
-      (part): part is JsonObject =>
-        isJsonObject(part) && part.type === 'text' && typeof part.text === 'string',
-    )
-    .map((part) => part.text as string)
-    .join('\n');
+  let text: string | null = null;
+  for (const part of content) {
+    if (isJsonObject(part) && part.type === 'text' && typeof part.text === 'string') {
+      text = text === null ? part.text : `${text}\n${part.text}`;
+    }
+  }
+  return text ?? '';
 }
 
+/** The image URLs of a content list, in order. */
 function imagesOf(content: unknown): string[] {
-  if (!Array.isArray(content)) return [];
-  return content.flatMap((part) =>
-    isJsonObject(part) && part.type === 'image' && Array.isArray(part.image_urls)
-      ? part.image_urls.filter((url): url is string => typeof url === 'string')
-      : [],
-  );
+  const urls: string[] = [];
+  if (!Array.isArray(content)) return urls;
+  for (const part of content) {
+    if (!isJsonObject(part) || part.type !== 'image' || !Array.isArray(part.image_urls)) continue;
+    for (const url of part.image_urls) if (typeof url === 'string') urls.push(url);
+  }
+  return urls;
 }
 
 /** V1 execution status -> the V0 agent state a client already knows. */
