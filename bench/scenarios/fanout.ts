@@ -5,7 +5,8 @@
  * conversation's agent-server event socket (`/sockets/events/{id}`, the sandbox's key as
  * `X-Session-API-Key`), whose messages run the agent. Measured: delivery delay from the upstream's event
  * timestamp to receipt in the subscriber processes (p50/p99), gateway RSS per subscriber (a fresh gateway
- * per N, so the baseline is clean), and the upstream sockets held for the conversation (V0: the
+ * per N, so the baseline is clean; sampled once the warm-up's deliveries have stopped, with the young
+ * generation's share beside it), and the upstream sockets held for the conversation (V0: the
  * service's `num_connections` minus the driver; V1, which has no such count: the server's own
  * `upstream_sockets_open` gauge on `/metrics`).
  */
@@ -194,6 +195,22 @@ async function collect(clients: SubscriberProcess[]) {
 }
 
 /**
+ * Waits until the subscriber processes have received nothing new for a second (at most 30 s): with
+ * thousands of sockets the last warm-up events are still being written a second after they were sent,
+ * and memory sampled then holds those writes (frames queued in the sockets, garbage not yet collected)
+ * rather than what the subscribers themselves hold.
+ */
+async function untilDeliveriesStop(clients: SubscriberProcess[]): Promise<void> {
+  let last = -1;
+  for (const until = performance.now() + 30_000; performance.now() < until; ) {
+    const { received } = await collect(clients);
+    if (received === last) return;
+    last = received;
+    await sleep(1000);
+  }
+}
+
+/**
  * Lets the last deliveries land: polls the subscriber processes every 500 ms until `expected` events
  * arrived, the count stopped moving for 3 s, or 2 minutes passed; then collects their reports.
  */
@@ -226,6 +243,16 @@ interface FanoutFigures {
   rssBaselineMiB: number;
   rssWithSubscribersMiB: number;
   rssPerSubscriberKiB: number;
+  /**
+   * Resident size of V8's young generation at the two RSS samples (MiB). V8 sizes it from the
+   * allocation and survival it has seen, up to 2 x 16 MiB, not from what the subscribers hold: a
+   * server whose start-up already grew it (the gateway) adds the second half with its first busy
+   * second, one that starts small (the floor) grows it with its subscribers.
+   */
+  youngBaselineMiB: number;
+  youngWithSubscribersMiB: number;
+  /** RSS per subscriber without the young generation's change: the memory that grows with them. */
+  rssOutsideYoungPerSubscriberKiB: number;
   /**
    * Heap in use after a full GC with the subscribers open minus before (warmed up, not yet delivering),
    * per subscriber: what a subscription holds, without garbage and V8's heap slack.
@@ -288,7 +315,7 @@ async function runOne(
     });
     await sleep(500);
     const rssBaseline = rssBytes(gateway.pid);
-    const liveHeapBaseline = await probe.liveHeapBytes(gateway.pid);
+    const heapBaseline = await probe.sample(gateway.pid);
 
     const perProcess = Math.ceil(subscribers / CLIENT_PROCESSES);
     const openStarted = performance.now();
@@ -324,9 +351,9 @@ async function runOne(
       warmed = (await collect(clients)).reached;
       if (warmed >= opened) break;
     }
-    await sleep(1000);
+    await untilDeliveriesStop(clients);
     const rssWithSubscribers = rssBytes(gateway.pid);
-    const liveHeapWithSubscribers = await probe.liveHeapBytes(gateway.pid);
+    const heapWithSubscribers = await probe.sample(gateway.pid);
     const heldSockets = await upstreamSockets(context, conversationId, gateway);
 
     for (const client of clients) client.child.send({ type: 'reset' } satisfies FanoutCommand);
@@ -364,7 +391,16 @@ async function runOne(
       rssBaselineMiB: round(rssBaseline / 2 ** 20),
       rssWithSubscribersMiB: round(rssWithSubscribers / 2 ** 20),
       rssPerSubscriberKiB: round((rssWithSubscribers - rssBaseline) / opened / 1024),
-      liveHeapPerSubscriberKiB: round((liveHeapWithSubscribers - liveHeapBaseline) / opened / 1024),
+      youngBaselineMiB: round(heapBaseline.youngBytes / 2 ** 20),
+      youngWithSubscribersMiB: round(heapWithSubscribers.youngBytes / 2 ** 20),
+      rssOutsideYoungPerSubscriberKiB: round(
+        (rssWithSubscribers - heapWithSubscribers.youngBytes - (rssBaseline - heapBaseline.youngBytes)) /
+          opened /
+          1024,
+      ),
+      liveHeapPerSubscriberKiB: round(
+        (heapWithSubscribers.liveBytes - heapBaseline.liveBytes) / opened / 1024,
+      ),
       upstreamSockets: heldSockets,
       gatewayCpuUsPerDelivery: round((cpuSpent * 1000) / Math.max(1, result.received)),
       errors: [...new Set(result.errors)].slice(0, 5),
@@ -412,7 +448,7 @@ export async function runFanout(context: BenchContext, counts: number[]): Promis
         direct: '',
         floor: fmt(floor.rssPerSubscriberKiB, 'KiB'),
         vsFloor: ratio(f.rssPerSubscriberKiB, floor.rssPerSubscriberKiB),
-        derived: `${fmt(f.rssBaselineMiB)} -> ${fmt(f.rssWithSubscribersMiB)} MiB`,
+        derived: `${fmt(f.rssBaselineMiB)} -> ${fmt(f.rssWithSubscribersMiB)} MiB, young generation ${fmt(f.youngBaselineMiB)} -> ${fmt(f.youngWithSubscribersMiB)} (floor ${fmt(floor.youngBaselineMiB)} -> ${fmt(floor.youngWithSubscribersMiB)}); outside it ${fmt(f.rssOutsideYoungPerSubscriberKiB, 'KiB')} vs ${fmt(floor.rssOutsideYoungPerSubscriberKiB, 'KiB')}`,
         target: {
           goal: `<= ${FLOOR_RATIO_GOAL}x floor`,
           met: f.rssPerSubscriberKiB <= FLOOR_RATIO_GOAL * floor.rssPerSubscriberKiB,
@@ -462,6 +498,9 @@ export async function runFanout(context: BenchContext, counts: number[]): Promis
         cpuPerDelivery: round(gateway.gatewayCpuUsPerDelivery / floor.gatewayCpuUsPerDelivery),
         p99: round(gateway.p99Ms / floor.p99Ms),
         rssPerSubscriber: round(gateway.rssPerSubscriberKiB / floor.rssPerSubscriberKiB),
+        rssOutsideYoungPerSubscriber: round(
+          gateway.rssOutsideYoungPerSubscriberKiB / floor.rssOutsideYoungPerSubscriberKiB,
+        ),
         liveHeapPerSubscriber: round(gateway.liveHeapPerSubscriberKiB / floor.liveHeapPerSubscriberKiB),
       },
     })),
