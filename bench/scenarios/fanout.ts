@@ -5,10 +5,10 @@
  * conversation's agent-server event socket (`/sockets/events/{id}`, the sandbox's key as
  * `X-Session-API-Key`), whose messages run the agent. Measured: delivery delay from the upstream's event
  * timestamp to receipt in the subscriber processes (p50/p99), gateway RSS per subscriber (a fresh gateway
- * per N, so the baseline is clean; sampled once the warm-up's deliveries have stopped, with the young
- * generation's share beside it), and the upstream sockets held for the conversation (V0: the
- * service's `num_connections` minus the driver; V1, which has no such count: the server's own
- * `upstream_sockets_open` gauge on `/metrics`).
+ * per N, so the baseline is clean; each sample once RSS holds still, the second once the warm-up's
+ * deliveries have stopped, with the young generation's share beside it), and the upstream sockets
+ * held for the conversation (V0: the service's `num_connections` minus the driver; V1, which has no
+ * such count: the server's own `upstream_sockets_open` gauge on `/metrics`).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
@@ -211,6 +211,23 @@ async function untilDeliveriesStop(clients: SubscriberProcess[]): Promise<void> 
 }
 
 /**
+ * The resident size of `pid` once it holds still: sampled every 250 ms until five samples in a row (one
+ * second) lie within 1 MiB, at most 10 s. A server's first answered query compiles its whole query path,
+ * and the compilers' scratch memory lifts RSS by up to ~35 MiB for a few hundred milliseconds after the
+ * answer: a baseline sampled then made the gateway's RSS per subscriber negative in some runs.
+ */
+async function steadyRssBytes(pid: number): Promise<number> {
+  const window: number[] = [];
+  for (const until = performance.now() + 10_000; ; ) {
+    window.push(rssBytes(pid));
+    if (window.length > 5) window.shift();
+    const settled = window.length === 5 && Math.max(...window) - Math.min(...window) < 2 ** 20;
+    if (settled || performance.now() >= until) return window[window.length - 1] as number;
+    await sleep(250);
+  }
+}
+
+/**
  * Lets the last deliveries land: polls the subscriber processes every 500 ms until `expected` events
  * arrived, the count stopped moving for 3 s, or 2 minutes passed; then collects their reports.
  */
@@ -313,8 +330,7 @@ async function runOne(
       headers: { 'content-type': 'application/json', 'x-session-api-key': context.key },
       body: JSON.stringify({ query: '{ conversations(first: 1) { edges { node { id } } } }' }),
     });
-    await sleep(500);
-    const rssBaseline = rssBytes(gateway.pid);
+    const rssBaseline = await steadyRssBytes(gateway.pid);
     const heapBaseline = await probe.sample(gateway.pid);
 
     const perProcess = Math.ceil(subscribers / CLIENT_PROCESSES);
@@ -352,7 +368,7 @@ async function runOne(
       if (warmed >= opened) break;
     }
     await untilDeliveriesStop(clients);
-    const rssWithSubscribers = rssBytes(gateway.pid);
+    const rssWithSubscribers = await steadyRssBytes(gateway.pid);
     const heapWithSubscribers = await probe.sample(gateway.pid);
     const heldSockets = await upstreamSockets(context, conversationId, gateway);
 
