@@ -291,7 +291,12 @@ describe('live fan-out over graphql-ws', () => {
     await until(() => open.size === 2);
     hub.push({ n: 2 });
     await until(() => a.frames.length === 4);
-    expect(a.messages().slice(1).map((message) => message.id)).toEqual(['y', 'x']);
+    expect(
+      a
+        .messages()
+        .slice(1)
+        .map((message) => message.id),
+    ).toEqual(['y', 'x']);
     // After adoptions graphql-ws's record of the socket's own operations is a fresh object: ids named
     // like Object.prototype's members are still free, and its own operations still run.
     a.subscribe('toString', '{ ok }');
