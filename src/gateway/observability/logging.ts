@@ -3,10 +3,13 @@
  * code never hands a secret to the logger on purpose), and an envelop plugin that writes one line per
  * operation with its name, duration and outcome.
  *
- * Lines go to stdout asynchronously: a line is handed to the kernel at once unless a write is already
- * in flight, in which case it joins the next write (no size threshold, so nothing waits at low
- * traffic). The synchronous default cost a write syscall per operation (5-13% of a request's CPU,
- * issue 31). Whoever exits the process awaits {@link flushLogs} first (src/index.ts).
+ * Lines go to stdout asynchronously: a line is handed to libuv's thread pool at once unless a write is
+ * already in flight, in which case it joins the next write (no size threshold, so nothing waits at
+ * low traffic). pino's synchronous default made the event loop wait for a write syscall per operation
+ * (5-13% of its time in issue 31's profile, and all of it while a log reader is slow). The syscall is
+ * not gone, only off the event loop, and lines share one only while a write is in flight, so the
+ * process's CPU per request did not measurably drop (issue 31: within the bench's noise). Whoever exits the process
+ * awaits {@link flushLogs} first (src/index.ts).
  */
 import type { Writable } from 'node:stream';
 import pino from 'pino';
