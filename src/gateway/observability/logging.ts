@@ -8,8 +8,8 @@
  * low traffic). pino's synchronous default made the event loop wait for a write syscall per operation
  * (5-13% of its time in issue 31's profile, and all of it while a log reader is slow). The syscall is
  * not gone, only off the event loop, and lines share one only while a write is in flight, so the
- * process's CPU per request did not measurably drop (issue 31: within the bench's noise). Whoever exits the process
- * awaits {@link flushLogs} first (src/index.ts).
+ * process's CPU per request did not measurably drop (issue 31: within the bench's noise). Whoever
+ * exits the process awaits {@link flushLogs} first (src/index.ts).
  */
 import type { Writable } from 'node:stream';
 import pino from 'pino';
