@@ -94,9 +94,7 @@ export async function openSubscription(
     const answer = (await response.json().catch(() => ({}))) as GraphQLAnswer;
     const first = answer.errors?.[0];
     return {
-      refused: first
-        ? failureOf(first)
-        : { code: 'INTERNAL_SERVER_ERROR', message: `GraphQL answered ${response.status}.` },
+      refused: first ? failureOf(first) : failureOf({ message: `GraphQL answered ${response.status}.` }),
     };
   }
   return { results: sseResults(body, signal) };
