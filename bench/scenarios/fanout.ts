@@ -212,9 +212,13 @@ async function untilDeliveriesStop(clients: SubscriberProcess[]): Promise<void> 
 
 /**
  * The resident size of `pid` once it holds still: sampled every 250 ms until five samples in a row (one
- * second) lie within 1 MiB, at most 10 s. A server's first answered query compiles its whole query path,
- * and the compilers' scratch memory lifts RSS by up to ~35 MiB for a few hundred milliseconds after the
- * answer: a baseline sampled then made the gateway's RSS per subscriber negative in some runs.
+ * second) lie within 1 MiB, at most 10 s. The gateway's first upstream call has V8 optimise the HTTP
+ * parser's WebAssembly (undici's llhttp), whose ~35 MiB of compiler scratch lands in a worker thread's
+ * malloc arena: it lifts RSS for a few hundred milliseconds after the baseline query, which this waits
+ * out. In about one start of six the allocator keeps that arena for seconds and hands it back later,
+ * while the subscribers are open, and no sampling can tell that apart from what they hold (RSS per
+ * subscriber then comes out near zero or below): compare such runs by their medians. (`--liftoff-only`
+ * makes the spike go away, which is how it was found.)
  */
 async function steadyRssBytes(pid: number): Promise<number> {
   const window: number[] = [];
