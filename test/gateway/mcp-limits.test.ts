@@ -17,18 +17,12 @@ import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { APIS, type Api, searchPath } from '../helpers/both-apis.ts';
 import { seedConversation } from '../helpers/both-apis-live.ts';
 import { serviceAndGatewayForTest, type TestGateway } from '../helpers/gateway.ts';
+import { toolErrorCode as errorCode, type ToolResult } from '../helpers/mcp.ts';
 
 const KEY = 'mcp-limits-key';
 
 /** The agent state the scripted agent ends an answer in (V0 waits for input, V1 ends its run). */
 const ANSWERED: Record<Api, string> = { v0: 'AWAITING_USER_INPUT', v1: 'FINISHED' };
-
-/** What both SDK clients answer to `tools/call`, as these tests read it. */
-interface ToolResult {
-  isError?: boolean;
-  content: Array<{ type: string; text?: string }>;
-  structuredContent?: Record<string, unknown>;
-}
 
 /** `wait_for_agent`'s structured result. */
 interface Waited {
@@ -39,10 +33,6 @@ interface Waited {
   events: Array<{ type: string; source: string | null; text: string | null; cursor: string }>;
   error?: { code: string; message: string };
 }
-
-/** The `{"error": {"code"}}` of an `isError` tool result. */
-const errorCode = (result: ToolResult): string | undefined =>
-  JSON.parse(result.content[0]?.text ?? '{}').error?.code;
 
 /** A 2026-07-28 client sending `headers` on every request, closed when the test finishes. */
 async function modernClient(url: URL, headers: Record<string, string> = { 'X-Session-API-Key': KEY }) {

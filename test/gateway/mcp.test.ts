@@ -16,17 +16,11 @@ import { APIS, type Api } from '../helpers/both-apis.ts';
 import { seedConversation } from '../helpers/both-apis-live.ts';
 import { serviceAndGatewayForTest } from '../helpers/gateway.ts';
 import { rest } from '../helpers/local-service.ts';
+import type { ToolResult } from '../helpers/mcp.ts';
 import { changeWorkspace, workspaceRepository } from '../helpers/workspace.ts';
 
 const KEY = 'mcp-key-a';
 const OTHER = 'mcp-key-b';
-
-/** What both SDK clients answer to `tools/call`, as these tests read it. */
-interface ToolResult {
-  isError?: boolean;
-  content: Array<{ type: string; text?: string }>;
-  structuredContent?: Record<string, unknown>;
-}
 
 interface Caller {
   era: string;

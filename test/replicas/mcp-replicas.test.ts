@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'v
 import { APIS } from '../helpers/both-apis.ts';
 import { seedConversation } from '../helpers/both-apis-live.ts';
 import { startTestLocalService, type TestLocalService } from '../helpers/local-service.ts';
+import type { ToolResult } from '../helpers/mcp.ts';
 import {
   replicaTools,
   type SpawnedGateway,
@@ -34,13 +35,6 @@ const ERAS = [
   ['2026-07-28', 'mcp-replicas-modern'],
   ['2025-11-25', 'mcp-replicas-legacy'],
 ] as const;
-
-/** What both SDK clients answer to `tools/call`, as these tests read it. */
-interface ToolResult {
-  isError?: boolean;
-  content: Array<{ type: string; text?: string }>;
-  structuredContent?: Record<string, unknown>;
-}
 
 interface Waited {
   outcome: string;
