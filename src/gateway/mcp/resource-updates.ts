@@ -12,6 +12,7 @@
  * while serving that request). Closing the listen stream unsubscribes, which closes its watchers.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerEvent, ServerEventBus } from '@modelcontextprotocol/server';
 import type pino from 'pino';
 import { type GraphQLCaller, openSubscription } from './graphql-call.ts';
@@ -78,17 +79,8 @@ export function createResourceUpdates(logger: pino.Logger): ResourceUpdates {
       }
       if (!delivered || signal.aborted) return;
       const delay = RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length - 1)];
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        signal.addEventListener(
-          'abort',
-          () => {
-            clearTimeout(timer);
-            resolve();
-          },
-          { once: true },
-        );
-      });
+      // Aborted: rejects at once, and the loop ends (the timer's abort listener goes with it).
+      await sleep(delay, undefined, { signal }).catch(() => {});
     }
   }
 
