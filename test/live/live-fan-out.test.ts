@@ -127,7 +127,7 @@ async function listen(options: { maxBehind?: number } = {}) {
     subscribe: async (args: ExecutionArgs) => {
       const result = await subscribeSharingResults(args, fanOut);
       if (result instanceof LiveMember) {
-        result.watchEnd((errors) => ended.push({ errors }));
+        result.watchEnd({ ended: (errors) => ended.push({ errors }) });
         result.stopOnDrain(open);
       }
       return result as never;
@@ -382,7 +382,7 @@ describe('live fan-out over graphql-ws', () => {
     const member = fanOut.join(new HubSource(hub), args, 'key', (event) => ({ data: { event } }));
     expect(member).toBeInstanceOf(LiveMember);
     const ended: (readonly unknown[])[] = [];
-    member?.watchEnd((errors) => ended.push(errors));
+    member?.watchEnd({ ended: (errors) => ended.push(errors) });
     for (let n = 0; n < 10; n++) hub.push({ n });
     await until(() => hub.sources.size === 0);
     // Ended while waiting; the observers learn it when the binding lets go of it.
@@ -412,7 +412,7 @@ describe('live fan-out over graphql-ws', () => {
     const args = { schema: new GraphQLSchema({}), document: parse('{ x }'), contextValue };
     const member = fanOut.join(new HubSource(hub), args, 'key', (event) => ({ data: { event } }));
     const ended: (readonly unknown[])[] = [];
-    member?.watchEnd((errors) => ended.push(errors));
+    member?.watchEnd({ ended: (errors) => ended.push(errors) });
     hub.push({ n: 1 });
     hub.end();
     await until(() => hub.sources.size === 0);

@@ -15,7 +15,7 @@ import type { Writable } from 'node:stream';
 import pino from 'pino';
 import { CREDENTIAL_HEADERS } from '../../upstream/credentials.ts';
 import { errorCodes } from './error-code.ts';
-import type { OperationObserver } from './operation-observer.ts';
+import type { ObservedOperation, OperationObserver, OperationWatch } from './operation-observer.ts';
 
 /**
  * Paths that could carry a secret if someone ever logs a header bag, a record or an input: every
@@ -112,18 +112,35 @@ export function operationLogObserver(logger: pino.Logger): OperationObserver {
   const operations = logger.child({}, { redact: { paths: [], censor: '[redacted]' } });
   return {
     name: 'log',
-    start({ name, type }) {
-      const operation = name ?? 'anonymous';
-      const startedAt = performance.now();
-      return {
-        ended(errors) {
-          const durationMs = Math.round((performance.now() - startedAt) * 100) / 100;
-          const codes = errorCodes(errors);
-          const line = { operation, type, durationMs, outcome: codes.length ? 'error' : 'ok' };
-          if (codes.length) operations.warn({ ...line, errorCodes: codes }, 'operation');
-          else operations.info(line, 'operation');
-        },
-      };
-    },
+    start: (operation) => new LoggedOperation(operations, operation, performance.now()),
   };
 }
+
+/**
+ * One operation's line, written when it ends. A class, not a closure per operation: an open
+ * subscription holds this until its stream ends, so its size is paid once per idle subscriber.
+ */
+class LoggedOperation implements OperationWatch {
+  readonly #lines: pino.Logger;
+  readonly #operation: ObservedOperation;
+  readonly #startedAt: number;
+
+  constructor(lines: pino.Logger, operation: ObservedOperation, startedAt: number) {
+    this.#lines = lines;
+    this.#operation = operation;
+    this.#startedAt = startedAt;
+  }
+
+  ended(errors: readonly unknown[]): void {
+    const durationMs = Math.round((performance.now() - this.#startedAt) * 100) / 100;
+    const operation = this.#operation.name ?? 'anonymous';
+    const type = this.#operation.type;
+    // Most operations end without errors: no code set to build for them.
+    const codes = errors.length ? errorCodes(errors) : NO_CODES;
+    const line = { operation, type, durationMs, outcome: codes.length ? 'error' : 'ok' };
+    if (codes.length) this.#lines.warn({ ...line, errorCodes: codes }, 'operation');
+    else this.#lines.info(line, 'operation');
+  }
+}
+
+const NO_CODES: readonly string[] = Object.freeze([]);

@@ -12,7 +12,7 @@ import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { UpstreamAttemptOutcome, UpstreamCallInfo } from '../../upstream/http.ts';
 import { errorCode } from './error-code.ts';
-import type { OperationObserver } from './operation-observer.ts';
+import type { ObservedOperation, OperationObserver, OperationWatch } from './operation-observer.ts';
 
 /** Distinct operation names tracked before new ones are counted as `_other`. */
 const MAX_OPERATION_NAMES = 200;
@@ -28,6 +28,45 @@ export interface MetricsSources {
 }
 
 const CIRCUIT_VALUES: Record<string, number> = { closed: 0, 'half-open': 1, open: 2 };
+
+/** What one operation name and type count into: its label-bound children and the shared metrics. */
+interface OperationSeries {
+  readonly duration: ReturnType<Histogram['labels']>;
+  readonly ok: ReturnType<Counter['labels']>;
+  readonly error: ReturnType<Counter['labels']>;
+  /** Open subscriptions (`graphql_subscriptions_open`). */
+  readonly open: Gauge;
+  /** Errors by code (`graphql_errors_total`). */
+  readonly errorCodes: Counter<'code'>;
+}
+
+/**
+ * One operation as metrics sees it. A class, not closures per operation: an open subscription holds
+ * this until its stream ends, so its size is paid once per idle subscriber.
+ */
+class MeasuredOperation implements OperationWatch {
+  readonly #series: OperationSeries;
+  readonly #startedAt: number;
+  #streaming = false;
+
+  constructor(series: OperationSeries, startedAt: number) {
+    this.#series = series;
+    this.#startedAt = startedAt;
+  }
+
+  streaming(): void {
+    this.#streaming = true;
+    this.#series.open.inc();
+  }
+
+  ended(errors: readonly unknown[]): void {
+    const series = this.#series;
+    if (this.#streaming) series.open.dec();
+    series.duration.observe((performance.now() - this.#startedAt) / 1000);
+    (errors.length ? series.error : series.ok).inc();
+    for (const error of errors) series.errorCodes.inc({ code: errorCode(error) });
+  }
+}
 
 /** The gateway's metrics. */
 export class GatewayMetrics {
@@ -45,14 +84,8 @@ export class GatewayMetrics {
     { duration: ReturnType<Histogram['labels']>; calls: ReturnType<Counter['labels']> }
   >();
   /** Label-bound children per operation and type: binding labels once saves a lookup per observation. */
-  readonly #children = new Map<
-    string,
-    {
-      duration: ReturnType<Histogram['labels']>;
-      ok: ReturnType<Counter['labels']>;
-      error: ReturnType<Counter['labels']>;
-    }
-  >();
+  readonly #children = new Map<string, OperationSeries>();
+  readonly #seriesByOperation = new WeakMap<ObservedOperation, OperationSeries>();
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -174,30 +207,27 @@ export class GatewayMetrics {
    * as open.
    */
   observer(): OperationObserver {
-    const gauge = this.#subscriptions;
     return {
       name: 'metrics',
-      start: ({ name, type }) => {
-        const children = this.#childrenFor(this.#operationLabel(name), type);
-        const startedAt = performance.now();
-        let streaming = false;
-        return {
-          streaming() {
-            streaming = true;
-            gauge.inc();
-          },
-          ended: (errors) => {
-            if (streaming) gauge.dec();
-            children.duration.observe((performance.now() - startedAt) / 1000);
-            (errors.length ? children.error : children.ok).inc();
-            for (const error of errors) this.#errors.inc({ code: errorCode(error) });
-          },
-        };
-      },
+      start: (operation) => new MeasuredOperation(this.#seriesOf(operation), performance.now()),
     };
   }
 
-  #childrenFor(operation: string, type: string) {
+  /**
+   * The series of an operation, found once per description: descriptions are shared by every operation
+   * with the same document, name and type (operation-observer.ts), and a name's label never changes
+   * once given (the set of admitted names only grows).
+   */
+  #seriesOf(operation: ObservedOperation): OperationSeries {
+    let series = this.#seriesByOperation.get(operation);
+    if (!series) {
+      series = this.#childrenFor(this.#operationLabel(operation.name), operation.type);
+      this.#seriesByOperation.set(operation, series);
+    }
+    return series;
+  }
+
+  #childrenFor(operation: string, type: string): OperationSeries {
     const key = `${operation}\0${type}`;
     let children = this.#children.get(key);
     if (!children) {
@@ -205,6 +235,8 @@ export class GatewayMetrics {
         duration: this.#durations.labels({ operation, type }),
         ok: this.#operations.labels({ operation, type, outcome: 'ok' }),
         error: this.#operations.labels({ operation, type, outcome: 'error' }),
+        open: this.#subscriptions,
+        errorCodes: this.#errors,
       };
       this.#children.set(key, children);
     }

@@ -27,8 +27,11 @@ export const reportToConsole: ObserverFault = (error, observer) => {
   console.error(`observer ${observer} failed; the operation went on`, error);
 };
 
-/** What every observer learns about an operation when it starts. */
-interface ObservedOperation {
+/** The errors of an operation that had none (one frozen array for all of them). */
+const NO_ERRORS: readonly unknown[] = Object.freeze([]);
+
+/** What every observer learns about an operation when it starts (shared: see {@link describe}). */
+export interface ObservedOperation {
   /** The operation's name in the document, else the requested `operationName`, else undefined. */
   readonly name: string | undefined;
   /** `execute` (query, mutation) or `subscribe`. */
@@ -38,7 +41,7 @@ interface ObservedOperation {
 }
 
 /** One observer's view of one operation; every member is optional. */
-interface OperationWatch {
+export interface OperationWatch {
   /** Runs the execute/subscribe call, so async work started inside belongs to the operation (spans). */
   run?<T>(call: () => T): T;
   /** The first answer is known: a query's result, or a subscription's stream (no errors) or refusal. */
@@ -55,43 +58,70 @@ export interface OperationObserver {
   start(operation: ObservedOperation): OperationWatch;
 }
 
-/** Parsed documents are cached by Yoga, so the same object comes back for the same text. */
-const described = new WeakMap<DocumentNode, Map<string, Omit<ObservedOperation, 'type'>>>();
+/**
+ * Parsed documents are cached by Yoga, so the same object comes back for the same text: an operation's
+ * description is built once per document, operation name and type, and then shared by every operation
+ * that sends them (observers get the same object each time and must not change it).
+ */
+const described = {
+  execute: new WeakMap<DocumentNode, Map<string, ObservedOperation>>(),
+  subscribe: new WeakMap<DocumentNode, Map<string, ObservedOperation>>(),
+};
 
-function describe(document: DocumentNode, requested: string | null | undefined) {
-  let byName = described.get(document);
+function describe(
+  document: DocumentNode,
+  requested: string | null | undefined,
+  type: ObservedOperation['type'],
+): ObservedOperation {
+  let byName = described[type].get(document);
   if (!byName) {
     byName = new Map();
-    described.set(document, byName);
+    described[type].set(document, byName);
   }
   const key = requested ?? '';
   let description = byName.get(key);
   if (!description) {
     const operation = getOperationAST(document, requested);
-    description = {
+    description = Object.freeze({
       name: operation?.name?.value ?? requested ?? undefined,
+      type,
       operationType: operation?.operation ?? 'query',
-    };
+    });
     byName.set(key, description);
   }
   return description;
 }
 
-/** The watches of one operation, each call guarded and reported under its observer's name. */
+/** The observers of a gateway and where their faults go: one per plugin, shared by every operation. */
+interface ObserverSet {
+  readonly observers: readonly OperationObserver[];
+  readonly report: ObserverFault;
+}
+
+/** Where an observer that failed to start sits in an operation's watches: it is not called again. */
+const NOT_WATCHING: OperationWatch = Object.freeze({});
+
+/**
+ * The watches of one operation, each call guarded and reported under its observer's name. Watch `i`
+ * is observer `i`'s, so the names are read from the shared set instead of being kept per operation: at
+ * fan-out scale an idle subscriber holds this object, its array and the watches in it, nothing more.
+ */
 class Watches {
-  readonly #watches: OperationWatch[] = [];
-  readonly #names: string[] = [];
-  readonly #report: ObserverFault;
+  readonly #set: ObserverSet;
+  readonly #watches: OperationWatch[];
   #ended = false;
 
-  constructor(observers: readonly OperationObserver[], operation: ObservedOperation, report: ObserverFault) {
-    this.#report = report;
-    for (const observer of observers) {
+  constructor(set: ObserverSet, operation: ObservedOperation) {
+    this.#set = set;
+    const { observers } = set;
+    this.#watches = new Array<OperationWatch>(observers.length);
+    for (let index = 0; index < observers.length; index++) {
+      const observer = observers[index] as OperationObserver;
       try {
-        this.#watches.push(observer.start(operation));
-        this.#names.push(observer.name);
+        this.#watches[index] = observer.start(operation);
       } catch (error) {
-        this.#fault(error, observer.name);
+        this.#watches[index] = NOT_WATCHING;
+        this.#fault(error, index);
       }
     }
   }
@@ -103,7 +133,7 @@ class Watches {
       const watch = this.#watches[index];
       if (!watch?.run) continue;
       const inner = wrapped;
-      const name = this.#names[index] ?? 'observer';
+      const observer = index;
       wrapped = () => {
         let entered = false;
         try {
@@ -114,7 +144,7 @@ class Watches {
         } catch (error) {
           // What the operation itself threw passes through; only the observer's own fault is caught.
           if (entered) throw error;
-          this.#fault(error, name);
+          this.#fault(error, observer);
           return inner();
         }
       };
@@ -127,33 +157,47 @@ class Watches {
   }
 
   answered(errors: readonly unknown[]): void {
-    this.#each((watch) => watch.answered?.(errors));
+    for (let index = 0; index < this.#watches.length; index++) {
+      const watch = this.#watches[index] as OperationWatch;
+      if (!watch.answered) continue;
+      try {
+        watch.answered(errors);
+      } catch (error) {
+        this.#fault(error, index);
+      }
+    }
   }
 
   streaming(): void {
-    this.#each((watch) => watch.streaming?.());
+    for (let index = 0; index < this.#watches.length; index++) {
+      const watch = this.#watches[index] as OperationWatch;
+      if (!watch.streaming) continue;
+      try {
+        watch.streaming();
+      } catch (error) {
+        this.#fault(error, index);
+      }
+    }
   }
 
   /** Once, whatever path reports the end first. */
   ended(errors: readonly unknown[]): void {
     if (this.#ended) return;
     this.#ended = true;
-    this.#each((watch) => watch.ended?.(errors));
-  }
-
-  #each(call: (watch: OperationWatch) => void): void {
     for (let index = 0; index < this.#watches.length; index++) {
+      const watch = this.#watches[index] as OperationWatch;
+      if (!watch.ended) continue;
       try {
-        call(this.#watches[index] as OperationWatch);
+        watch.ended(errors);
       } catch (error) {
-        this.#fault(error, this.#names[index] ?? 'observer');
+        this.#fault(error, index);
       }
     }
   }
 
-  #fault(error: unknown, observer: string): void {
+  #fault(error: unknown, observer: number): void {
     try {
-      this.#report(error, observer);
+      this.#set.report(error, this.#set.observers[observer]?.name ?? 'observer');
     } catch {
       // The reporter itself failed (a closed log stream): nothing else is left to tell.
     }
@@ -167,7 +211,7 @@ class Watches {
  * the client sees; a failing source never reaches `onEnd` but does reach `onSubscribeError`.
  */
 class StreamWatch {
-  #errors: unknown[] = [];
+  #errors: readonly unknown[] = NO_ERRORS;
   readonly #watches: Watches;
 
   constructor(watches: Watches) {
@@ -190,11 +234,12 @@ export function useOperationObservers(
   observers: readonly OperationObserver[],
   report: ObserverFault = reportToConsole,
 ): Plugin {
+  const set: ObserverSet = { observers: [...observers], report };
   const start = (
     document: DocumentNode,
     requested: string | null | undefined,
     type: ObservedOperation['type'],
-  ) => new Watches(observers, { ...describe(document, requested), type }, report);
+  ) => new Watches(set, describe(document, requested, type));
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
       const watches = start(args.document, args.operationName, 'execute');
@@ -202,7 +247,7 @@ export function useOperationObservers(
       return {
         onExecuteDone({ result }) {
           // Incremental delivery: the gateway does not use it, so no per-part detail.
-          const errors = Symbol.asyncIterator in result ? [] : (result.errors ?? []);
+          const errors = Symbol.asyncIterator in result ? NO_ERRORS : (result.errors ?? NO_ERRORS);
           watches.answered(errors);
           watches.ended(errors);
         },
@@ -215,20 +260,21 @@ export function useOperationObservers(
       return {
         onSubscribeResult({ result }) {
           if (result instanceof LiveMember) {
-            // Delivered by a live group, outside envelop's stream wrappers: it reports its own end.
-            watches.answered([]);
+            // Delivered by a live group, outside envelop's stream wrappers: it reports its own end, to
+            // the watches themselves (a closure here would keep this hook's scope for the stream's life).
+            watches.answered(NO_ERRORS);
             watches.streaming();
-            result.watchEnd((errors) => watches.ended(errors));
+            result.watchEnd(watches);
             return;
           }
           if (!(Symbol.asyncIterator in result)) {
             // Refused before streaming (bad id, rate limited, draining): one result, reported now.
-            const errors = result.errors ?? [];
+            const errors = result.errors ?? NO_ERRORS;
             watches.answered(errors);
             watches.ended(errors);
             return;
           }
-          watches.answered([]);
+          watches.answered(NO_ERRORS);
           watches.streaming();
           stream = new StreamWatch(watches);
           return stream;

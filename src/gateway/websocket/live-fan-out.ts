@@ -42,6 +42,15 @@ export interface AdoptedOperations {
   delete(id: string): boolean;
 }
 
+/**
+ * Who learns a member's end (the operation observer's watches). An object rather than a callback, so
+ * the observer registers the per-operation object it has anyway instead of a closure over its scope,
+ * which every idle subscriber would hold.
+ */
+export interface EndWatcher {
+  ended(errors: readonly unknown[]): void;
+}
+
 /** Something shutdown can stop: it sends its last result and leaves the set it was registered in. */
 export interface StoppableOperation {
   stop(): void;
@@ -235,8 +244,8 @@ export class LiveMember {
   #early: string[] | null = null;
   /** Errors the client received, for the observers' end. */
   #errors: readonly unknown[] = NO_ERRORS;
-  /** The observers' end (one hook: the operation observer registers once). */
-  #onEnd: ((errors: readonly unknown[]) => void) | null = null;
+  /** The observers' end (one watcher: the operation observer registers once). */
+  #onEnd: EndWatcher | null = null;
   #stopSet: Set<StoppableOperation> | null = null;
   /** The socket's adopted operations, by id, which this member leaves when it ends. */
   #adoptedBy: AdoptedOperations | null = null;
@@ -248,19 +257,21 @@ export class LiveMember {
     this.#group = group;
   }
 
-  /** The observers' end: called once, with every error the client received. */
-  watchEnd(listener: (errors: readonly unknown[]) => void): void {
+  /** The observers' end: `watcher.ended` is called once, with every error the client received. */
+  watchEnd(watcher: EndWatcher): void {
     if (this.#state === 'done') {
-      listener(this.#errors);
+      watcher.ended(this.#errors);
       return;
     }
     const previous = this.#onEnd;
     this.#onEnd = previous
-      ? (errors) => {
-          previous(errors);
-          listener(errors);
+      ? {
+          ended(errors) {
+            previous.ended(errors);
+            watcher.ended(errors);
+          },
         }
-      : listener;
+      : watcher;
   }
 
   /** Shutdown: counted in `open` until its last result is written; the coordinator calls {@link stop}. */
@@ -372,7 +383,7 @@ export class LiveMember {
     this.#adoptedBy = null;
     const onEnd = this.#onEnd;
     this.#onEnd = null;
-    onEnd?.(this.#errors);
+    onEnd?.ended(this.#errors);
   }
 
   #write(payload: string): void {
