@@ -157,7 +157,7 @@ export function unexpectedAnswer(): UpstreamError {
  * The error for an aborted call: the signal's reason when it is already a coded error (the operation
  * deadline aborts with OPERATION_TIMEOUT), otherwise REQUEST_CANCELLED (the client went away).
  */
-export function abortError(signal: AbortSignal | undefined): UpstreamError {
+export function abortError(signal: Pick<AbortSignal, 'reason'> | undefined): UpstreamError {
   const reason: unknown = signal?.reason;
   if (reason instanceof UpstreamError) return reason;
   return new UpstreamError('REQUEST_CANCELLED');
@@ -200,7 +200,10 @@ export function circuitOpen(retryAfterMs: number): UpstreamError {
 }
 
 /** A failure of the transport (no answer, or a broken body) as a coded error. */
-export function mapTransportError(error: unknown, signal: AbortSignal | undefined): UpstreamError {
+export function mapTransportError(
+  error: unknown,
+  signal: Pick<AbortSignal, 'aborted' | 'reason'> | undefined,
+): UpstreamError {
   if (error instanceof UpstreamError) return error;
   if (signal?.aborted) return abortError(signal);
   const code = (error as { code?: unknown } | null)?.code;

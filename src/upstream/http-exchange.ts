@@ -6,6 +6,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { AttemptDeadline } from './attempt-deadline.ts';
+import { BufferedAnswer } from './buffered-answer.ts';
 import { type UpstreamCredentials, writeCredentialHeaders } from './credentials.ts';
 import {
   attemptTimeout,
@@ -48,28 +49,58 @@ export interface ExchangeTarget {
 /**
  * Sends `req` once and returns the parsed JSON body of a 2xx answer; `answered` learns the status as
  * soon as the headers arrive (the breaker and instrumentation need it even when the body then fails).
+ * The body is collected by a dispatch handler that is also the attempt's deadline (buffered-answer.ts).
  * @throws UpstreamError for transport failures, unmapped statuses and unparseable bodies
  * @throws UpstreamRejection for statuses listed in `passThroughStatuses`
  */
-export async function exchange<T>(
+export function exchange<T>(
   target: ExchangeTarget,
   req: UpstreamRequest,
   answered: (status: number) => void,
 ): Promise<T> {
-  const { response, deadline } = await send(target, req, 'application/json');
-  let text: string;
+  return new Promise<T>((resolve, reject) => {
+    const handler = new BufferedAnswer(
+      {
+        headersArrived: answered,
+        completed: ({ status, headers, text }) => {
+          const refusal = answerRefusal(req, status, headers, text);
+          if (refusal) reject(refusal);
+          else settleParsed(resolve, reject, text, status);
+        },
+        failed: (error, abort) => reject(mapTransportError(error, abort)),
+      },
+      req.signal,
+      target.timeoutMs,
+      attemptTimeout,
+    );
+    const { headers, body } = requestParts(req, 'application/json');
+    try {
+      target.dispatcher.dispatch(
+        { origin: target.origin, method: req.method, path: req.path, headers, body },
+        handler,
+      );
+    } catch (error) {
+      // A dispatcher that throws instead of reporting to the handler still ends the attempt (and its timer).
+      handler.onResponseError(undefined, error);
+    }
+  });
+}
+
+/** Resolves with the parsed body, or rejects with the coded error of one that is not JSON. */
+function settleParsed<T>(
+  resolve: (value: T) => void,
+  reject: (error: unknown) => void,
+  text: string,
+  status: number,
+): void {
+  let parsed: T;
   try {
-    answered(response.statusCode);
-    text = await response.body.text();
+    parsed = parseJson<T>(text, status);
   } catch (error) {
-    throw mapTransportError(error, deadline.signal);
-  } finally {
-    deadline.dispose();
+    reject(error);
+    return;
   }
-  const status = response.statusCode;
-  const refusal = answerRefusal(req, status, response.headers, text);
-  if (refusal) throw refusal;
-  return parseJson<T>(text, status);
+  resolve(parsed);
 }
 
 /**

@@ -347,24 +347,42 @@ describe('upstream-call budget', () => {
   });
 });
 
-/** A dispatcher that counts, per session key, the upstream requests waiting for their answer. */
+/**
+ * A dispatcher that counts, per session key, the upstream requests waiting for their answer: from
+ * `dispatch` until undici reports the answer's end or an error to the client's handler.
+ */
 function countingDispatcher(origin: string) {
   const pool = new Pool(origin, { connections: 64 });
   const inFlight = new Map<string, number>();
   const peak = new Map<string, number>();
   const dispatcher = {
-    async request(options: Dispatcher.RequestOptions) {
+    dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler) {
       const key = String(
         (options.headers as Record<string, string> | undefined)?.['x-session-api-key'] ?? '',
       );
       const now = (inFlight.get(key) ?? 0) + 1;
       inFlight.set(key, now);
       peak.set(key, Math.max(peak.get(key) ?? 0, now));
-      try {
-        return await pool.request(options);
-      } finally {
+      let done = false;
+      const finish = () => {
+        if (done) return;
+        done = true;
         inFlight.set(key, (inFlight.get(key) ?? 1) - 1);
-      }
+      };
+      return pool.dispatch(options, {
+        onRequestStart: (controller, context) => handler.onRequestStart?.(controller, context),
+        onResponseStart: (controller, status, headers, message) =>
+          handler.onResponseStart?.(controller, status, headers, message),
+        onResponseData: (controller, chunk) => handler.onResponseData?.(controller, chunk),
+        onResponseEnd: (controller, trailers) => {
+          finish();
+          handler.onResponseEnd?.(controller, trailers);
+        },
+        onResponseError: (controller, error) => {
+          finish();
+          handler.onResponseError?.(controller, error);
+        },
+      });
     },
     close: () => pool.close(),
   };
