@@ -61,11 +61,45 @@ export function filterKey(filter: ConversationFilter): string {
   return JSON.stringify([filter.trigger ?? null, filter.repository ?? null]);
 }
 
-/** Opaque cursor: base64url of a small JSON array. */
+/**
+ * Opaque cursor: base64url of the JSON text of `[1, pageToken, pageSize, index, filterKey]`, byte for
+ * byte what `JSON.stringify` of that array gives. Minted for every edge of every page (21 per list of
+ * 20), so the text is put together from its parts (the integers are written as JSON writes them) and
+ * encoded through one reused buffer instead of a new array, a JSON pass and a new Buffer per cursor
+ * (test/upstream/page-walker-cursor.test.ts holds it to the old `Buffer.from(JSON.stringify(...))`).
+ */
 function encodeCursor(position: CursorPosition): string {
-  return Buffer.from(
-    JSON.stringify([1, position.pageToken, position.pageSize, position.index, position.filterKey]),
-  ).toString('base64url');
+  return cursorText(
+    `[1,${JSON.stringify(position.pageToken)},${jsonNumber(position.pageSize)},${jsonNumber(position.index)},`,
+    `${JSON.stringify(position.filterKey)}]`,
+  );
+}
+
+/** A number as JSON writes it (`null` for what JSON cannot hold). */
+function jsonNumber(value: number): string {
+  return Number.isFinite(value) ? String(value) : 'null';
+}
+
+/** Reused by every cursor (each use is synchronous, start to end). */
+const cursorBuffer = Buffer.allocUnsafe(4096);
+const utf8 = new TextEncoder();
+
+/** base64url of the UTF-8 of `head + tail`. */
+function cursorText(head: string, tail: string): string {
+  const text = head + tail;
+  // A UTF-16 unit is at most 3 UTF-8 bytes; a longer text (a crafted token) takes its own buffer.
+  if (text.length * 3 > cursorBuffer.length) return Buffer.from(text, 'utf8').toString('base64url');
+  return cursorBuffer.toString('base64url', 0, utf8.encodeInto(text, cursorBuffer).written);
+}
+
+/**
+ * The cursors of one upstream page's edges: the page's token, size and filter are written once, and
+ * each edge adds its index. The same text as {@link encodeCursor} of the same position.
+ */
+function pageCursors(pageToken: string | null, pageSize: number, key: string): (index: number) => string {
+  const head = `[1,${JSON.stringify(pageToken)},${jsonNumber(pageSize)},`;
+  const tail = `,${JSON.stringify(key)}]`;
+  return (index) => cursorText(`${head}${jsonNumber(index)}`, tail);
 }
 
 /**
@@ -131,6 +165,7 @@ export async function collectConnection(options: {
     const page = await fetchPage({ token, limit: pageSize });
     calls++;
     const results = page.conversations;
+    const cursorAt = pageCursors(token, pageSize, key);
     let i = skipThrough + 1;
     for (; i < results.length && edges.length < first; i++) {
       const node = results[i];
@@ -139,11 +174,16 @@ export async function collectConnection(options: {
       if (node == null) continue;
       // After the last result of a page, "resume here" is "start of the next page": encoding that
       // directly saves refetching a page only to skip all of it (the common page-end resume).
-      const position: CursorPosition =
+      const cursor =
         i === results.length - 1 && page.nextPageToken !== null
-          ? { pageToken: page.nextPageToken, pageSize: freshPageSize, index: -1, filterKey: key }
-          : { pageToken: token, pageSize, index: i, filterKey: key };
-      edges.push({ node, cursor: encodeCursor(position) });
+          ? encodeCursor({
+              pageToken: page.nextPageToken,
+              pageSize: freshPageSize,
+              index: -1,
+              filterKey: key,
+            })
+          : cursorAt(i);
+      edges.push({ node, cursor });
     }
     if (edges.length >= first) {
       hasNextPage = results.slice(i).some((rest) => rest != null) || page.nextPageToken !== null;
