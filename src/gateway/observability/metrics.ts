@@ -13,6 +13,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { UpstreamAttemptOutcome, UpstreamCallInfo } from '../../upstream/http.ts';
 import { errorCode } from './error-code.ts';
 import type { ObservedOperation, OperationObserver, OperationWatch } from './operation-observer.ts';
+import { CounterSeries, HistogramSeries } from './prom-series.ts';
 
 /** Distinct operation names tracked before new ones are counted as `_other`. */
 const MAX_OPERATION_NAMES = 200;
@@ -27,13 +28,18 @@ export interface MetricsSources {
   upstreamLoad(): { active: number; queued: number };
 }
 
+/** Bucket bounds (seconds) of the operation and upstream duration histograms. */
+const DURATION_BUCKETS: readonly number[] = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+];
+
 const CIRCUIT_VALUES: Record<string, number> = { closed: 0, 'half-open': 1, open: 2 };
 
 /** What one operation name and type count into: its label-bound children and the shared metrics. */
 interface OperationSeries {
-  readonly duration: ReturnType<Histogram['labels']>;
-  readonly ok: ReturnType<Counter['labels']>;
-  readonly error: ReturnType<Counter['labels']>;
+  readonly duration: HistogramSeries<'operation' | 'type'>;
+  readonly ok: CounterSeries<'operation' | 'type' | 'outcome'>;
+  readonly error: CounterSeries<'operation' | 'type' | 'outcome'>;
   /** Open subscriptions (`graphql_subscriptions_open`). */
   readonly open: Gauge;
   /** Errors by code (`graphql_errors_total`). */
@@ -81,7 +87,7 @@ export class GatewayMetrics {
   readonly #names = new Set<string>();
   readonly #attemptChildren = new Map<
     string,
-    { duration: ReturnType<Histogram['labels']>; calls: ReturnType<Counter['labels']> }
+    { duration: HistogramSeries<'method' | 'route'>; calls: CounterSeries<'method' | 'route' | 'status'> }
   >();
   /** Label-bound children per operation and type: binding labels once saves a lookup per observation. */
   readonly #children = new Map<string, OperationSeries>();
@@ -99,7 +105,7 @@ export class GatewayMetrics {
       name: 'graphql_operation_duration_seconds',
       help: 'Duration of GraphQL operations (subscriptions: until their stream ends).',
       labelNames: ['operation', 'type'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      buckets: [...DURATION_BUCKETS],
       registers,
     });
     this.#errors = new Counter({
@@ -118,7 +124,7 @@ export class GatewayMetrics {
       name: 'upstream_request_duration_seconds',
       help: 'Duration of upstream HTTP attempts.',
       labelNames: ['method', 'route'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      buckets: [...DURATION_BUCKETS],
       registers,
     });
     this.#upstreamErrors = new Counter({
@@ -191,8 +197,8 @@ export class GatewayMetrics {
     let children = this.#attemptChildren.get(key);
     if (!children) {
       children = {
-        duration: this.#upstreamDurations.labels({ method, route }),
-        calls: this.#upstreamCalls.labels({ method, route, status: statusLabel }),
+        duration: new HistogramSeries(this.#upstreamDurations, { method, route }, DURATION_BUCKETS),
+        calls: new CounterSeries(this.#upstreamCalls, { method, route, status: statusLabel }),
       };
       this.#attemptChildren.set(key, children);
     }
@@ -232,9 +238,9 @@ export class GatewayMetrics {
     let children = this.#children.get(key);
     if (!children) {
       children = {
-        duration: this.#durations.labels({ operation, type }),
-        ok: this.#operations.labels({ operation, type, outcome: 'ok' }),
-        error: this.#operations.labels({ operation, type, outcome: 'error' }),
+        duration: new HistogramSeries(this.#durations, { operation, type }, DURATION_BUCKETS),
+        ok: new CounterSeries(this.#operations, { operation, type, outcome: 'ok' }),
+        error: new CounterSeries(this.#operations, { operation, type, outcome: 'error' }),
         open: this.#subscriptions,
         errorCodes: this.#errors,
       };
