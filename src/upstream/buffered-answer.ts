@@ -17,7 +17,7 @@
 import type { Dispatcher } from 'undici';
 
 /** What the attempt produced: the status, the headers and the body as text. */
-export interface BufferedResponse {
+interface BufferedResponse {
   status: number;
   headers: Dispatcher.ResponseData['headers'];
   text: string;
@@ -37,7 +37,7 @@ export interface BufferedOutcome {
 }
 
 /** Whether and why an attempt aborted itself: the shape `mapTransportError` reads of a signal. */
-export interface AttemptAbort {
+interface AttemptAbort {
   readonly aborted: boolean;
   readonly reason: unknown;
 }
