@@ -1,12 +1,15 @@
 /**
  * The parent side of the bench-only heap probe (heap-probe.mjs): node flags and env that load it into
  * a server process, and a request for the live heap (heap in use right after a full GC) and the young
- * generation's resident size as the request found it.
+ * generation's resident size as the request found it. With `samplesFile`, the probe also samples
+ * allocations from its first answer on, and {@link liveAllocationSites} says where what is still live
+ * at a later answer was allocated.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { ROOT } from './processes.ts';
 
 let probes = 0;
@@ -19,8 +22,11 @@ export interface HeapSample {
   youngBytes: number;
 }
 
-/** A probe for one server process: pass `nodeFlags` and `env` to its spawn; `dispose` removes the file. */
-export function heapProbe(name: string) {
+/**
+ * A probe for one server process: pass `nodeFlags` and `env` to its spawn; `dispose` removes the file.
+ * With `samplesFile`, each answer after the first writes the live allocation samples there.
+ */
+export function heapProbe(name: string, samplesFile?: string) {
   const file = join(os.tmpdir(), `bench-heap-${name}-${process.pid}-${Date.now()}-${probes++}`);
   let sequence = 0;
   /** Asks `pid` for a full GC (SIGUSR2) and waits for its answer. */
@@ -43,7 +49,7 @@ export function heapProbe(name: string) {
   };
   return {
     nodeFlags: ['--expose-gc', '--import', join(ROOT, 'bench', 'lib', 'heap-probe.mjs')],
-    env: { BENCH_HEAP_PROBE_FILE: file },
+    env: { BENCH_HEAP_PROBE_FILE: file, ...(samplesFile ? { BENCH_HEAP_SAMPLES_FILE: samplesFile } : {}) },
     sample,
     /** The heap in use after a full GC in `pid`, in bytes. */
     async liveHeapBytes(pid: number): Promise<number> {
@@ -53,4 +59,64 @@ export function heapProbe(name: string) {
       rmSync(file, { force: true });
     },
   };
+}
+
+/** A node of V8's sampling heap profile: a call frame, the live bytes sampled in it, its callees. */
+interface SampledFrame {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: SampledFrame[];
+}
+
+/** Where each bundle's modules start: esbuild writes `// src/gateway/yoga.ts` before a module's code. */
+const bundleModules = new Map<string, Array<{ line: number; path: string }>>();
+
+/** `url:line` as the source module it came from when `url` is an esbuild bundle (dist/*.js). */
+function placeOf(url: string, line: number): string {
+  if (!/\/dist\/[^/]+\.js$/.test(url)) return `${url.replace(/^.*\/node_modules\//, '')}:${line + 1}`;
+  let starts = bundleModules.get(url);
+  if (!starts) {
+    starts = [];
+    const path = url.startsWith('file:') ? fileURLToPath(url) : url;
+    if (existsSync(path))
+      readFileSync(path, 'utf8')
+        .split('\n')
+        .forEach((text, index) => {
+          const match = /^\/\/ ((?:src|node_modules)\/\S+)$/.exec(text);
+          if (match?.[1]) starts?.push({ line: index, path: match[1] });
+        });
+    bundleModules.set(url, starts);
+  }
+  let module = url;
+  for (const start of starts) if (start.line <= line) module = start.path;
+  return `${module.replace(/^node_modules\//, '')} (bundle line ${line + 1})`;
+}
+
+/**
+ * The allocation sites of what is live in a sampling heap profile (heap-probe.mjs), per `per`
+ * (subscribers), largest first: `bytes  function  place  <- caller <- caller`. The first line is the
+ * total. Sampled: a site below a few hundred bytes in all is noise.
+ */
+export function liveAllocationSites(samplesFile: string, per: number, top = 25): string[] {
+  const profile = JSON.parse(readFileSync(samplesFile, 'utf8')) as { head: SampledFrame };
+  const sites = new Map<string, number>();
+  let total = 0;
+  const name = (frame: SampledFrame) =>
+    `${frame.callFrame.functionName || '(anonymous)'} ${placeOf(frame.callFrame.url, frame.callFrame.lineNumber)}`;
+  const walk = (frame: SampledFrame, callers: SampledFrame[]) => {
+    if (frame.selfSize > 0) {
+      total += frame.selfSize;
+      const stack = [frame, ...callers.slice(-3).reverse()].map(name).join('  <-  ');
+      sites.set(stack, (sites.get(stack) ?? 0) + frame.selfSize);
+    }
+    for (const child of frame.children) walk(child, [...callers, frame]);
+  };
+  walk(profile.head, []);
+  return [
+    `${(total / per).toFixed(0).padStart(7)} B in all`,
+    ...[...sites]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([stack, bytes]) => `${(bytes / per).toFixed(0).padStart(7)} B  ${stack}`),
+  ];
 }

@@ -11,13 +11,14 @@
  * such count: the server's own `upstream_sockets_open` gauge on `/metrics`).
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { io } from 'socket.io-client';
 import WebSocket from 'ws';
 import type { FanoutCommand, FanoutReply } from '../fanout-client.ts';
 import type { BenchApi } from '../lib/bench-api.ts';
 import type { BenchContext } from '../lib/context.ts';
-import { heapProbe } from '../lib/live-heap.ts';
+import { heapProbe, liveAllocationSites } from '../lib/live-heap.ts';
 import {
   type BenchProcess,
   cpuMs,
@@ -211,6 +212,18 @@ async function untilDeliveriesStop(clients: SubscriberProcess[]): Promise<void> 
 }
 
 /**
+ * How long the baseline waits after its query: until the server's idle upstream connection of that
+ * query has closed (the local service's Node server advertises `keep-alive: timeout=5`; undici closes
+ * a second early). Closing it destroys the socket with an error whose stack Node's streams format, and
+ * the first stack ever formatted has V8 build the line table of the script it points into: for the
+ * gateway's bundle (~200,000 lines) a one-time 1.5 MiB, live for the process's life (found with
+ * BENCH_HEAP_SAMPLES: `join <- defaultPrepareStackTrace <- ... onParserTimeout`). Without the wait it
+ * happened while the subscribers were opening and was counted as theirs (1.6 KiB per subscriber at
+ * 1,000); any running gateway has paid it long before, whatever its subscribers.
+ */
+const UPSTREAM_IDLE_CLOSE_MS = 6_000;
+
+/**
  * The resident size of `pid` once it holds still: sampled every 250 ms until five samples in a row (one
  * second) lie within 1 MiB, at most 10 s. The gateway's first upstream call has V8 optimise the HTTP
  * parser's WebAssembly (undici's llhttp), whose ~35 MiB of compiler scratch lands in a worker thread's
@@ -311,13 +324,28 @@ export function spawnFanoutServer(
       });
 }
 
+/**
+ * `BENCH_HEAP_SAMPLES=<folder>`: each run also samples the allocations from the first live-heap sample
+ * to the second and prints where what the subscribers hold was allocated, per subscriber
+ * (live-heap.ts), keeping the profile as `<folder>/<server>-<api>-<subscribers>.heapprofile` (open it
+ * in Chrome DevTools' Memory tab). The sampling costs a little CPU and memory of its own, so the RSS
+ * figures of such a run are not comparable with others.
+ */
+function samplesFileFor(server: FanoutServer, api: BenchApi, subscribers: number): string | undefined {
+  const folder = process.env.BENCH_HEAP_SAMPLES;
+  if (!folder) return undefined;
+  mkdirSync(folder, { recursive: true });
+  return join(folder, `${server}-${api}-${subscribers}.heapprofile`);
+}
+
 async function runOne(
   context: BenchContext,
   subscribers: number,
   server: FanoutServer,
 ): Promise<FanoutFigures> {
   const conversationId = await createConversation(context);
-  const probe = heapProbe(`fanout-${server}`);
+  const samplesFile = samplesFileFor(server, context.api, subscribers);
+  const probe = heapProbe(`fanout-${server}`, samplesFile);
   const gateway = await spawnFanoutServer(
     server,
     context.serviceUrl,
@@ -334,6 +362,7 @@ async function runOne(
       headers: { 'content-type': 'application/json', 'x-session-api-key': context.key },
       body: JSON.stringify({ query: '{ conversations(first: 1) { edges { node { id } } } }' }),
     });
+    await sleep(UPSTREAM_IDLE_CLOSE_MS);
     const rssBaseline = await steadyRssBytes(gateway.pid);
     const heapBaseline = await probe.sample(gateway.pid);
 
@@ -374,6 +403,12 @@ async function runOne(
     await untilDeliveriesStop(clients);
     const rssWithSubscribers = await steadyRssBytes(gateway.pid);
     const heapWithSubscribers = await probe.sample(gateway.pid);
+    if (samplesFile) {
+      console.log(
+        `\n${server} (${context.api}): where the live heap added with ${opened} subscribers was allocated, per subscriber`,
+      );
+      for (const line of liveAllocationSites(samplesFile, opened)) console.log(`  ${line}`);
+    }
     const heldSockets = await upstreamSockets(context, conversationId, gateway);
 
     for (const client of clients) client.child.send({ type: 'reset' } satisfies FanoutCommand);
