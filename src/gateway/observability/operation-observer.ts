@@ -118,7 +118,8 @@ class Watches {
     for (let index = 0; index < observers.length; index++) {
       const observer = observers[index] as OperationObserver;
       try {
-        this.#watches[index] = observer.start(operation);
+        // `?? NOT_WATCHING`: an observer written in plain JS that returns nothing is left out, not a crash.
+        this.#watches[index] = observer.start(operation) ?? NOT_WATCHING;
       } catch (error) {
         this.#watches[index] = NOT_WATCHING;
         this.#fault(error, index);
