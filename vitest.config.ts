@@ -9,6 +9,8 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    // Every query a compiled plan covers runs both ways in the suites; a difference fails the test.
+    setupFiles: ['test/setup/plan-comparisons.ts'],
     // Integration tests start real servers on port 0; give slow CI machines room without hiding hangs.
     testTimeout: 30_000,
     hookTimeout: 30_000,

@@ -42,6 +42,8 @@ export interface Config {
    * `--upstream-timezone` / `UPSTREAM_TIMEZONE`. @default 'UTC'
    */
   upstreamTimeZone: string;
+  /** Engine-free path of queries: on, off or verify. `--compiled-plans` / `COMPILED_PLANS`. @default 'on' */
+  compiledPlans: 'on' | 'off' | 'verify';
   /** Gateway processes on the one port (node:cluster); `auto` = cores. `--workers` / `WORKERS`. @default 1 */
   workers: number;
   /** Crashed workers replaced per minute before the primary gives up (exit 1). `--worker-restarts` / `WORKER_RESTARTS_PER_MINUTE`. @default 10 */
@@ -298,6 +300,10 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     if (['false', '0', 'off', 'no'].includes(value)) return false;
     throw new ConfigError(found[0], `expected true or false, got "${found[1]}"`);
   };
+  const compiledPlans = pick('compiled-plans');
+  if (compiledPlans && !['on', 'off', 'verify'].includes(compiledPlans[1])) {
+    throw new ConfigError(compiledPlans[0], `expected on, off or verify, got "${compiledPlans[1]}"`);
+  }
   const tracing = pick('tracing');
   if (tracing && !['off', 'console', 'otlp'].includes(tracing[1])) {
     throw new ConfigError(tracing[0], 'expected off, console or otlp');
@@ -420,6 +426,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     upstreamConnections: intSetting('upstream-connections'),
     logLevel: logLevel ? logLevel[1] : 'info',
     upstreamTimeZone: timeZone ? timeZone[1] : 'UTC',
+    compiledPlans: compiledPlans ? (compiledPlans[1] as Config['compiledPlans']) : 'on',
     workers: workersSetting(pick('workers')),
     workerRestartsPerMinute: intSetting('worker-restarts'),
   };

@@ -129,6 +129,7 @@ async function main(): Promise<void> {
     upstreamTimeoutMs: config.upstreamTimeoutMs,
     upstreamConnections: config.upstreamConnections,
     upstreamTimeZone: config.upstreamTimeZone,
+    compiledPlans: config.compiledPlans,
     logger,
     hardening,
     workspace: {

@@ -32,6 +32,15 @@ export const SETTINGS: readonly Setting[] = [
     description: 'listen address (`0.0.0.0` to expose it)',
   },
   {
+    flag: 'compiled-plans',
+    arg: '<mode>',
+    group: 'server',
+    env: 'COMPILED_PLANS',
+    defaultText: '`on`',
+    description:
+      'queries run as compiled plans instead of through the GraphQL engine where the plan answers the same bytes (`on`), never (`off`), or both ways with the engine answering and each difference logged (`verify`, twice the CPU; docs/performance.md)',
+  },
+  {
     flag: 'upstream',
     arg: '<url>',
     group: 'upstream',

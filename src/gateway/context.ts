@@ -139,3 +139,21 @@ export function createContext(
     },
   };
 }
+
+/**
+ * The same operation's context over another upstream session: every other member (request, caller,
+ * what plugins added) as it is, and fresh conversation reads over `upstream`, so nothing read through
+ * the first session is cached for the second. The compiled plans (gateway/compiled/) record the
+ * upstream calls of one run and replay them to the engine this way.
+ */
+export function withUpstreamSession(context: GatewayContext, upstream: UpstreamSession): GatewayContext {
+  const conversationLoader = new ConversationReads(upstream);
+  const copy = Object.create(
+    Object.getPrototypeOf(context),
+    Object.getOwnPropertyDescriptors(context),
+  ) as GatewayContext;
+  copy.upstream = upstream;
+  copy.conversationLoader = conversationLoader;
+  copy.trackList = (list) => conversationLoader.track(list);
+  return copy;
+}

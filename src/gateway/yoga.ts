@@ -24,7 +24,12 @@ import type { PagingSettings } from '../upstream/page-walker.ts';
 import type { Upstream } from '../upstream/port/upstream.ts';
 import { createV0Upstream } from '../upstream/v0/upstream.ts';
 import { createV1Upstream, type V1Upstream } from '../upstream/v1/upstream.ts';
-import { type ContextSettings, createContext } from './context.ts';
+import {
+  type CompiledPlansMode,
+  type PlanComparison,
+  useCompiledPlans,
+} from './compiled/use-compiled-plans.ts';
+import { type ContextSettings, createContext, withUpstreamSession } from './context.ts';
 import { useStaticGraphiQL } from './graphiql/graphiql.ts';
 import { createHardening, type Hardening, type HardeningOptions } from './hardening.ts';
 import {
@@ -78,6 +83,14 @@ export interface GatewayOptions {
   hardening?: HardeningOptions;
   /** File and diff caps, uploads, archive links, the sandbox's links (workspace/workspace-options.ts). */
   workspace?: WorkspaceOptions;
+  /**
+   * The engine-free path of queries (compiled/use-compiled-plans.ts): `on`, `off`, or `verify` (both
+   * run, the engine answers, each comparison goes to `onPlanComparison`), as the CLI's COMPILED_PLANS.
+   * @default 'on'
+   */
+  compiledPlans?: CompiledPlansMode;
+  /** `verify`: told of each comparison. @default an error line per difference, naming the operation (never its data) */
+  onPlanComparison?: (comparison: PlanComparison) => void;
 }
 
 /** Server context that graphql-ws adds for operations over WebSocket. */
@@ -264,6 +277,20 @@ export function createGateway(options: GatewayOptions): Gateway {
       }),
       ...hardening.requestPlugins,
       useGraphQlJit({}, { enableIf: (args) => !isSubscription(args) }),
+      // After graphql-jit: a covered query runs its compiled plan, and falls back to jit's execute.
+      useCompiledPlans({
+        mode: options.compiledPlans ?? 'on',
+        withSession: withUpstreamSession,
+        onComparison:
+          options.onPlanComparison ??
+          ((comparison) => {
+            if (comparison.plan !== null && comparison.plan !== comparison.engine)
+              logger.error(
+                { operationName: comparison.operationName },
+                'compiled plan answered other bytes than the engine',
+              );
+          }),
+      }) as Plugin,
       // One execution per event and operation for all subscribers (fan-out; see the module).
       useSharedSubscriptionResults(liveFanOut),
       useOperationObservers([operationLogObserver(logger), ...hardening.observers], reportObserverFault),

@@ -20,6 +20,7 @@ import type {
 import { confineWorkspacePath, WORKSPACE_ROOT } from '../upstream/workspace-path.ts';
 import { builder } from './builder.ts';
 import { ConversationRef } from './conversation.ts';
+import { FRESH_EACH_READ } from './plan-hints.ts';
 
 /** What `Conversation.workspace` resolves to: the conversation it belongs to, nothing read yet. */
 interface WorkspaceHandle {
@@ -336,6 +337,8 @@ WorkspaceRef.implement({
       description:
         'A link to download the workspace as an archive, signed for this conversation and expiring after `WORKSPACE_LINK_TTL_SECONDS`. Minting it reads nothing; opening it streams the upstream archive.',
       resolve: (workspace, _args, context) => context.workspace.archiveLink(workspace.conversationId),
+      // Sealed with a fresh nonce each time (gateway/workspace/archive-links.ts).
+      extensions: { [FRESH_EACH_READ]: true },
     }),
     sandboxLinks: t.field({
       type: WorkspaceSandboxLinksType,

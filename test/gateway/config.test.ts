@@ -19,6 +19,7 @@ describe('loadConfig', () => {
       upstreamConnections: 64,
       logLevel: 'info',
       upstreamTimeZone: 'UTC',
+      compiledPlans: 'on',
       workers: 1,
       workerRestartsPerMinute: 10,
       shared: {
@@ -92,6 +93,12 @@ describe('loadConfig', () => {
       maxConcurrent: 8,
     });
     expect(() => loadConfig(['--mcp-max-body-bytes', '10'], {})).toThrow(/--mcp-max-body-bytes/);
+  });
+
+  it('reads the compiled plans mode: on, off or verify, nothing else', () => {
+    expect(loadConfig(['--compiled-plans', 'off'], {}).compiledPlans).toBe('off');
+    expect(loadConfig([], { COMPILED_PLANS: 'verify' }).compiledPlans).toBe('verify');
+    expect(() => loadConfig([], { COMPILED_PLANS: 'fast' })).toThrow(/COMPILED_PLANS.*on, off or verify/);
   });
 
   it('reads env and lets flags win', () => {

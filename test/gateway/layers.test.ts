@@ -38,6 +38,7 @@ const GATEWAY_ROOMS: Record<string, readonly string[]> = {
   'shared-state': ['protection'],
   workspace: [],
   mcp: ['protection'],
+  compiled: [],
 };
 
 /** The room of a gateway/ file (`root` for the assembling files), or undefined outside gateway/. */

@@ -19,6 +19,7 @@ import type { UpstreamCallInfo } from '../../src/upstream/http.ts';
 import type { Api, ApiMode } from './both-apis.ts';
 import { localServiceForTest } from './local-service.ts';
 import { freeLoopbackPort } from './loopback.ts';
+import { recordPlanComparison } from './plan-comparisons.ts';
 
 /** How a test request authenticates. */
 interface CallerCredentials {
@@ -90,6 +91,9 @@ export async function startTestGateway({
     // A test names the API it speaks to (most talk to V0's scripted doubles and count their calls);
     // detection, the gateway's own default, is run by the suites that ask for it (`mode: 'detected'`).
     upstreamApi: 'v0',
+    // The differential test of the compiled plans: both ways, every covered query (plan-comparisons.ts).
+    compiledPlans: 'verify',
+    onPlanComparison: recordPlanComparison,
     ...options,
     port: 0,
     host: '127.0.0.1',
