@@ -42,7 +42,7 @@ export interface Config {
    * `--upstream-timezone` / `UPSTREAM_TIMEZONE`. @default 'UTC'
    */
   upstreamTimeZone: string;
-  /** Engine-free path of queries: on, off or verify. `--compiled-plans` / `COMPILED_PLANS`. @default 'on' */
+  /** Engine-free path of queries: on, off or verify. `--compiled-plans` / `COMPILED_PLANS`. @default 'off' */
   compiledPlans: 'on' | 'off' | 'verify';
   /** Gateway processes on the one port (node:cluster); `auto` = cores. `--workers` / `WORKERS`. @default 1 */
   workers: number;
@@ -426,7 +426,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Con
     upstreamConnections: intSetting('upstream-connections'),
     logLevel: logLevel ? logLevel[1] : 'info',
     upstreamTimeZone: timeZone ? timeZone[1] : 'UTC',
-    compiledPlans: compiledPlans ? (compiledPlans[1] as Config['compiledPlans']) : 'on',
+    compiledPlans: compiledPlans ? (compiledPlans[1] as Config['compiledPlans']) : 'off',
     workers: workersSetting(pick('workers')),
     workerRestartsPerMinute: intSetting('worker-restarts'),
   };

@@ -36,9 +36,9 @@ export const SETTINGS: readonly Setting[] = [
     arg: '<mode>',
     group: 'server',
     env: 'COMPILED_PLANS',
-    defaultText: '`on`',
+    defaultText: '`off`',
     description:
-      'queries run as compiled plans instead of through the GraphQL engine where the plan answers the same bytes (`on`), never (`off`), or both ways with the engine answering and each difference logged (`verify`, twice the CPU; docs/performance.md)',
+      'queries run as compiled plans instead of through graphql-jit where the plan answers the same bytes (`on`), never (`off`: measured no faster, docs/performance.md), or both ways with the engine answering and each difference logged (`verify`, twice the CPU)',
   },
   {
     flag: 'upstream',

@@ -86,7 +86,7 @@ export interface GatewayOptions {
   /**
    * The engine-free path of queries (compiled/use-compiled-plans.ts): `on`, `off`, or `verify` (both
    * run, the engine answers, each comparison goes to `onPlanComparison`), as the CLI's COMPILED_PLANS.
-   * @default 'on'
+   * @default 'off' (measured no faster than graphql-jit: docs/performance.md)
    */
   compiledPlans?: CompiledPlansMode;
   /** `verify`: told of each comparison. @default an error line per difference, naming the operation (never its data) */
@@ -279,7 +279,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       useGraphQlJit({}, { enableIf: (args) => !isSubscription(args) }),
       // After graphql-jit: a covered query runs its compiled plan, and falls back to jit's execute.
       useCompiledPlans({
-        mode: options.compiledPlans ?? 'on',
+        mode: options.compiledPlans ?? 'off',
         withSession: withUpstreamSession,
         onComparison:
           options.onPlanComparison ??

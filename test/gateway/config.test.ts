@@ -19,7 +19,7 @@ describe('loadConfig', () => {
       upstreamConnections: 64,
       logLevel: 'info',
       upstreamTimeZone: 'UTC',
-      compiledPlans: 'on',
+      compiledPlans: 'off',
       workers: 1,
       workerRestartsPerMinute: 10,
       shared: {
