@@ -59,6 +59,8 @@ export function exchange<T>(
   answered: (status: number) => void,
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
+    // Before the deadline is armed: a body that cannot be written (JSON.stringify throws) arms nothing.
+    const { headers: requestHeaders, body } = requestParts(req, 'application/json');
     const handler = new BufferedAnswer(
       {
         headersArrived: answered,
@@ -73,10 +75,9 @@ export function exchange<T>(
       target.timeoutMs,
       attemptTimeout,
     );
-    const { headers, body } = requestParts(req, 'application/json');
     try {
       target.dispatcher.dispatch(
-        { origin: target.origin, method: req.method, path: req.path, headers, body },
+        { origin: target.origin, method: req.method, path: req.path, headers: requestHeaders, body },
         handler,
       );
     } catch (error) {

@@ -196,6 +196,27 @@ describe('buffered exchange: deadline, abort and teardown', () => {
     expect(timers.armed()).toBe(0);
   });
 
+  it('arms nothing for a body that cannot be written (the call fails before it starts)', async () => {
+    const upstream = await serve((_request, response) => response.end('{}'));
+    const controller = new AbortController();
+    const timers = watchDeadlineTimers(4_321);
+    const pending = exchange(
+      { dispatcher: upstream.pool, origin: upstream.origin, timeoutMs: 4_321 },
+      {
+        method: 'POST',
+        path: '/x',
+        credentials: { kind: 'none' },
+        body: { count: 1n },
+        signal: controller.signal,
+      },
+      () => {},
+    );
+    await expect(pending).rejects.toBeInstanceOf(TypeError);
+    expect(upstream.state.requests).toBe(0);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    expect(timers.armed()).toBe(0);
+  });
+
   it('maps a refused connection and a dispatcher that throws, and leaves nothing behind', async () => {
     const upstream = await serve(() => {});
     const port = new URL(upstream.origin).port;
