@@ -14,7 +14,8 @@
  * CPU include V8 compiling the pipeline); here every side gets a warm-up run, then the same rounds.
  * Prints CPU ms per request (from /proc) and req/s at 32 connections per round and their medians, with
  * the ratios to the floor. `--cpu-prof` writes the working tree gateway's profile to
- * bench/results/profiles/ (summarize it with bench/profile-summary.ts).
+ * bench/results/profiles/ and the floor's to bench/results/profiles/floor/ (the largest file there:
+ * tsx's loader thread writes one too); summarize each with bench/profile-summary.ts.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -84,7 +85,12 @@ try {
   processes.push(current);
   const base = await spawnGateway(service.url, { api, entry: [join(baseRoot, 'dist', 'index.js')] });
   processes.push(base);
-  const floor = await spawnFloor(workload === 'list' ? 'reshape' : 'history', service.url, { api });
+  // The floor is profiled too (into floor/: tsx's loader thread writes a profile of its own there),
+  // so the two profiles can be compared area by area.
+  const floor = await spawnFloor(workload === 'list' ? 'reshape' : 'history', service.url, {
+    api,
+    nodeFlags: values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, 'floor')] : [],
+  });
   processes.push(floor);
 
   const seeded = await seed(service.url, KEY, 200, api);
