@@ -2,8 +2,8 @@
  * A compiled plan of one query document: the selection tree resolved once per document into the
  * steps each object of the answer takes (which resolver, which arguments, how its value completes),
  * run without a GraphQL engine. It calls the schema's own resolvers, serializers, `isTypeOf` and
- * `resolveType`, in the order graphql-js calls them, and builds the same `data` for every answer it
- * can give.
+ * `resolveType`, each object's fields in the order graphql-jit answers them (field-order.ts), and
+ * builds the same `data` as graphql-jit for every answer it can give.
  *
  * It gives only the happy path: the first thing the engine would turn into a GraphQL error (a resolver
  * that throws or rejects, null where the schema says non-null, a value a scalar or enum cannot
