@@ -45,6 +45,11 @@ export interface V1SocketDoubleOptions {
   deleted?: () => boolean;
   /** The app server answers the conversation's sandbox as PAUSED (no URL, no key) while this is true. */
   paused?: () => boolean;
+  /**
+   * The conversation's start finishes between the gateway's two reads: the app server does not know
+   * it (`[null]`) until the start-task search has answered, which names its task READY.
+   */
+  startsBetweenReads?: boolean;
 }
 
 /** A running double. */
@@ -87,6 +92,7 @@ export async function startV1SocketDouble(options: V1SocketDoubleOptions): Promi
   const stored = options.stored ?? (() => []);
   const auth = options.auth ?? 'all';
   const handshakes: V1SocketDouble['handshakes'] = [];
+  let taskSearched = false;
   const wss = new WebSocketServer({ noServer: true });
   let url = '';
   const double: V1SocketDouble = {
@@ -107,7 +113,8 @@ export async function startV1SocketDouble(options: V1SocketDoubleOptions): Promi
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const target = new URL(request.url ?? '/', 'http://double');
     if (target.pathname === '/api/v1/app-conversations') {
-      if (options.deleted?.()) return json(response, 200, [null]);
+      if (options.deleted?.() || (options.startsBetweenReads && !taskSearched))
+        return json(response, 200, [null]);
       if (options.paused?.()) {
         return json(response, 200, [
           { id: conversationId, sandbox_id: 'sandbox-1', sandbox_status: 'PAUSED', conversation_url: null },
@@ -127,7 +134,21 @@ export async function startV1SocketDouble(options: V1SocketDoubleOptions): Promi
       ]);
     }
     if (target.pathname === '/api/v1/app-conversations/start-tasks/search') {
-      return json(response, 200, { items: [], next_page_id: null });
+      if (!options.startsBetweenReads) return json(response, 200, { items: [], next_page_id: null });
+      taskSearched = true;
+      const task = {
+        id: randomUUID(),
+        created_by_user_id: null,
+        status: 'READY',
+        detail: null,
+        app_conversation_id: conversationId,
+        sandbox_id: 'sandbox-1',
+        agent_server_url: url,
+        request: { conversation_id: dashed },
+        created_at: '2026-08-21T18:00:00Z',
+        updated_at: '2026-08-21T18:00:01Z',
+      };
+      return json(response, 200, { items: [task], next_page_id: null });
     }
     if (target.pathname === `/api/conversations/${dashed}/events/search`) {
       if (request.headers['x-session-api-key'] !== sessionApiKey)

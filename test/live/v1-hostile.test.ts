@@ -107,6 +107,21 @@ describe('V1 live bridge: refusals', () => {
   });
 });
 
+describe('V1 live bridge: a conversation that is still starting', () => {
+  it('whose start finishes between the app server read and the start-task read is followed, not NOT_FOUND', async () => {
+    const event = agentMessage('first words');
+    const { double, gateway } = await doubleAndGateway({
+      startsBetweenReads: true,
+      stored: () => [event],
+      connections: [{ frames: [event] }],
+    });
+    const stream = subscribe(gateway, double.conversationId);
+    await stream.until((items) => items.length >= 1);
+    expect(codes(stream.items)).toEqual([]);
+    expect(ids(stream.items)).toEqual([event.id]);
+  });
+});
+
 describe('V1 live bridge: a paused sandbox', () => {
   it('is waited for through the reconnect attempts, then ends the stream with CONVERSATION_STOPPED', async () => {
     const first = agentMessage('before the pause');

@@ -90,16 +90,29 @@ async function resolveConversation(
   scope: { client: UpstreamClient; credentials: UpstreamCredentials; signal: AbortSignal },
   hex: string,
 ): Promise<Resolved> {
-  const [found] = await getConversations(scope, [hex]);
-  if (found instanceof Error) throw found;
-  if (found) return found.agent ? { kind: 'running', target: found.agent } : { kind: 'waiting' };
+  const found = await readConversation(scope, hex);
+  if (found) return found;
   // Not a conversation (yet): one whose start task still runs is waited for like a paused sandbox.
   const pending = await findPendingStarts(scope, [hex]).catch((error: unknown) => {
     if (error instanceof UpstreamError && error.code === 'UPSTREAM_ROUTE_MISSING') return null;
     throw error;
   });
   const start = pending?.get(hex);
-  return start && start.taskStatus !== 'ERROR' ? { kind: 'waiting' } : { kind: 'gone' };
+  if (start) return start.taskStatus !== 'ERROR' ? { kind: 'waiting' } : { kind: 'gone' };
+  // No start runs now, but one may have finished between the two reads (its task is READY, so not
+  // pending): the conversation then exists. Read it once more before calling it gone.
+  return (await readConversation(scope, hex)) ?? { kind: 'gone' };
+}
+
+/** The conversation as running or waiting, or null when the app server does not show it. */
+async function readConversation(
+  scope: { client: UpstreamClient; credentials: UpstreamCredentials; signal: AbortSignal },
+  hex: string,
+): Promise<Resolved | null> {
+  const [found] = await getConversations(scope, [hex]);
+  if (found instanceof Error) throw found;
+  if (!found) return null;
+  return found.agent ? { kind: 'running', target: found.agent } : { kind: 'waiting' };
 }
 
 /** A stream whose only item is `error`. */
