@@ -42,7 +42,11 @@ const idleIds = new Set(profile.nodes.filter((n) => n.callFrame.functionName ===
 const idle = [...selfUs].filter(([id]) => idleIds.has(id)).reduce((sum, [, us]) => sum + us, 0);
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0) - idle;
 
-/** Each bundle's module starts: esbuild writes `// src/gateway/yoga.ts` before a module's code. */
+/**
+ * Each bundle's module starts: esbuild writes `// src/gateway/yoga.ts` before a module's code (in a
+ * checkout whose node_modules is a symlink, such as bench/ab.ts's base, packages come as
+ * `// ../../<elsewhere>/node_modules/...`: read from their `node_modules/`).
+ */
 const bundleModules = new Map<string, Array<{ line: number; path: string }>>();
 function bundleModule(url: string, line: number): string | null {
   if (!/\/dist\/[^/]+\.js$/.test(url)) return null;
@@ -54,7 +58,7 @@ function bundleModule(url: string, line: number): string | null {
       readFileSync(path, 'utf8')
         .split('\n')
         .forEach((text, index) => {
-          const match = /^\/\/ ((?:src|node_modules)\/\S+)$/.exec(text);
+          const match = /^\/\/ (?:\.\.\/\S*?(?=node_modules\/))?((?:src|node_modules)\/\S+)$/.exec(text);
           if (match?.[1]) starts?.push({ line: index, path: match[1] });
         });
     }
