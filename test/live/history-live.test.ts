@@ -270,7 +270,13 @@ describe('V0 only: sendMessage routes', () => {
 
   it('uses POST /events when no socket is open and the echo is not selected; the socket otherwise', async () => {
     const upstream = await localServiceForTest({ sessionApiKeys: KEYS });
-    const gw = await gatewayForTest({ upstreamUrl: upstream.url, fastLive: true });
+    // The socket the echoed send opens must outlive a slow machine's pause before the next send: the
+    // fast timings' 50 ms idle close did not (the quiet send then went over REST).
+    const gw = await gatewayForTest({
+      upstreamUrl: upstream.url,
+      fastLive: true,
+      live: { idleCloseMs: 10_000 },
+    });
     const id = await createConversation(upstream.url, {}, KEY_A);
 
     const quiet = await graphql(gw.url, SEND_QUIET, { input: { conversationId: id, content: 'over rest' } });
