@@ -8,7 +8,9 @@
  * `maxUpstreamCalls` pages per field, then answer what we have with `hasNextPage: true` and a cursor
  * that continues where we stopped.
  */
+
 import { badUserInput } from '../errors.ts';
+import { base64urlOfText } from './base64url-text.ts';
 import type {
   Conversation,
   ConversationFilter,
@@ -69,27 +71,14 @@ export function filterKey(filter: ConversationFilter): string {
  * (test/upstream/page-walker-cursor.test.ts holds it to the old `Buffer.from(JSON.stringify(...))`).
  */
 function encodeCursor(position: CursorPosition): string {
-  return cursorText(
-    `[1,${JSON.stringify(position.pageToken)},${jsonNumber(position.pageSize)},${jsonNumber(position.index)},`,
-    `${JSON.stringify(position.filterKey)}]`,
+  return base64urlOfText(
+    `[1,${JSON.stringify(position.pageToken)},${jsonNumber(position.pageSize)},${jsonNumber(position.index)},${JSON.stringify(position.filterKey)}]`,
   );
 }
 
 /** A number as JSON writes it (`null` for what JSON cannot hold). */
 function jsonNumber(value: number): string {
   return Number.isFinite(value) ? String(value) : 'null';
-}
-
-/** Reused by every cursor (each use is synchronous, start to end). */
-const cursorBuffer = Buffer.allocUnsafe(4096);
-const utf8 = new TextEncoder();
-
-/** base64url of the UTF-8 of `head + tail`. */
-function cursorText(head: string, tail: string): string {
-  const text = head + tail;
-  // A UTF-16 unit is at most 3 UTF-8 bytes; a longer text (a crafted token) takes its own buffer.
-  if (text.length * 3 > cursorBuffer.length) return Buffer.from(text, 'utf8').toString('base64url');
-  return cursorBuffer.toString('base64url', 0, utf8.encodeInto(text, cursorBuffer).written);
 }
 
 /**
@@ -99,7 +88,7 @@ function cursorText(head: string, tail: string): string {
 function pageCursors(pageToken: string | null, pageSize: number, key: string): (index: number) => string {
   const head = `[1,${JSON.stringify(pageToken)},${jsonNumber(pageSize)},`;
   const tail = `,${JSON.stringify(key)}]`;
-  return (index) => cursorText(`${head}${jsonNumber(index)}`, tail);
+  return (index) => base64urlOfText(`${head}${jsonNumber(index)}${tail}`);
 }
 
 /**

@@ -10,6 +10,8 @@
  * without looking inside.
  */
 
+import { base64urlOfText } from '../base64url-text.ts';
+
 /** The envelope version this gateway writes and reads. */
 const CURSOR_VERSION = 1;
 /** Longer tokens are refused unread: no position needs more. */
@@ -42,13 +44,6 @@ export class EventCursorError extends Error {
 }
 
 /**
- * Reused by every seal (each use is synchronous, start to end): room for a JSON text of 682 UTF-16
- * units, far more than a token the gateway reads back (MAX_CURSOR_LENGTH) can hold.
- */
-const sealBuffer = Buffer.allocUnsafe(2048);
-/** Writes into {@link sealBuffer} with less per-call work than `Buffer#write`. */
-const utf8 = new TextEncoder();
-/**
  * Strings JSON.stringify writes as they are, between quotes: no control character, `"`, `\` or
  * surrogate (a pair would be kept, a lone one escaped: both left to JSON.stringify).
  */
@@ -58,15 +53,13 @@ const PLAIN_STRING = /^[\u0020\u0021\u0023-\u005b\u005d-\ud7ff\ue000-\uffff]*$/;
  * Seals a position into its token (adapters only): base64url of `JSON.stringify([version, api,
  * ...parts])`, byte for byte. Minted once per event of every history page and live event, so the JSON
  * text is written here rather than by JSON.stringify of a fresh array, and encoded through one reused
- * buffer rather than a new one per token.
+ * buffer rather than a new one per token (base64url-text.ts).
  */
 export function sealEventCursor(position: EventPosition): string {
   let text = `[${CURSOR_VERSION},${jsonOf(position.api)}`;
   for (const part of position.parts) text += `,${jsonOf(part)}`;
   text += ']';
-  // A UTF-16 unit is at most 3 UTF-8 bytes; a longer text (an upstream's odd id) takes its own buffer.
-  if (text.length * 3 > sealBuffer.length) return Buffer.from(text, 'utf8').toString('base64url');
-  return sealBuffer.toString('base64url', 0, utf8.encodeInto(text, sealBuffer).written);
+  return base64urlOfText(text);
 }
 
 /** What JSON.stringify writes for one part, without its cost for the common cases. */
