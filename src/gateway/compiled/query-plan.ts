@@ -38,6 +38,7 @@ import {
 } from 'graphql';
 import { FRESH_EACH_READ } from '../../schema/plan-hints.ts';
 import { type CollectedFields, collectFieldsAsJit } from './field-order.ts';
+import { isThenable } from './thenable.ts';
 
 /** Thrown where the engine would answer with an error: the caller runs the engine instead. */
 class PlanAbandoned extends Error {
@@ -248,10 +249,6 @@ function subfields(
 }
 
 type MaybePromise<T> = T | Promise<T>;
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as { then?: unknown } | null)?.then === 'function';
-}
 
 /**
  * The function that runs one object's steps, compiled for them: every resolver called in order, then

@@ -10,6 +10,7 @@
  * stays the one the operation's plugins see (the deadline swaps its signal on it).
  */
 import type { UpstreamSession } from '../../upstream/port/upstream.ts';
+import { isThenable } from './thenable.ts';
 
 /** The calls an operation's plan made, by method and arguments. */
 export class UpstreamCallRecord {
@@ -67,8 +68,4 @@ function callKey(method: string, args: unknown[]): string | null {
   } catch {
     return null;
   }
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
