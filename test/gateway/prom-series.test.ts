@@ -89,6 +89,28 @@ describe('prom-client series', () => {
     expect(actual).toContain('thing_seconds_count{kind="a"} 12');
   });
 
+  it('go through prom-client only on the first call of a series, then add to its record directly', () => {
+    const { counter, histogram } = metrics();
+    const counted = new CounterSeries(counter, { kind: 'a', outcome: 'ok' });
+    const timed = new HistogramSeries(histogram, { kind: 'a' }, BUCKETS);
+    let calls = 0;
+    const viaCounter = counter.inc.bind(counter);
+    const viaHistogram = histogram.observe.bind(histogram);
+    counter.inc = ((...args: Parameters<typeof viaCounter>) => {
+      calls++;
+      viaCounter(...args);
+    }) as typeof counter.inc;
+    histogram.observe = ((...args: Parameters<typeof viaHistogram>) => {
+      calls++;
+      viaHistogram(...args);
+    }) as typeof histogram.observe;
+    for (let n = 0; n < 5; n++) {
+      counted.inc();
+      timed.observe(0.05);
+    }
+    expect(calls).toBe(2);
+  });
+
   it('count again from zero after a reset, as prom-client does', async () => {
     const both = pair();
     both.inc('okA');

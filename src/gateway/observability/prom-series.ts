@@ -54,6 +54,18 @@ function keyOf<T extends { labels: Record<string, string> }>(
   return null;
 }
 
+/** The series with `labels` in `metric`'s table, as its key and prom-client's entry; null when none. */
+function findSeries<T extends { labels: Record<string, string> }>(
+  metric: object,
+  labels: Record<string, string>,
+  isEntry: (entry: unknown) => entry is T,
+): { key: string; entry: T } | null {
+  const table = tableOf<T>(metric);
+  const key = table && keyOf(table, labels, isEntry);
+  const entry = key ? table?.[key] : undefined;
+  return key && entry ? { key, entry } : null;
+}
+
 function isCounterEntry(entry: unknown): entry is CounterEntry {
   return typeof entry === 'object' && entry !== null && typeof (entry as CounterEntry).value === 'number';
 }
@@ -68,8 +80,7 @@ function isHistogramEntry(entry: unknown): entry is HistogramEntry {
 export class CounterSeries<L extends string> {
   readonly #counter: Counter<L>;
   readonly #labels: Record<L, string>;
-  #key: string | null = null;
-  #entry: CounterEntry | null = null;
+  #series: { key: string; entry: CounterEntry } | null = null;
 
   constructor(counter: Counter<L>, labels: Record<L, string>) {
     this.#counter = counter;
@@ -77,20 +88,13 @@ export class CounterSeries<L extends string> {
   }
 
   inc(): void {
-    const entry = this.#entry;
-    if (entry !== null && tableOf<CounterEntry>(this.#counter)?.[this.#key as string] === entry) {
-      entry.value += 1;
+    const series = this.#series;
+    if (series !== null && tableOf<CounterEntry>(this.#counter)?.[series.key] === series.entry) {
+      series.entry.value += 1;
       return;
     }
     this.#counter.inc(this.#labels, 1);
-    this.#find();
-  }
-
-  #find(): void {
-    const table = tableOf<CounterEntry>(this.#counter);
-    const key = table && keyOf(table, this.#labels, isCounterEntry);
-    this.#key = key ?? null;
-    this.#entry = key === null || key === undefined ? null : (table?.[key] ?? null);
+    this.#series = findSeries(this.#counter, this.#labels, isCounterEntry);
   }
 }
 
@@ -99,8 +103,7 @@ export class HistogramSeries<L extends string> {
   readonly #histogram: Histogram<L>;
   readonly #labels: Record<L, string>;
   readonly #buckets: readonly number[];
-  #key: string | null = null;
-  #entry: HistogramEntry | null = null;
+  #series: { key: string; entry: HistogramEntry } | null = null;
 
   constructor(histogram: Histogram<L>, labels: Record<L, string>, buckets: readonly number[]) {
     this.#histogram = histogram;
@@ -109,12 +112,13 @@ export class HistogramSeries<L extends string> {
   }
 
   observe(value: number): void {
-    const entry = this.#entry;
+    const series = this.#series;
     if (
-      entry !== null &&
+      series !== null &&
       Number.isFinite(value) &&
-      tableOf<HistogramEntry>(this.#histogram)?.[this.#key as string] === entry
+      tableOf<HistogramEntry>(this.#histogram)?.[series.key] === series.entry
     ) {
+      const { entry } = series;
       entry.sum += value;
       entry.count += 1;
       // As prom-client does: the first bound the value fits under; above the last, only the count.
@@ -128,13 +132,6 @@ export class HistogramSeries<L extends string> {
       return;
     }
     this.#histogram.observe(this.#labels, value);
-    this.#find();
-  }
-
-  #find(): void {
-    const table = tableOf<HistogramEntry>(this.#histogram);
-    const key = table && keyOf(table, this.#labels, isHistogramEntry);
-    this.#key = key ?? null;
-    this.#entry = key === null || key === undefined ? null : (table?.[key] ?? null);
+    this.#series = findSeries(this.#histogram, this.#labels, isHistogramEntry);
   }
 }
