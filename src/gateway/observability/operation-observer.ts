@@ -158,38 +158,28 @@ class Watches {
   }
 
   answered(errors: readonly unknown[]): void {
-    for (let index = 0; index < this.#watches.length; index++) {
-      const watch = this.#watches[index] as OperationWatch;
-      if (!watch.answered) continue;
-      try {
-        watch.answered(errors);
-      } catch (error) {
-        this.#fault(error, index);
-      }
-    }
+    this.#each('answered', errors);
   }
 
   streaming(): void {
-    for (let index = 0; index < this.#watches.length; index++) {
-      const watch = this.#watches[index] as OperationWatch;
-      if (!watch.streaming) continue;
-      try {
-        watch.streaming();
-      } catch (error) {
-        this.#fault(error, index);
-      }
-    }
+    this.#each('streaming', NO_ERRORS);
   }
 
   /** Once, whatever path reports the end first. */
   ended(errors: readonly unknown[]): void {
     if (this.#ended) return;
     this.#ended = true;
+    this.#each('ended', errors);
+  }
+
+  /** Calls `method` of every watch that has it, each guarded (by name, not a closure per call). */
+  #each(method: 'answered' | 'streaming' | 'ended', errors: readonly unknown[]): void {
     for (let index = 0; index < this.#watches.length; index++) {
       const watch = this.#watches[index] as OperationWatch;
-      if (!watch.ended) continue;
+      const call = watch[method];
+      if (!call) continue;
       try {
-        watch.ended(errors);
+        call.call(watch, errors);
       } catch (error) {
         this.#fault(error, index);
       }
