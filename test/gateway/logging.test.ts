@@ -1,7 +1,8 @@
 /**
  * The gateway's log lines: the per-operation line is written without running redaction and is the
  * same bytes the redacting logger writes for it; every other line is still redacted; lines written
- * asynchronously to stdout all get out before the process exits (flushLogs), including on SIGTERM.
+ * asynchronously to stdout all get out before the process exits (flushLogs), including on SIGTERM;
+ * they go out in batches, and a lone line still goes out on its own after a short wait.
  */
 import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
@@ -125,6 +126,59 @@ describe('lines written asynchronously to stdout', () => {
       .map((line) => (JSON.parse(line) as { n: number }).n);
     expect(numbers.length).toBe(count);
     expect(numbers.every((n, index) => n === index)).toBe(true);
+  }, 30_000);
+
+  it('go out in batches, and a lone line goes out without waiting for a batch to fill', async () => {
+    const child = killAfterTest(
+      spawnTypeScript(
+        '--input-type=module',
+        [
+          '--eval',
+          `
+          import pino from 'pino';
+          import { createLogger, flushLogs } from './src/gateway/observability/logging.ts';
+          const logger = createLogger();
+          const stream = logger[pino.symbols.streamSym];
+          let writes = 0;
+          stream.on('write', () => writes++);
+          // As operations end: one line now and then, each on its own turn of the event loop.
+          for (let n = 0; n < 200; n++) {
+            logger.info({ n }, 'line');
+            if (n % 4 === 3) await new Promise((done) => setTimeout(done, 1));
+          }
+          await flushLogs(logger);
+          const batched = writes;
+          const started = performance.now();
+          logger.info({ n: 200 }, 'line');
+          // The batch timer is unref'd (it never holds a process open): keep this one open meanwhile.
+          const open = setTimeout(() => {}, 5_000);
+          await new Promise((done) => stream.once('write', done));
+          clearTimeout(open);
+          process.stderr.write(JSON.stringify({ batched, loneMs: performance.now() - started }));
+          `,
+        ],
+        { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+      ),
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (chunk) => {
+      stdout += String(chunk);
+    });
+    child.stderr?.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
+    expect(await new Promise((done) => child.once('exit', done))).toBe(0);
+    const numbers = stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => (JSON.parse(line) as { n: number }).n);
+    expect(numbers).toEqual(Array.from({ length: 201 }, (_, n) => n));
+    const { batched, loneMs } = JSON.parse(stderr) as { batched: number; loneMs: number };
+    // 200 lines over ~50 turns (~60 ms) share a few writes: one per turn was ~50.
+    expect(batched).toBeLessThanOrEqual(8);
+    // Written by the batch timer (25 ms), not held until more lines come.
+    expect(loneMs).toBeLessThan(1_000);
   }, 30_000);
 
   it('on SIGTERM the gateway process writes its operation lines and its last line before it exits', async () => {

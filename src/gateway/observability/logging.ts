@@ -3,13 +3,14 @@
  * code never hands a secret to the logger on purpose), and an envelop plugin that writes one line per
  * operation with its name, duration and outcome.
  *
- * Lines go to stdout asynchronously: a line is handed to libuv's thread pool at once unless a write is
- * already in flight, in which case it joins the next write (no size threshold, so nothing waits at
- * low traffic). pino's synchronous default made the event loop wait for a write syscall per operation
- * (5-13% of its time in issue 31's profile, and all of it while a log reader is slow). The syscall is
- * not gone, only off the event loop, and lines share one only while a write is in flight, so the
- * process's CPU per request did not measurably drop (issue 31: within the bench's noise). Whoever
- * exits the process awaits {@link flushLogs} first (src/index.ts).
+ * Lines go to stdout asynchronously and in batches: a line waits in the buffer until ~8 KiB of lines
+ * are there or 25 ms have passed, whichever comes first, then one write hands them all to libuv's
+ * thread pool. pino's synchronous default made the event loop wait for a write syscall per operation
+ * (5-13% of its time in issue 31's profile, and all of it while a log reader is slow); writing each
+ * line asynchronously took the wait off the event loop but still cost a write, and its dispatch, per
+ * line (~4% of the gateway's CPU on the history bench), which a batch shares among ~40 lines. Whoever
+ * exits the process awaits {@link flushLogs} first (src/index.ts); pino's exit hook writes what is
+ * still buffered synchronously.
  */
 import type { Writable } from 'node:stream';
 import pino from 'pino';
@@ -40,7 +41,7 @@ export interface LoggerOptions {
   level?: string;
   /**
    * Where lines go (tests capture them).
-   * @default stdout through an asynchronous SonicBoom (`sync: false`, no `minLength`)
+   * @default stdout through an asynchronous SonicBoom that writes lines in batches (see the module)
    */
   destination?: Writable;
 }
@@ -52,49 +53,98 @@ export function createLogger(options: LoggerOptions = {}): pino.Logger {
     level: options.level ?? 'info',
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
   };
-  // pino.destination registers its own exit hook (a synchronous write of what is still queued); a write
-  // already handed to libuv is what flushLogs waits for.
-  return pino(settings, options.destination ?? pino.destination({ sync: false }));
+  return pino(settings, options.destination ?? batchedStdout());
 }
 
-/** The parts of SonicBoom (pino.destination) that tell whether a write is in flight. */
-interface AsyncDestination {
+/** Bytes of lines gathered before a write (SonicBoom's `minLength`; below its 16 KiB `maxWrite`). */
+const BATCH_BYTES = 8 * 1024;
+/** The longest a line waits for a batch to fill before it is written anyway. */
+const BATCH_MS = 25;
+
+/** The parts of SonicBoom (sonic-boom 4's own fields) the batching and {@link flushLogs} read. */
+interface SonicDestination {
+  destroyed: boolean;
+  /** A write is on libuv's thread pool. */
   _writing: boolean;
+  /** Bytes buffered and not yet handed to a write. */
+  _len: number;
+  /** Hands the buffered lines to a write, unless one is in flight. */
+  flush(): void;
+  write(line: string): boolean;
   once(event: 'drain' | 'error' | 'close', listener: () => void): unknown;
   off(event: 'drain' | 'error' | 'close', listener: () => void): unknown;
 }
 
-function asyncDestinationOf(logger: pino.Logger): AsyncDestination | null {
+/**
+ * stdout through an asynchronous SonicBoom that gathers lines ({@link BATCH_BYTES}), plus a timer that
+ * writes a batch that has not filled after {@link BATCH_MS}. SonicBoom's own `periodicFlush` would
+ * write, an empty string at least, on every tick of an idle gateway. pino.destination registers its
+ * exit hook (a synchronous write of what is still buffered).
+ */
+function batchedStdout(): pino.DestinationStream {
+  const destination = pino.destination({
+    sync: false,
+    minLength: BATCH_BYTES,
+  }) as unknown as SonicDestination;
+  let batchDue = false;
+  const writeBatch = () => {
+    batchDue = false;
+    if (destination.destroyed || destination._len === 0) return;
+    // A write in flight leaves what it did not take buffered below minLength: look again later.
+    if (destination._writing) awaitBatch();
+    else destination.flush();
+  };
+  const awaitBatch = () => {
+    batchDue = true;
+    setTimeout(writeBatch, BATCH_MS).unref();
+  };
+  const write = destination.write;
+  // An own property over SonicBoom's method: pino calls the stream's `write` once per line.
+  destination.write = function writeLine(this: SonicDestination, line: string) {
+    const room = write.call(this, line);
+    if (!batchDue) awaitBatch();
+    return room;
+  };
+  return destination as unknown as pino.DestinationStream;
+}
+
+function sonicDestinationOf(logger: pino.Logger): SonicDestination | null {
   const stream: unknown = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym];
   if (typeof stream !== 'object' || stream === null) return null;
-  // `_writing` is SonicBoom's own flag (sonic-boom 4): its `flush()` without `minLength` calls back at
-  // once, even with a write in flight, so it cannot be used to wait.
-  return typeof (stream as { _writing?: unknown })._writing === 'boolean'
-    ? (stream as AsyncDestination)
+  // `_writing` is SonicBoom's own flag: its `flush(callback)` fsyncs, which a pipe refuses.
+  const fields = stream as { _writing?: unknown; _len?: unknown };
+  return typeof fields._writing === 'boolean' && typeof fields._len === 'number'
+    ? (stream as SonicDestination)
     : null;
 }
 
 /**
  * Resolves once every line `logger` (or its parent) has written is out of the process, or after
- * `timeoutMs`; never rejects. Await it before `process.exit`: pino's exit hook writes what is queued,
- * but a write in flight on libuv's thread pool may be lost or overtaken when the process ends.
- * Lines logged meanwhile are written too (a drain comes only once nothing is queued).
+ * `timeoutMs`; never rejects. Await it before `process.exit`: pino's exit hook writes what is
+ * buffered, but a write in flight on libuv's thread pool may be lost or overtaken when the process
+ * ends. Lines logged meanwhile are written too.
  */
 export function flushLogs(logger: pino.Logger, timeoutMs = 2_000): Promise<void> {
-  const destination = asyncDestinationOf(logger);
-  if (destination === null || !destination._writing) return Promise.resolve();
+  const destination = sonicDestinationOf(logger);
+  if (destination === null || (!destination._writing && destination._len === 0)) return Promise.resolve();
   return new Promise<void>((resolve) => {
     const done = () => {
       clearTimeout(timer);
-      destination.off('drain', done);
+      destination.off('drain', step);
       destination.off('error', done);
       destination.off('close', done);
       resolve();
     };
+    // A drain comes when a write ends with less than a batch buffered: write that too, until none is.
+    const step = () => {
+      if (destination.destroyed || (!destination._writing && destination._len === 0)) return done();
+      if (!destination._writing) destination.flush();
+      destination.once('drain', step);
+    };
     const timer = setTimeout(done, timeoutMs);
-    destination.once('drain', done);
     destination.once('error', done);
     destination.once('close', done);
+    step();
   });
 }
 
