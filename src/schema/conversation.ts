@@ -29,10 +29,13 @@ import { tryDecodeGlobalId } from './global-id.ts';
 
 export const ConversationRef = builder.objectRef<Conversation>('Conversation');
 
+/** The upstream id behind a conversation's global id (also read by inline-resolvers.ts). */
+export const conversationNodeId = (conversation: Conversation): string => conversation.conversationId;
+
 builder.node(ConversationRef, {
   description:
     'A conversation between a user and a coding agent. Fields the upstream may send null, leave out or send oddly are nullable or have the fallback their description names, so one odd record never fails a query.',
-  id: { resolve: (conversation) => conversation.conversationId },
+  id: { resolve: conversationNodeId },
   isTypeOf: (value) =>
     typeof value === 'object' && value !== null && typeof (value as Conversation).conversationId === 'string',
   loadOne: (id, context) => context.conversationLoader.load(id),
