@@ -24,6 +24,13 @@ export interface CircuitBreakerOptions {
 export type Admission = { admitted: true; probe: boolean } | { admitted: false; retryAfterMs: number };
 
 /**
+ * An admission that is not a probe: what a closed circuit answers, and what the client uses without a
+ * breaker. Shared, as the probe's is: admit() runs once per upstream attempt and these carry nothing.
+ */
+export const ADMITTED: Admission = Object.freeze({ admitted: true, probe: false });
+const PROBE: Admission = Object.freeze({ admitted: true, probe: true });
+
+/**
  * Counts consecutive failures of calls that reached the upstream. Only failures that say "the
  * upstream is unwell" count (connection errors, timeouts, 5xx); a 4xx answer is a healthy upstream.
  */
@@ -55,7 +62,7 @@ export class CircuitBreaker {
    * admits exactly one probe and refuses the rest until the probe reports.
    */
   admit(): Admission {
-    if (this.#state === 'closed') return { admitted: true, probe: false };
+    if (this.#state === 'closed') return ADMITTED;
     const waited = this.#now() - this.#openedAt;
     if (this.#state === 'open' && waited < this.#resetMs) {
       return { admitted: false, retryAfterMs: this.#resetMs - waited };
@@ -63,7 +70,7 @@ export class CircuitBreaker {
     if (this.#probeInFlight) return { admitted: false, retryAfterMs: Math.max(1, this.#resetMs) };
     this.#probeInFlight = true;
     this.#setState('half-open');
-    return { admitted: true, probe: true };
+    return PROBE;
   }
 
   /** Reports the outcome of an admitted call. `probe` is what `admit` said. */
@@ -113,7 +120,10 @@ interface Waiter {
   reject: (error: unknown) => void;
 }
 
-/** A counting semaphore with a bounded FIFO queue. */
+/**
+ * A counting semaphore with a bounded FIFO queue. Every slot taken ({@link tryAcquire} answering true,
+ * or {@link acquire} resolving) is given back with exactly one {@link release}.
+ */
 export class ConcurrencyGate {
   readonly #max: number;
   readonly #maxQueued: number;
@@ -136,16 +146,25 @@ export class ConcurrencyGate {
   }
 
   /**
-   * Waits for a slot; call the returned function exactly once when done.
+   * Takes a free slot at once, without a promise (the common case of every upstream call); false when
+   * none is free or `signal` has aborted, and then {@link acquire} waits or refuses as it should.
+   * A free slot means nobody is queued: {@link release} hands a slot to a waiter before freeing it.
+   */
+  tryAcquire(signal?: AbortSignal): boolean {
+    if (signal?.aborted || this.#active >= this.#max) return false;
+    this.#active++;
+    return true;
+  }
+
+  /**
+   * Waits for a slot, queued behind the calls already waiting.
    * @throws GateRefusal `queue-full` when the queue is full, `aborted` when `signal` fires first
    */
-  async acquire(signal?: AbortSignal): Promise<() => void> {
+  async acquire(signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) throw new GateRefusal('aborted');
-    if (this.#active < this.#max) {
-      this.#active++;
-      return this.#releaser();
-    }
+    if (this.tryAcquire()) return;
     if (this.#queue.length >= this.#maxQueued) throw new GateRefusal('queue-full');
+    // The slot is handed over by release() (active is not decremented), so no increment here.
     await new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
         resolve: () => {
@@ -162,18 +181,12 @@ export class ConcurrencyGate {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#queue.push(waiter);
     });
-    // The slot was handed over by the releaser (active was not decremented), so no increment here.
-    return this.#releaser();
   }
 
-  #releaser(): () => void {
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = this.#queue.shift();
-      if (next) next.resolve();
-      else this.#active--;
-    };
+  /** Gives a slot back: to the first waiter if any (it keeps `active` as is), else frees it. */
+  release(): void {
+    const next = this.#queue.shift();
+    if (next) next.resolve();
+    else this.#active--;
   }
 }

@@ -15,15 +15,22 @@
  */
 import { credentialSecret, type UpstreamCredentials } from './credentials.ts';
 
-/** Why a call was not run: its signal aborted while waiting, or its credential's queue is full. */
+/** Why a call was not admitted: its signal aborted while waiting, or its credential's queue is full. */
 export type FairShareRefusal = 'aborted' | 'queue-full';
 
+/** One credential's calls in flight and waiting; what a caller holds while it has a slot. */
 interface Lane {
+  readonly kind: UpstreamCredentials['kind'];
+  readonly key: string;
   active: number;
   waiting: Array<() => void>;
 }
 
-/** Bounds the upstream calls in flight per credential. */
+/**
+ * Bounds the upstream calls in flight per credential. A slot is taken with {@link tryEnter} (at once,
+ * when there is room) or {@link enter} (waiting in the credential's queue), and given back with
+ * exactly one {@link leave} of the lane they answered.
+ */
 export class FairShare {
   readonly #perCredential: number;
   readonly #maxWaiting: number;
@@ -52,36 +59,59 @@ export class FairShare {
   }
 
   /**
-   * Runs `call` once this credential has a free slot. A full queue, or an abort of `signal` while
-   * waiting, rejects with `refusal(reason)` without running `call`.
+   * Takes a slot of this credential at once, without a promise (the common case of every upstream
+   * call): the lane to {@link leave}, or null when its slots are all taken (then {@link enter} waits or
+   * refuses). A free slot means nobody of this credential waits: {@link leave} hands a slot to a
+   * waiter before freeing it.
    */
-  async run<T>(
+  tryEnter(credentials: UpstreamCredentials): Lane | null {
+    const lane = this.#lane(credentials);
+    return this.#take(lane) ? lane : null;
+  }
+
+  /**
+   * Takes a slot of this credential, waiting behind its calls already waiting. A full queue, or an
+   * abort of `signal` while waiting, rejects with `refusal(reason)` without taking one.
+   */
+  async enter(
     credentials: UpstreamCredentials,
     signal: AbortSignal | undefined,
-    call: () => Promise<T>,
     refusal: (reason: FairShareRefusal) => Error,
-  ): Promise<T> {
+  ): Promise<Lane> {
+    const lane = this.#lane(credentials);
+    if (this.#take(lane)) return lane;
+    if (lane.waiting.length >= this.#maxWaiting) throw refusal('queue-full');
+    // A waiter is handed the leaving call's slot (`active` unchanged), so a newcomer arriving
+    // between the hand-over and the waiter's wake-up cannot take it too.
+    await this.#wait(lane, signal, () => refusal('aborted'));
+    return lane;
+  }
+
+  /** Gives back the slot taken on `lane`: to its first waiter if any, else frees it. */
+  leave(lane: Lane): void {
+    const next = lane.waiting.shift();
+    if (next) next();
+    else if (--lane.active === 0) this.#lanes[lane.kind].delete(lane.key);
+  }
+
+  /** Takes a free slot of `lane`, if it has one. */
+  #take(lane: Lane): boolean {
+    if (lane.active >= this.#perCredential) return false;
+    lane.active++;
+    return true;
+  }
+
+  /** This credential's lane, made when it has none (and then taken at once: it is kept only while used). */
+  #lane(credentials: UpstreamCredentials): Lane {
     const lanes = this.#lanes[credentials.kind];
     // Callers without a credential share one lane ('' is what credentialSecret answers for them).
     const key = credentialSecret(credentials);
     let lane = lanes.get(key);
     if (!lane) {
-      lane = { active: 0, waiting: [] };
+      lane = { kind: credentials.kind, key, active: 0, waiting: [] };
       lanes.set(key, lane);
     }
-    // A waiter is handed the finishing call's slot (`active` unchanged), so a newcomer arriving
-    // between the hand-over and the waiter's wake-up cannot take it too.
-    if (lane.active >= this.#perCredential) {
-      if (lane.waiting.length >= this.#maxWaiting) throw refusal('queue-full');
-      await this.#wait(lane, signal, () => refusal('aborted'));
-    } else lane.active++;
-    try {
-      return await call();
-    } finally {
-      const next = lane.waiting.shift();
-      if (next) next();
-      else if (--lane.active === 0) lanes.delete(key);
-    }
+    return lane;
   }
 
   #wait(lane: Lane, signal: AbortSignal | undefined, abortError: () => Error): Promise<void> {

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import { breakerOutcome } from './breaker-outcome.ts';
 import {
+  ADMITTED,
   CircuitBreaker,
   type CircuitBreakerOptions,
   type CircuitState,
@@ -181,7 +182,7 @@ export class UpstreamClient {
    * @throws UpstreamError for transport failures, 401/403/404/429/5xx and unparseable bodies
    * @throws UpstreamRejection for statuses listed in `passThroughStatuses`
    */
-  async request<T>(req: UpstreamRequest): Promise<T> {
+  request<T>(req: UpstreamRequest): Promise<T> {
     return this.run(req, (answered) => exchange<T>(this.target, req, answered));
   }
 
@@ -192,7 +193,7 @@ export class UpstreamClient {
    * Streams use a pool of their own without `maxResponseBytes` (nothing is buffered).
    * @throws UpstreamError, UpstreamRejection as {@link request}, before the body starts
    */
-  async stream(req: UpstreamRequest, options: StreamOptions): Promise<UpstreamStream> {
+  stream(req: UpstreamRequest, options: StreamOptions): Promise<UpstreamStream> {
     return this.run(req, (answered) => streamExchange(this.streamingTarget(), req, options, answered));
   }
 
@@ -202,13 +203,7 @@ export class UpstreamClient {
     const maxAttempts = idempotent ? this.retries + 1 : 1;
     for (let attempt = 1; ; attempt++) {
       try {
-        // Each attempt first waits for its caller's share, then for the shared gate (fair-share.ts).
-        const run = () => this.attempt<T>(req, attempt, send);
-        return await (this.fairShare
-          ? this.fairShare.run(req.credentials, req.signal, run, (reason) =>
-              reason === 'queue-full' ? credentialOverloaded() : abortError(req.signal),
-            )
-          : run());
+        return await this.attempt(req, attempt, send);
       } catch (error) {
         const retryDelay = attempt < maxAttempts ? retryDelayFor(error, attempt, this.retryPolicy) : null;
         if (retryDelay === null) throw this.report(req, error);
@@ -260,36 +255,64 @@ export class UpstreamClient {
     if (this.streamTarget) await this.streamTarget.dispatcher.close();
   }
 
-  /** One attempt through the concurrency gate and the circuit breaker, instrumented. */
+  /**
+   * One attempt: first its caller's share (fair-share.ts), then a slot of the shared gate, then the
+   * breaker, instrumented. Both bounds are taken synchronously when they have room, as nearly every
+   * call finds them (no promise and no turn of the event loop each); only a full share or gate, or an
+   * aborted signal, goes through their queues (`enter`, `acquire`).
+   */
   private async attempt<T>(req: UpstreamRequest, attempt: number, send: Send<T>): Promise<T> {
-    let release: () => void;
+    const share = this.fairShare;
+    const lane = share && (share.tryEnter(req.credentials) ?? (await this.enterShare(share, req)));
     try {
-      release = await this.gate.acquire(req.signal);
-    } catch (error) {
-      if (error instanceof GateRefusal && error.reason === 'queue-full') throw gatewayOverloaded();
-      throw abortError(req.signal);
-    }
-    try {
-      const admission = this.breaker?.admit() ?? { admitted: true, probe: false };
-      if (!admission.admitted) throw circuitOpen(admission.retryAfterMs);
-      const finish = this.onAttempt?.({ method: req.method, path: req.path, attempt });
-      let status: number | undefined;
+      if (!this.gate.tryAcquire(req.signal)) await this.acquireGate(req.signal);
       try {
-        this.onCall?.({ method: req.method, path: req.path, attempt });
-        const result = await send((answered) => {
-          status = answered;
-        });
-        this.breaker?.record('success', admission.probe);
-        finish?.({ ...(status !== undefined ? { status } : {}) });
-        return result;
-      } catch (error) {
-        this.breaker?.record(breakerOutcome(error, status), admission.probe);
-        const code = error instanceof UpstreamError ? error.code : undefined;
-        finish?.({ ...(status !== undefined ? { status } : {}), ...(code ? { code } : {}) });
-        throw error;
+        return await this.admitted(req, attempt, send);
+      } finally {
+        this.gate.release();
       }
     } finally {
-      release();
+      if (lane) share.leave(lane);
+    }
+  }
+
+  /** Waits for the caller's share (it has calls in flight up to its bound), or refuses with a code. */
+  private enterShare(share: FairShare, req: UpstreamRequest) {
+    return share.enter(req.credentials, req.signal, (reason) =>
+      reason === 'queue-full' ? credentialOverloaded() : abortError(req.signal),
+    );
+  }
+
+  /** Waits for a slot of the gate (all are taken, or the signal aborted), or refuses with a code. */
+  private async acquireGate(signal: AbortSignal | undefined): Promise<void> {
+    try {
+      await this.gate.acquire(signal);
+    } catch (error) {
+      if (error instanceof GateRefusal && error.reason === 'queue-full') throw gatewayOverloaded();
+      throw abortError(signal);
+    }
+  }
+
+  /** An attempt holding its share and slot: through the breaker, told to the observers, sent. */
+  private async admitted<T>(req: UpstreamRequest, attempt: number, send: Send<T>): Promise<T> {
+    const admission = this.breaker ? this.breaker.admit() : ADMITTED;
+    if (!admission.admitted) throw circuitOpen(admission.retryAfterMs);
+    // One info object for both observers, made only when one listens.
+    const info = this.onAttempt || this.onCall ? { method: req.method, path: req.path, attempt } : null;
+    const finish = info && this.onAttempt?.(info);
+    let status: number | undefined;
+    try {
+      if (info) this.onCall?.(info);
+      const result = await send((answered) => {
+        status = answered;
+      });
+      this.breaker?.record('success', admission.probe);
+      finish?.(status === undefined ? {} : { status });
+      return result;
+    } catch (error) {
+      this.breaker?.record(breakerOutcome(error, status), admission.probe);
+      finish?.(failedOutcome(status, error));
+      throw error;
     }
   }
 
@@ -305,4 +328,12 @@ export class UpstreamClient {
     }
     return error;
   }
+}
+
+/** What the onAttempt finisher of a failed attempt receives: the status and code it has, no more keys. */
+function failedOutcome(status: number | undefined, error: unknown): UpstreamAttemptOutcome {
+  const outcome: UpstreamAttemptOutcome = {};
+  if (status !== undefined) outcome.status = status;
+  if (error instanceof UpstreamError) outcome.code = error.code;
+  return outcome;
 }

@@ -120,7 +120,7 @@ describe('CircuitBreaker and ConcurrencyGate', () => {
 
   it('the gate bounds calls in flight and waiting, and a waiter can be aborted', async () => {
     const gate = new ConcurrencyGate({ maxConcurrent: 1, maxQueued: 1 });
-    const release = await gate.acquire();
+    await gate.acquire();
     const abort = new AbortController();
     const waiting = gate.acquire(abort.signal);
     await expect(gate.acquire()).rejects.toEqual(new GateRefusal('queue-full'));
@@ -128,8 +128,29 @@ describe('CircuitBreaker and ConcurrencyGate', () => {
     await expect(waiting).rejects.toEqual(new GateRefusal('aborted'));
     expect(gate.queued).toBe(0);
     const next = gate.acquire();
-    release();
-    (await next)();
+    gate.release();
+    await next;
+    gate.release();
+    expect(gate.active).toBe(0);
+  });
+
+  it('tryAcquire takes a free slot at once, and none while full, aborted or handed to a waiter', async () => {
+    const gate = new ConcurrencyGate({ maxConcurrent: 1, maxQueued: 1 });
+    const aborted = new AbortController();
+    aborted.abort();
+    expect(gate.tryAcquire(aborted.signal)).toBe(false);
+    await expect(gate.acquire(aborted.signal)).rejects.toEqual(new GateRefusal('aborted'));
+    expect(gate.active).toBe(0);
+    expect(gate.tryAcquire()).toBe(true);
+    expect(gate.tryAcquire()).toBe(false);
+    expect(gate.queued).toBe(0); // a refused tryAcquire never queues
+    const waiting = gate.acquire();
+    gate.release();
+    // Handed over, not freed: a newcomer in the same turn finds nothing, the waiter gets it.
+    expect(gate.tryAcquire()).toBe(false);
+    await waiting;
+    expect(gate.active).toBe(1);
+    gate.release();
     expect(gate.active).toBe(0);
   });
 });
