@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   type EventPosition,
+  eventCursorSealer,
   openEventCursor,
   sealEventCursor,
 } from '../../src/upstream/port/event-cursor.ts';
@@ -93,6 +94,59 @@ describe('sealEventCursor', () => {
       }),
       { numRuns: 3000, seed: 31 },
     );
+  });
+
+  it("seals every V0 id and V1 place as the first implementation did (the adapters' own sealers)", () => {
+    // V0's rest after the head (`",42]`) is encoded in JS up to 24 characters: every length up to and
+    // past that, each remainder modulo 3, negative, huge and non-integer numbers.
+    const ids = [-1, 0, 7, 42, 999, 1000, 99_999, 999_999_999_999_999, 2 ** 53, 1e21, -1e-7, 1.5, Number.NaN];
+    for (let digits = 1; digits <= 22; digits++) ids.push(10 ** digits - 1, 10 ** digits, -(10 ** digits));
+    for (const id of ids) expect(v0Cursor(id), String(id)).toBe(firstSeal({ api: 'v0', parts: [id] }));
+    fc.assert(
+      fc.property(fc.oneof(fc.integer({ min: -1 }), fc.maxSafeNat(), fc.double()), (id) => {
+        expect(v0Cursor(id)).toBe(firstSeal({ api: 'v0', parts: [id] }));
+      }),
+      { numRuns: 3000, seed: 7 },
+    );
+    const text = fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.string({ unit: 'binary', maxLength: 40 }),
+      fc.uuid(),
+    );
+    fc.assert(
+      fc.property(text, text, text, (id, timestamp, kind) => {
+        expect(v1Cursor({ id, timestamp, kind })).toBe(
+          firstSeal({ api: 'v1', parts: [id, timestamp, kind] }),
+        );
+      }),
+      { numRuns: 3000, seed: 11 },
+    );
+  });
+
+  it('seals alike through a sealer made for any API, whatever the length of its head', () => {
+    // Heads of every length modulo 3 (the part encoded once), non-ASCII ones (encoded with each token)
+    // and rests on both sides of the JS encoder's limit, ASCII or not.
+    const apis = ['', 'v', 'v0', 'v10', 'v100', '\u00e9', '"', '\ud800'];
+    const rests = [
+      '',
+      'a',
+      'ab',
+      'abc',
+      'x'.repeat(14),
+      'x'.repeat(15),
+      'x'.repeat(16),
+      '\u00e9',
+      'a\u007f',
+      'a\u0080',
+    ];
+    for (const api of apis) {
+      const seal = eventCursorSealer(api);
+      for (const rest of rests) {
+        for (const parts of [[], [rest], [rest, 1], [-1, rest, rest]]) {
+          expect(seal(parts), JSON.stringify([api, parts])).toBe(firstSeal({ api, parts }));
+        }
+      }
+    }
   });
 
   it('opens what it seals', () => {

@@ -51,15 +51,73 @@ const PLAIN_STRING = /^[\u0020\u0021\u0023-\u005b\u005d-\ud7ff\ue000-\uffff]*$/;
 
 /**
  * Seals a position into its token (adapters only): base64url of `JSON.stringify([version, api,
- * ...parts])`, byte for byte. Minted once per event of every history page and live event, so the JSON
- * text is written here rather than by JSON.stringify of a fresh array, and encoded through one reused
- * buffer rather than a new one per token (base64url-text.ts).
+ * ...parts])`, byte for byte. An adapter mints one per event of every history page and live event
+ * through its own {@link eventCursorSealer}; this is the same seal for any API.
  */
 export function sealEventCursor(position: EventPosition): string {
-  let text = `[${CURSOR_VERSION},${jsonOf(position.api)}`;
-  for (const part of position.parts) text += `,${jsonOf(part)}`;
-  text += ']';
-  return base64urlOfText(text);
+  return eventCursorSealer(position.api)(position.parts);
+}
+
+/**
+ * The seal of one API's positions, made once by its adapter: `seal(parts)` is
+ * `sealEventCursor({api, parts})` byte for byte, with less work per token. The JSON text is written
+ * here rather than by JSON.stringify of a fresh array. base64 turns every 3 bytes into 4 characters on
+ * their own, so the head of the envelope up to a multiple of 3 bytes (`[1,"v0` of `[1,"v0",42]`) is
+ * encoded once, here; the rest of a V0 token (`",42]`) is short enough that encoding it in JS
+ * ({@link base64urlOfShortAscii}) costs less than the native call of base64url-text.ts, which longer
+ * rests (V1's id, timestamp and kind) still take. 50 V0 cursors (a history page): ~16 -> ~7.5 µs.
+ */
+export function eventCursorSealer(api: string): (parts: readonly PositionPart[]) => string {
+  const head = `[${CURSOR_VERSION},${jsonOf(api)}`;
+  // Characters are bytes only in ASCII; any other head is encoded with each token.
+  const cut = isAscii(head) ? head.length - (head.length % 3) : 0;
+  const sealedHead = base64urlOfText(head.slice(0, cut));
+  const restOfHead = head.slice(cut);
+  return (parts) => {
+    let text = restOfHead;
+    for (const part of parts) text += `,${jsonOf(part)}`;
+    text += ']';
+    return sealedHead + (base64urlOfShortAscii(text) ?? base64urlOfText(text));
+  };
+}
+
+function isAscii(text: string): boolean {
+  for (let at = 0; at < text.length; at++) if (text.charCodeAt(at) > 0x7f) return false;
+  return true;
+}
+
+/** Longest text {@link base64urlOfShortAscii} encodes: beyond it the native call costs less. */
+const SHORT_TEXT = 24;
+const BASE64URL_DIGITS = Array.from('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_');
+
+/**
+ * base64url (no padding) of `text`, whose characters are then its bytes; null when it is longer than
+ * {@link SHORT_TEXT} or not all ASCII.
+ */
+function base64urlOfShortAscii(text: string): string | null {
+  const length = text.length;
+  if (length > SHORT_TEXT) return null;
+  const digit = BASE64URL_DIGITS;
+  let sealed = '';
+  let at = 0;
+  for (; at + 2 < length; at += 3) {
+    const a = text.charCodeAt(at);
+    const b = text.charCodeAt(at + 1);
+    const c = text.charCodeAt(at + 2);
+    if ((a | b | c) > 0x7f) return null;
+    sealed += `${digit[a >> 2]}${digit[((a & 3) << 4) | (b >> 4)]}${digit[((b & 15) << 2) | (c >> 6)]}${digit[c & 63]}`;
+  }
+  if (at + 1 === length) {
+    const a = text.charCodeAt(at);
+    if (a > 0x7f) return null;
+    sealed += `${digit[a >> 2]}${digit[(a & 3) << 4]}`;
+  } else if (at + 2 === length) {
+    const a = text.charCodeAt(at);
+    const b = text.charCodeAt(at + 1);
+    if ((a | b) > 0x7f) return null;
+    sealed += `${digit[a >> 2]}${digit[((a & 3) << 4) | (b >> 4)]}${digit[(b & 15) << 2]}`;
+  }
+  return sealed;
 }
 
 /** What JSON.stringify writes for one part, without its cost for the common cases. */

@@ -9,12 +9,13 @@
 import {
   EventCursorError,
   type EventPosition,
+  eventCursorSealer,
   foreignCursor,
   openEventCursor,
-  sealEventCursor,
 } from '../port/event-cursor.ts';
 
 const API = 'v0';
+const seal = eventCursorSealer(API);
 /** The largest id a cursor may name (within JavaScript's exact integers, as the events route's own). */
 const MAX_EVENT_ID = 999_999_999_999_999;
 const LEGACY_DECIMAL = /^(0|[1-9][0-9]{0,14})$/;
@@ -26,7 +27,7 @@ export function v0Position(eventId: number): EventPosition {
 
 /** The cursor of the position after `eventId`. */
 export function v0Cursor(eventId: number): string {
-  return sealEventCursor(v0Position(eventId));
+  return seal([eventId]);
 }
 
 /**

@@ -9,12 +9,13 @@
 import {
   EventCursorError,
   type EventPosition,
+  eventCursorSealer,
   foreignCursor,
   openEventCursor,
-  sealEventCursor,
 } from '../port/event-cursor.ts';
 
 const API = 'v1';
+const seal = eventCursorSealer(API);
 
 /** The parts of a V1 position. */
 export interface V1EventPlace {
@@ -31,7 +32,7 @@ export const BEFORE_FIRST: V1EventPlace = { id: '', timestamp: '', kind: '' };
 
 /** The cursor of an event at `place`. */
 export function v1Cursor(place: V1EventPlace): string {
-  return sealEventCursor({ api: API, parts: [place.id, place.timestamp, place.kind] });
+  return seal([place.id, place.timestamp, place.kind]);
 }
 
 /** The cursor of {@link BEFORE_FIRST}, minted once: the place of events with no id, and of "nothing yet". */
