@@ -3,19 +3,25 @@
  * tree, side by side with the parse-and-reshape floor (bench/floors/http-floor.ts), in front of one
  * service, rotating which goes first each round.
  *
- *   npx tsx bench/ab.ts --base <git ref> [--work list|history] [--api v0|v1] [--rounds 9] [--seconds 4] [--cpu-prof]
+ *   npx tsx bench/ab.ts --base <git ref> [--work list|history] [--api v0|v1] [--rounds 9] [--seconds 4] [--engine-floor] [--cpu-prof]
  *
  * `--work history` measures the history scenario's request (the newest 50 of 1,000 events) instead,
  * with the history floor (bench/floors/history-floor.ts) as the third side. `--api v1` runs the
- * service with `--api v1` and both gateways with `--upstream-api v1` (default v0).
+ * service with `--api v1` and both gateways with `--upstream-api v1` (default v0). `--engine-floor` adds a
+ * fourth side, the engine floor (bench/floors/engine-floor.ts): the floor's server, calls and mapping with
+ * graphql-jit over a minimal schema in between, the least a GraphQL server in Node does for the same
+ * document. Its answer must be the working tree gateway's byte for byte (checked before anything is
+ * measured); the medians then split the gateway's distance to the floor into GraphQL itself (engine floor
+ * - floor) and the gateway's own work (gateway - engine floor).
  *
  * Why not two `npm run bench` runs: on a shared 2-core machine consecutive runs differ by more than one
  * optimization gains, and `--quick` measures a gateway that is still warming up (its first seconds of
  * CPU include V8 compiling the pipeline); here every side gets a warm-up run, then the same rounds.
  * Prints CPU ms per request (from /proc) and req/s at 32 connections per round and their medians, with
  * the ratios to the floor. `--cpu-prof` writes the working tree gateway's profile to
- * bench/results/profiles/ and the floor's to bench/results/profiles/floor/ (the largest file there:
- * tsx's loader thread writes one too); summarize each with bench/profile-summary.ts.
+ * bench/results/profiles/, the floor's to bench/results/profiles/floor/ and the engine floor's to
+ * bench/results/profiles/engine-floor/ (in both, the largest file: tsx's loader thread writes one too);
+ * summarize each with bench/profile-summary.ts.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -39,6 +45,7 @@ const { values } = parseArgs({
     api: { type: 'string', default: 'v0' },
     rounds: { type: 'string', default: '9' },
     seconds: { type: 'string', default: '4' },
+    'engine-floor': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
   },
 });
@@ -92,6 +99,15 @@ try {
     nodeFlags: values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, 'floor')] : [],
   });
   processes.push(floor);
+  const engine = values['engine-floor']
+    ? await spawnFloor('engine', service.url, {
+        api,
+        nodeFlags: values['cpu-prof']
+          ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, 'engine-floor')]
+          : [],
+      })
+    : null;
+  if (engine) processes.push(engine);
 
   const seeded = await seed(service.url, KEY, 200, api);
   const context: BenchContext = {
@@ -127,11 +143,17 @@ try {
     { name: 'working tree', pid: current.pid, target: request, runs: [] },
     { ...third, pid: floor.pid, runs: [] },
   ];
+  // The fourth side answers the gateway's bytes, so the gateway's own checks apply to it.
+  if (engine)
+    sides.push({ name: 'engine floor', pid: engine.pid, target: { ...request, url: engine.url }, runs: [] });
   for (const side of sides) {
     await verify(side.target);
     // Warm-up, not counted: a fresh gateway's first seconds include V8 compiling its hot path.
     await saturate(side.target, CONNECTIONS, WARM_UP_SECONDS);
   }
+  // After the warm-ups: the freshly seeded V0 conversations are still starting for a few seconds.
+  if (engine)
+    await sameBytes(request, { ...request, url: engine.url }, 'engine floor (bench/floors/engine-floor.ts)');
   console.log(`${workload} at ${CONNECTIONS} connections, ${rounds} rounds x ${seconds} s per side`);
   for (let round = 0; round < rounds; round++) {
     const order = [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)];
@@ -142,8 +164,9 @@ try {
       `round ${round + 1}: ${sides.map((s) => `${s.name} ${describe(s.runs.at(-1) as LoadWithCpu)}`).join(', ')}`,
     );
   }
-  // The gateways' answers are checked again after the load, as in run.ts.
-  for (const side of sides.slice(0, 2)) await verify(side.target);
+  // The gateways' answers (and the engine floor's, which are the same) are checked again after the
+  // load, as in run.ts.
+  for (const side of sides) if (side !== sides[2]) await verify(side.target);
 
   const cpu = (side: (typeof sides)[number]) => median(side.runs.map((r) => r.gatewayCpuMsPerRequest));
   const rps = (side: (typeof sides)[number]) => median(side.runs.map((r) => r.requestsPerSecond));
@@ -156,9 +179,37 @@ try {
         `${rps(side).toFixed(0)} req/s (${(rps(side) / rps(floorSide)).toFixed(2)}x ${floorSide.name}), ${errors(side)} errors`,
     );
   }
+  const engineSide = sides[3];
+  if (engineSide) {
+    // Where the working tree's distance to the floor goes: GraphQL itself, then the gateway's own work.
+    const gap = cpu(sides[1] as (typeof sides)[number]) - cpu(floorSide);
+    const graphql = cpu(engineSide) - cpu(floorSide);
+    console.log(
+      `  working tree - floor ${gap.toFixed(3)} ms/request: GraphQL (engine floor - floor) ${graphql.toFixed(3)} ms ` +
+        `(${((100 * graphql) / gap).toFixed(0)}%), the gateway's own work (working tree - engine floor) ` +
+        `${(gap - graphql).toFixed(3)} ms (${((100 * (gap - graphql)) / gap).toFixed(0)}%)`,
+    );
+  }
 } finally {
   await Promise.all(processes.map((p) => p.stop()));
   rmSync(work, { recursive: true, force: true });
+}
+
+/** Throws unless `floor` answers `gateway`'s request with the gateway's bytes (else it measures something else). */
+async function sameBytes(gateway: HttpTarget, floor: HttpTarget, what: string): Promise<void> {
+  const answer = async (url: string) => {
+    const response = await fetch(url, { method: 'POST', headers: gateway.headers, body: gateway.body });
+    return response.text();
+  };
+  const [fromGateway, fromFloor] = await Promise.all([answer(gateway.url), answer(floor.url)]);
+  if (fromGateway === fromFloor) return;
+  let at = 0;
+  while (fromGateway[at] === fromFloor[at]) at++;
+  const around = (text: string) => JSON.stringify(text.slice(Math.max(0, at - 80), at + 80));
+  throw new Error(
+    `the ${what}'s answer differs from the gateway's at byte ${at}:\n` +
+      `  gateway: ${around(fromGateway)}\n  floor:   ${around(fromFloor)}`,
+  );
 }
 
 function describe(run: LoadWithCpu): string {

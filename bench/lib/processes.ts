@@ -171,8 +171,18 @@ export function spawnGateway(upstreamUrl: string, how: GatewaySpawn = {}): Promi
   });
 }
 
-/** Which floor program (bench/floors/) to start: the list's two, the history's, the fan-out's. */
-export type FloorKind = 'proxy' | 'reshape' | 'history' | 'fanout';
+/**
+ * Which floor program (bench/floors/) to start: the list's two, the history's, the fan-out's, and the
+ * engine floor (a bare GraphQL server answering both the list's and the history's documents).
+ */
+export type FloorKind = 'proxy' | 'reshape' | 'history' | 'fanout' | 'engine';
+
+/** The floors that are a program of their own (the list's two share http-floor.ts). */
+const FLOOR_PROGRAMS = {
+  history: 'bench/floors/history-floor.ts',
+  fanout: 'bench/floors/fanout-floor.ts',
+  engine: 'bench/floors/engine-floor.ts',
+} as const;
 
 /** How a floor is started. */
 export interface FloorSpawn {
@@ -196,11 +206,9 @@ export function spawnFloor(
   const shell = withRaisedFdLimit(process.execPath);
   const api = ['--api', how.api ?? 'v0'];
   const program =
-    kind === 'fanout'
-      ? ['bench/floors/fanout-floor.ts', '--upstream', upstreamUrl, ...api]
-      : kind === 'history'
-        ? ['bench/floors/history-floor.ts', '--upstream', upstreamUrl, ...api]
-        : ['bench/floors/http-floor.ts', '--upstream', upstreamUrl, '--mode', kind, ...api];
+    kind === 'proxy' || kind === 'reshape'
+      ? ['bench/floors/http-floor.ts', '--upstream', upstreamUrl, '--mode', kind, ...api]
+      : [FLOOR_PROGRAMS[kind], '--upstream', upstreamUrl, ...api];
   return spawnAnnounced({
     command: shell.command,
     args: [...shell.args, ...(how.nodeFlags ?? []), ...TSX_NODE_ARGS, ...program],
