@@ -149,6 +149,19 @@ describe('sealEventCursor', () => {
     }
   });
 
+  it("seals tokens around its buffer's size as the first implementation did", () => {
+    // A sealer writes its parts into a buffer of 512 bytes and seals from the text past it: every total
+    // length across that edge, in one part or several, with heads of each length modulo 3.
+    for (const api of ['v0', 'v10', 'v100']) {
+      const seal = eventCursorSealer(api);
+      for (let length = 470; length <= 530; length++) {
+        for (const parts of [['x'.repeat(length)], ['x'.repeat(length - 40), 'y'.repeat(30), 7]]) {
+          expect(seal(parts), `${api} ${length}`).toBe(firstSeal({ api, parts }));
+        }
+      }
+    }
+  });
+
   it('opens what it seals', () => {
     for (const id of ODD_IDS.filter((odd) => odd.length < 100 && !/[\ud800-\udfff]/.test(odd))) {
       const position = { api: 'v1', parts: [id, '2026-05-01T10:00:00.250000', 'MessageEvent'] };
