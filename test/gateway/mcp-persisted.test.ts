@@ -36,9 +36,8 @@ describe.each(APIS)('MCP under an allow-list of persisted operations on %s', (ap
       arguments: { initialUserMessage: 'under the list' },
     });
     expect(started.isError).toBeFalsy();
-    const id = (
-      started.structuredContent as { createConversation: { conversation: { conversationId: string } } }
-    ).createConversation.conversation.conversationId;
+    const id = (started.structuredContent as { createConversation: { conversationId: string } })
+      .createConversation.conversationId;
     const listed = await client.callTool({ name: 'list_conversations', arguments: { first: 5 } });
     expect(listed.isError).toBeFalsy();
     const waited = await client.callTool({

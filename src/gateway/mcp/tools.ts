@@ -59,11 +59,11 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'start_conversation',
     title: 'Start a conversation',
     description:
-      'Creates a conversation on a repository (`owner/name`) and branch, and starts its agent with a first message.',
+      'Creates a conversation on a repository (`owner/name`) and branch, and starts its agent with a first message. Answers its `conversationId` at once; `conversation` may be null while it is still starting.',
     document: `mutation StartConversation($repository: String, $selectedBranch: String, $initialUserMessage: String) {
   createConversation(input: { repository: $repository, selectedBranch: $selectedBranch, initialUserMessage: $initialUserMessage }) {
     __typename
-    ... on CreateConversationPayload { conversation { ${CONVERSATION_FIELDS} } }
+    ... on CreateConversationPayload { conversationId conversationStatus conversation { ${CONVERSATION_FIELDS} } }
     ... on Error { message }
   }
 }`,
