@@ -33,6 +33,7 @@ import { build } from '../scripts/build.mjs';
 import type { BenchContext } from './lib/context.ts';
 import { type HttpTarget, type LoadWithCpu, saturate, verify, withCpu } from './lib/http-load.ts';
 import { type BenchProcess, ROOT, spawnFloor, spawnGateway, spawnLocalService } from './lib/processes.ts';
+import { settledSameBytes } from './lib/same-bytes.ts';
 import { seed } from './lib/seed.ts';
 import { median } from './lib/stats.ts';
 import { historyTargets, seedHistory } from './scenarios/history.ts';
@@ -151,9 +152,9 @@ try {
     // Warm-up, not counted: a fresh gateway's first seconds include V8 compiling its hot path.
     await saturate(side.target, CONNECTIONS, WARM_UP_SECONDS);
   }
-  // After the warm-ups: the freshly seeded V0 conversations are still starting for a few seconds.
-  if (engine)
-    await sameBytes(request, { ...request, url: engine.url }, 'engine floor (bench/floors/engine-floor.ts)');
+  // The floors measure the least work for the gateway's answer only while they answer its bytes.
+  await settledSameBytes(request, third.target, third.name);
+  if (engine) await settledSameBytes(request, { ...request, url: engine.url }, 'engine floor');
   console.log(`${workload} at ${CONNECTIONS} connections, ${rounds} rounds x ${seconds} s per side`);
   for (let round = 0; round < rounds; round++) {
     const order = [...sides.slice(round % sides.length), ...sides.slice(0, round % sides.length)];
@@ -193,23 +194,6 @@ try {
 } finally {
   await Promise.all(processes.map((p) => p.stop()));
   rmSync(work, { recursive: true, force: true });
-}
-
-/** Throws unless `floor` answers `gateway`'s request with the gateway's bytes (else it measures something else). */
-async function sameBytes(gateway: HttpTarget, floor: HttpTarget, what: string): Promise<void> {
-  const answer = async (url: string) => {
-    const response = await fetch(url, { method: 'POST', headers: gateway.headers, body: gateway.body });
-    return response.text();
-  };
-  const [fromGateway, fromFloor] = await Promise.all([answer(gateway.url), answer(floor.url)]);
-  if (fromGateway === fromFloor) return;
-  let at = 0;
-  while (fromGateway[at] === fromFloor[at]) at++;
-  const around = (text: string) => JSON.stringify(text.slice(Math.max(0, at - 80), at + 80));
-  throw new Error(
-    `the ${what}'s answer differs from the gateway's at byte ${at}:\n` +
-      `  gateway: ${around(fromGateway)}\n  floor:   ${around(fromFloor)}`,
-  );
 }
 
 function describe(run: LoadWithCpu): string {

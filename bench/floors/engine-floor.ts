@@ -151,7 +151,7 @@ rootField('conversations').resolve = async (_root, _args, caller) => {
     method: 'GET',
     headers: caller.key === undefined ? {} : { 'x-session-api-key': caller.key },
   });
-  return listConnection(await upstream.body.text(), api, 'gateway');
+  return listConnection(await upstream.body.text(), api);
 };
 rootField('conversation').resolve = async (_root, args: { id: string }, caller) => {
   const events = await reader.read(args.id, caller.key);

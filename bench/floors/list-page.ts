@@ -5,11 +5,12 @@
  * it (src/upstream/v1/conversation-record.ts): status from the sandbox status, `updated_at` as
  * lastUpdatedAt, the V0-only fields null (or 0 connections).
  *
- * Two spellings ({@link ListBytes}): the reshape floor's, unchanged since its figures were first taken,
- * and the gateway's exact bytes, which the engine floor must answer. They differ in text, not in work:
- * the gateway's cursors are `[1, pageToken, 20, index, "[null,null]"]` (a version, the filter key as
+ * The answer is the gateway's, byte for byte (bench/lib/same-bytes.ts checks it before a floor is
+ * measured): cursors are `[1, pageToken, 20, index, "[null,null]"]` (a version, the filter key as
  * JSON), the last edge's names the start of the next upstream page (`index` -1), and `runtimeStatus`
- * drops the upstream's `STATUS$` prefix (src/schema/enums.ts), where the floor upper-cases it whole.
+ * drops the upstream's `STATUS$` prefix (src/schema/enums.ts). Until issue 31 the reshape floor wrote
+ * older cursors (`[null, 20, index, ""]`) and upper-cased `runtimeStatus` whole: the same work, other
+ * bytes, and nothing compared them.
  */
 import type { BenchApi } from '../lib/bench-api.ts';
 
@@ -18,9 +19,6 @@ export const LIST_PATH: Record<BenchApi, string> = {
   v0: '/api/conversations?limit=20',
   v1: '/api/v1/app-conversations/search?limit=20',
 };
-
-/** `floor`: the reshape floor's spelling; `gateway`: the gateway's answer, byte for byte. */
-export type ListBytes = 'floor' | 'gateway';
 
 type UpstreamRecord = Record<string, unknown> & { conversation_id: string };
 type V1Record = Record<string, unknown> & { id: string };
@@ -51,14 +49,14 @@ function runtimeStatusName(raw: unknown): string | null {
 }
 
 /** The node shape of the gateway's Conversation, with every field the bench selects. */
-function toNode(r: UpstreamRecord, runtimeStatus: (raw: unknown) => string | null) {
+function toNode(r: UpstreamRecord) {
   return {
     id: Buffer.from(`Conversation:${r.conversation_id}`, 'utf8').toString('base64url'),
     conversationId: r.conversation_id,
     title: r.title ?? null,
     status: enumValue(r.status),
     statusRaw: r.status ?? null,
-    runtimeStatus: runtimeStatus(r.runtime_status),
+    runtimeStatus: runtimeStatusName(r.runtime_status),
     runtimeStatusRaw: r.runtime_status ?? null,
     selectedRepository: r.selected_repository ?? null,
     selectedBranch: r.selected_branch ?? null,
@@ -115,8 +113,8 @@ function toV1Node(r: V1Record) {
 const gatewayCursor = (pageToken: string | null, index: number): string =>
   Buffer.from(JSON.stringify([1, pageToken, 20, index, '[null,null]']), 'utf8').toString('base64url');
 
-/** The `conversations` connection of one upstream page (the body as text), spelled as `bytes` says. */
-export function listConnection(text: string, api: BenchApi, bytes: ListBytes = 'floor') {
+/** The `conversations` connection of one upstream page (the body as text), as the gateway answers it. */
+export function listConnection(text: string, api: BenchApi) {
   const page = JSON.parse(text) as {
     results?: UpstreamRecord[];
     items?: V1Record[];
@@ -125,17 +123,11 @@ export function listConnection(text: string, api: BenchApi, bytes: ListBytes = '
   const records = (api === 'v0' ? page.results : page.items) ?? [];
   const last = records.length - 1;
   const edges = records.map((record, index) => ({
-    // Same content as the gateway's cursor: page token, page size, index, filter key.
     cursor:
-      bytes === 'floor'
-        ? Buffer.from(JSON.stringify([null, 20, index, '']), 'utf8').toString('base64url')
-        : index === last && page.next_page_id !== null
-          ? gatewayCursor(page.next_page_id, -1)
-          : gatewayCursor(null, index),
-    node:
-      api === 'v0'
-        ? toNode(record as UpstreamRecord, bytes === 'floor' ? enumValue : runtimeStatusName)
-        : toV1Node(record as V1Record),
+      index === last && page.next_page_id !== null
+        ? gatewayCursor(page.next_page_id, -1)
+        : gatewayCursor(null, index),
+    node: api === 'v0' ? toNode(record as UpstreamRecord) : toV1Node(record as V1Record),
   }));
   return {
     edges,

@@ -15,6 +15,7 @@ import { compareGatewayWithDirect } from '../lib/http-comparison.ts';
 import type { HttpTarget } from '../lib/http-load.ts';
 import { spawnFloor } from '../lib/processes.ts';
 import type { ScenarioResult } from '../lib/report.ts';
+import { sameBytes } from '../lib/same-bytes.ts';
 import { gatewayUpstreamCalls } from '../lib/upstream-calls.ts';
 import { startV1Conversations, type V1Agent, v1AgentOf, v1Message } from '../lib/v1-upstream.ts';
 import { createConversation } from './fanout.ts';
@@ -152,21 +153,7 @@ async function checkFloor(context: BenchContext, gateway: HttpTarget, floorUrl: 
         `  gateway: ${made.join(', ')}\n  floor:   ${expected.join(', ')}`,
     );
   }
-  const [fromGateway, fromFloor] = await Promise.all(
-    [gateway.url, floorUrl].map(async (url) => {
-      const response = await fetch(url, { method: 'POST', headers: gateway.headers, body: gateway.body });
-      return response.text();
-    }),
-  );
-  if (fromGateway !== fromFloor) {
-    let at = 0;
-    while (fromGateway?.[at] === fromFloor?.[at]) at++;
-    const around = (text = '') => JSON.stringify(text.slice(Math.max(0, at - 80), at + 80));
-    throw new Error(
-      `the history floor's answer differs from the gateway's at byte ${at} (update bench/floors/history-floor.ts):\n` +
-        `  gateway: ${around(fromGateway)}\n  floor:   ${around(fromFloor)}`,
-    );
-  }
+  await sameBytes(gateway, { ...gateway, url: floorUrl }, 'history floor (bench/floors/history-floor.ts)');
 }
 
 /** The gateway's request sent to the floor; its answer must hold {@link PAGE} edges. */

@@ -8,6 +8,7 @@ import { compareGatewayWithDirect } from '../lib/http-comparison.ts';
 import type { HttpTarget } from '../lib/http-load.ts';
 import { type BenchProcess, spawnFloor } from '../lib/processes.ts';
 import type { ScenarioResult } from '../lib/report.ts';
+import { settledSameBytes } from '../lib/same-bytes.ts';
 
 const LIST_QUERY = `query BenchList {
   conversations(first: 20) {
@@ -49,6 +50,7 @@ export async function runList(context: BenchContext): Promise<ScenarioResult> {
       floors.push(await spawnFloor(kind, context.serviceUrl, { api: context.api }));
     }
     const [proxy, reshape] = floors as [BenchProcess, BenchProcess];
+    await settledSameBytes(targets.gateway, { ...targets.gateway, url: reshape.url }, 'reshape floor');
     return await compareGatewayWithDirect(
       context,
       'list',
