@@ -24,8 +24,6 @@
  * outside the schema is answered 400 with graphql-js's errors.
  */
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import {
   buildSchema,
@@ -39,6 +37,7 @@ import {
 } from 'graphql';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
 import { Pool } from 'undici';
+import { serveFloor } from './floor-server.ts';
 import { type HistoryNode, historyReader } from './history-page.ts';
 import { LIST_PATH, listConnection } from './list-page.ts';
 
@@ -185,41 +184,24 @@ function compile(
   return found;
 }
 
-const server = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (chunk: Buffer) => chunks.push(chunk));
-  req.once('end', async () => {
-    try {
-      const body = chunks.length === 1 ? (chunks[0] as Buffer).toString() : Buffer.concat(chunks).toString();
-      const params = JSON.parse(body) as {
-        query: string;
-        variables?: Record<string, unknown> | null;
-        operationName?: string | null;
-      };
-      const query = compile(params.query, params.operationName ?? undefined);
-      if (!('query' in query)) {
-        res.writeHead(400, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(query));
-        return;
-      }
-      const key = req.headers['x-session-api-key'];
-      const caller: Caller = { key: typeof key === 'string' ? key : undefined };
-      const result = await query.query(undefined, caller, params.variables);
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(query.stringify(result));
-    } catch (error) {
-      res.writeHead(502, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ errors: [{ message: String(error) }] }));
+serveFloor({
+  label: `engine, ${api}`,
+  readBody: true,
+  async answer(req, res, body) {
+    const params = JSON.parse(body) as {
+      query: string;
+      variables?: Record<string, unknown> | null;
+      operationName?: string | null;
+    };
+    const query = compile(params.query, params.operationName ?? undefined);
+    if (!('query' in query)) {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(query));
+      return null;
     }
-  });
-});
-server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  console.log(`floor: http://127.0.0.1:${port}/graphql (engine, ${api})`);
-});
-process.once('SIGTERM', () => {
-  server.close();
-  server.closeAllConnections();
-  void Promise.all([listPool.close(), reader.close()]).then(() => process.exit(0));
+    const key = req.headers['x-session-api-key'];
+    const caller: Caller = { key: typeof key === 'string' ? key : undefined };
+    return query.stringify(await query.query(undefined, caller, params.variables));
+  },
+  close: () => Promise.all([listPool.close(), reader.close()]),
 });

@@ -34,9 +34,8 @@
  * limits, no errors mapped, a V1 conversation whose sandbox is not running is answered 502.
  * Prints `floor: http://HOST:PORT/graphql` once it listens.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
+import { serveFloor } from './floor-server.ts';
 import { historyReader } from './history-page.ts';
 
 const { values } = parseArgs({
@@ -52,33 +51,16 @@ if (api !== 'v0' && api !== 'v1') throw new Error('--api is v0 or v1');
 const reader = historyReader(values.upstream, api);
 const NOT_FOUND = JSON.stringify({ data: { conversation: null } });
 
-const server = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (chunk: Buffer) => chunks.push(chunk));
-  req.once('end', async () => {
-    try {
-      const request = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { variables?: { id?: unknown } };
-      const id = request.variables?.id;
-      if (typeof id !== 'string') throw new Error('variables.id is required');
-      const key = req.headers['x-session-api-key'];
-      const caller = typeof key === 'string' ? key : undefined;
-      const events = await reader.read(id, caller);
-      const body = events === null ? NOT_FOUND : JSON.stringify({ data: { conversation: { events } } });
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(body);
-    } catch (error) {
-      res.writeHead(502, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ errors: [{ message: String(error) }] }));
-    }
-  });
-});
-server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  console.log(`floor: http://127.0.0.1:${port}/graphql (history, ${api})`);
-});
-process.once('SIGTERM', () => {
-  server.close();
-  server.closeAllConnections();
-  void reader.close().then(() => process.exit(0));
+serveFloor({
+  label: `history, ${api}`,
+  readBody: true,
+  async answer(req, _res, body) {
+    const request = JSON.parse(body) as { variables?: { id?: unknown } };
+    const id = request.variables?.id;
+    if (typeof id !== 'string') throw new Error('variables.id is required');
+    const key = req.headers['x-session-api-key'];
+    const events = await reader.read(id, typeof key === 'string' ? key : undefined);
+    return events === null ? NOT_FOUND : JSON.stringify({ data: { conversation: { events } } });
+  },
+  close: () => reader.close(),
 });

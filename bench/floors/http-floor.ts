@@ -15,10 +15,9 @@
  *   JSON.stringify of `{data: {conversations: {edges, pageInfo}}}`.
  * Prints `floor: http://HOST:PORT/graphql` once it listens. Not a product: no limits, no errors mapped.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
+import { serveFloor } from './floor-server.ts';
 import { LIST_PATH, listConnection } from './list-page.ts';
 
 const { values } = parseArgs({
@@ -40,38 +39,21 @@ const pool = new Pool(values.upstream, { connections: 64, pipelining: 1 });
 const reshape = (text: string): string =>
   JSON.stringify({ data: { conversations: listConnection(text, api) } });
 
-const server = createServer((req, res) => {
-  req.resume();
-  req.once('end', async () => {
-    try {
-      const key = req.headers['x-session-api-key'];
-      const upstream = await pool.request({
-        path: upstreamPath,
-        method: 'GET',
-        headers: typeof key === 'string' ? { 'x-session-api-key': key } : {},
-      });
-      if (mode === 'proxy') {
-        res.writeHead(upstream.statusCode, { 'content-type': 'application/json' });
-        for await (const chunk of upstream.body) res.write(chunk);
-        res.end();
-        return;
-      }
-      const body = reshape(await upstream.body.text());
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(body);
-    } catch (error) {
-      res.writeHead(502, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ errors: [{ message: String(error) }] }));
-    }
-  });
-});
-server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  console.log(`floor: http://127.0.0.1:${port}/graphql (${mode}, ${api})`);
-});
-process.once('SIGTERM', () => {
-  server.close();
-  server.closeAllConnections();
-  void pool.close().then(() => process.exit(0));
+serveFloor({
+  label: `${mode}, ${api}`,
+  readBody: false,
+  async answer(req, res) {
+    const key = req.headers['x-session-api-key'];
+    const upstream = await pool.request({
+      path: upstreamPath,
+      method: 'GET',
+      headers: typeof key === 'string' ? { 'x-session-api-key': key } : {},
+    });
+    if (mode === 'reshape') return reshape(await upstream.body.text());
+    res.writeHead(upstream.statusCode, { 'content-type': 'application/json' });
+    for await (const chunk of upstream.body) res.write(chunk);
+    res.end();
+    return null;
+  },
+  close: () => pool.close(),
 });
