@@ -3,7 +3,7 @@
  * tree, side by side with the parse-and-reshape floor (bench/floors/http-floor.ts), in front of one
  * service, rotating which goes first each round.
  *
- *   npx tsx bench/ab.ts --base <git ref> [--work list|history] [--api v0|v1] [--rounds 9] [--seconds 4] [--engine-floor] [--cpu-prof]
+ *   npx tsx bench/ab.ts --base <git ref> [--work list|history] [--api v0|v1] [--rounds 9] [--seconds 4] [--engine-floor] [--cpu-prof] [--alloc-prof]
  *
  * `--work history` measures the history scenario's request (the newest 50 of 1,000 events) instead,
  * with the history floor (bench/floors/history-floor.ts) as the third side. `--api v1` runs the
@@ -22,9 +22,16 @@
  * bench/results/profiles/, the floor's to bench/results/profiles/floor/ and the engine floor's to
  * bench/results/profiles/engine-floor/ (in both, the largest file: tsx's loader thread writes one too);
  * summarize each with bench/profile-summary.ts.
+ *
+ * `--alloc-prof` adds, after the rounds, one pass per gateway with V8's sampling heap profiler on
+ * (bench/lib/alloc-probe.mjs, loaded into both from the start, idle until then): bytes allocated per
+ * request, freed or not, for the base and the working tree, and each profile in bench/results/profiles/
+ * (`alloc-base.heapprofile`, `alloc-work.heapprofile`) for profile-summary.ts `--requests`. Unlike CPU
+ * time, allocation hardly moves with whatever else the machine is doing (two passes of the same code
+ * agree within a few percent), so it shows a cut of garbage that the CPU rounds cannot resolve.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -48,6 +55,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '4' },
     'engine-floor': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
+    'alloc-prof': { type: 'boolean', default: false },
   },
 });
 if (!values.base) throw new Error('--base <git ref> is required (e.g. --base HEAD~3)');
@@ -85,13 +93,29 @@ try {
   const service = await spawnLocalService(serviceDataDir, KEY, ['--api', api]);
   processes.push(service);
   const profileDir = join(ROOT, 'bench', 'results', 'profiles');
-  if (values['cpu-prof']) mkdirSync(profileDir, { recursive: true });
+  if (values['cpu-prof'] || values['alloc-prof']) mkdirSync(profileDir, { recursive: true });
+  const allocProfile = (side: string) =>
+    values['alloc-prof']
+      ? {
+          nodeFlags: ['--import', join(ROOT, 'bench', 'lib', 'alloc-probe.mjs')],
+          env: { BENCH_ALLOC_PROFILE_FILE: join(profileDir, `alloc-${side}.heapprofile`) },
+        }
+      : { nodeFlags: [] };
+  const currentAlloc = allocProfile('work');
   const current = await spawnGateway(service.url, {
     api,
-    nodeFlags: values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
+    ...currentAlloc,
+    nodeFlags: [
+      ...(values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []),
+      ...currentAlloc.nodeFlags,
+    ],
   });
   processes.push(current);
-  const base = await spawnGateway(service.url, { api, entry: [join(baseRoot, 'dist', 'index.js')] });
+  const base = await spawnGateway(service.url, {
+    api,
+    entry: [join(baseRoot, 'dist', 'index.js')],
+    ...allocProfile('base'),
+  });
   processes.push(base);
   // The floor is profiled too (into floor/: tsx's loader thread writes a profile of its own there),
   // so the two profiles can be compared area by area.
@@ -191,9 +215,46 @@ try {
         `${(gap - graphql).toFixed(3)} ms (${((100 * (gap - graphql)) / gap).toFixed(0)}%)`,
     );
   }
+  if (values['alloc-prof']) {
+    console.log('\nallocated per request (V8 sampling heap profiler, freed objects included)');
+    const [baseSide, workSide] = sides as [(typeof sides)[number], (typeof sides)[number]];
+    for (const [side, file] of [
+      [baseSide, 'alloc-base.heapprofile'],
+      [workSide, 'alloc-work.heapprofile'],
+    ] as const) {
+      const requests = await allocationPass(side, join(profileDir, file));
+      console.log(
+        `  ${side.name.padEnd(16)} ${(allocatedBytes(join(profileDir, file)) / requests / 1024).toFixed(1)} KiB over ${requests} requests (${file})`,
+      );
+    }
+  }
 } finally {
   await Promise.all(processes.map((p) => p.stop()));
   rmSync(work, { recursive: true, force: true });
+}
+
+/** One load of `seconds` with the gateway's allocation sampling on; the requests it answered. */
+async function allocationPass(side: { pid: number; target: HttpTarget }, file: string): Promise<number> {
+  rmSync(file, { force: true });
+  process.kill(side.pid, 'SIGUSR2');
+  const { requests } = await saturate(side.target, CONNECTIONS, seconds);
+  process.kill(side.pid, 'SIGUSR2');
+  for (let waited = 0; !existsSync(file); waited += 100) {
+    if (waited > 10_000) throw new Error(`no allocation profile at ${file}`);
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  return requests;
+}
+
+/** Bytes of all samples in a sampling heap profile. */
+function allocatedBytes(file: string): number {
+  interface Node {
+    selfSize: number;
+    children: Node[];
+  }
+  const sum = (node: Node): number =>
+    node.children.reduce((total, child) => total + sum(child), node.selfSize);
+  return sum((JSON.parse(readFileSync(file, 'utf8')) as { head: Node }).head);
 }
 
 function describe(run: LoadWithCpu): string {

@@ -1,7 +1,9 @@
 /**
- * Summarizes a V8 .cpuprofile (from `npm run bench -- --cpu-prof`, written to bench/results/profiles/):
+ * Summarizes a V8 .cpuprofile (from `npm run bench -- --cpu-prof`, written to bench/results/profiles/),
+ * or a sampling heap profile (`bench/ab.ts --alloc-prof`: bytes allocated, per request with `--requests`):
  *
  *   npx tsx bench/profile-summary.ts bench/results/profiles/<file>.cpuprofile [--top 25]
+ *   npx tsx bench/profile-summary.ts bench/results/profiles/alloc-work.heapprofile --requests <n> [--top 25]
  *
  * Prints the functions with the most self time and the packages/files with the most self time, which
  * is what points at a hot path without opening DevTools. Percentages are of the busy time (idle left
@@ -23,22 +25,46 @@ interface Profile {
   samples: number[];
   timeDeltas: number[];
 }
+/** A sampling heap profile: a call tree whose nodes hold the bytes sampled there. */
+interface HeapNode {
+  id: number;
+  callFrame: ProfileNode['callFrame'];
+  selfSize: number;
+  children: HeapNode[];
+}
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { top: { type: 'string', default: '25' } },
+  options: {
+    top: { type: 'string', default: '25' },
+    requests: { type: 'string' },
+  },
 });
 const file = positionals[0];
-if (!file) throw new Error('usage: profile-summary.ts <file.cpuprofile> [--top N]');
+if (!file)
+  throw new Error('usage: profile-summary.ts <file.cpuprofile|file.heapprofile> [--top N] [--requests N]');
 const top = Number(values.top);
-const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+const requests = values.requests === undefined ? null : Number(values.requests);
+const parsed = JSON.parse(readFileSync(file, 'utf8')) as Profile | { head: HeapNode };
+const heap = 'head' in parsed;
 
-const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+/** Each node's own cost: µs of CPU samples, or bytes of heap samples. */
+const byId = new Map<number, { callFrame: ProfileNode['callFrame'] }>();
 const selfUs = new Map<number, number>();
-profile.samples.forEach((id, i) => {
-  selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
-});
-const idleIds = new Set(profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id));
+if ('head' in parsed) {
+  const walk = (node: HeapNode) => {
+    byId.set(node.id, node);
+    selfUs.set(node.id, node.selfSize);
+    for (const child of node.children) walk(child);
+  };
+  walk(parsed.head);
+} else {
+  for (const node of parsed.nodes) byId.set(node.id, node);
+  parsed.samples.forEach((id, i) => {
+    selfUs.set(id, (selfUs.get(id) ?? 0) + (parsed.timeDeltas[i] ?? 0));
+  });
+}
+const idleIds = new Set([...byId].filter(([, n]) => n.callFrame.functionName === '(idle)').map(([id]) => id));
 const idle = [...selfUs].filter(([id]) => idleIds.has(id)).reduce((sum, [, us]) => sum + us, 0);
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0) - idle;
 
@@ -99,15 +125,28 @@ for (const [id, us] of selfUs) {
   areas.set(group, (areas.get(group) ?? 0) + us);
 }
 
+/** A cost as printed: ms of CPU, or allocated bytes (per request with `--requests`). */
+function amount(cost: number): string {
+  if (!heap) return `${(cost / 1000).toFixed(0).padStart(7)} ms`;
+  return requests
+    ? `${(cost / requests).toFixed(0).padStart(7)} B/req`
+    : `${(cost / 1024).toFixed(0).padStart(9)} KiB`;
+}
+
 function print(title: string, map: Map<string, number>): void {
   console.log(`\n${title}`);
-  for (const [key, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-    console.log(
-      `${((us / total) * 100).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${key}`,
-    );
+  for (const [key, cost] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+    console.log(`${((cost / total) * 100).toFixed(1).padStart(5)}%  ${amount(cost)}  ${key}`);
   }
 }
 
-console.log(`${file}: ${(total / 1e6).toFixed(2)} s busy (${(idle / 1e6).toFixed(2)} s idle left out)`);
-print('self time by area', areas);
-print('self time by function', functions);
+if (heap) {
+  const perRequest = requests ? `, ${(total / requests / 1024).toFixed(1)} KiB per request` : '';
+  console.log(`${file}: ${(total / 1024 / 1024).toFixed(1)} MiB allocated${perRequest}`);
+  print('allocation by area', areas);
+  print('allocation by function', functions);
+} else {
+  console.log(`${file}: ${(total / 1e6).toFixed(2)} s busy (${(idle / 1e6).toFixed(2)} s idle left out)`);
+  print('self time by area', areas);
+  print('self time by function', functions);
+}
