@@ -156,7 +156,10 @@ export function createHttpFastPath(yoga: AnyYoga, options: HttpFastPathOptions):
       const stringify = (result as { stringify?: (value: unknown) => string }).stringify ?? JSON.stringify;
       // setHeader, not writeHead: end() then sends a Content-Length, as Yoga does, not a chunked body.
       res.setHeader('content-type', `${mediaType}; charset=utf-8`);
-      res.end(stringify(result));
+      // As bytes: Node prepends its header text to a string body, a copy of the whole answer made only
+      // to be encoded again (~13 KB less allocated per list answer, bench/ab.ts --alloc-prof); a
+      // Buffer goes out beside the header in the same corked write.
+      res.end(Buffer.from(stringify(result)));
       return;
     }
     // Errors: Yoga's own processor decides the status and strips internal extensions.
