@@ -99,23 +99,43 @@ class ConversationReads implements ConversationLoader {
 }
 
 /**
- * The workspace part of one operation's context: the settings as they are, and archive links sealed
- * for this caller under the request's origin. One object per operation, built on first use only by
- * operations that select the workspace (the getter below), like the conversation reads.
+ * The workspace part of one operation's context: the settings read through it, and archive links
+ * sealed for this caller under the request's origin. A plain member of every context, not a getter
+ * building it on first use: envelop merges the context with Object.assign, which calls a getter, so
+ * a lazy one was built for every operation anyway (each open subscription held one). This holds
+ * three references; the settings stay shared.
  */
-function workspaceContext(
-  settings: WorkspaceSettings,
-  credentials: UpstreamCredentials,
-  requestUrl: string | undefined,
-): WorkspaceContext {
-  return {
-    fileMaxBytes: settings.fileMaxBytes,
-    uploadMaxBytes: settings.uploadMaxBytes,
-    uploadMaxFiles: settings.uploadMaxFiles,
-    sandboxLinks: settings.sandboxLinks,
-    archiveLink: (conversationId) =>
-      settings.archiveLink(conversationId, credentials, requestUrl ? new URL(requestUrl).origin : null),
-  };
+class OperationWorkspace implements WorkspaceContext {
+  readonly #settings: WorkspaceSettings;
+  readonly #credentials: UpstreamCredentials;
+  readonly #requestUrl: string | undefined;
+
+  constructor(settings: WorkspaceSettings, credentials: UpstreamCredentials, requestUrl: string | undefined) {
+    this.#settings = settings;
+    this.#credentials = credentials;
+    this.#requestUrl = requestUrl;
+  }
+
+  get fileMaxBytes(): number {
+    return this.#settings.fileMaxBytes;
+  }
+
+  get uploadMaxBytes(): number {
+    return this.#settings.uploadMaxBytes;
+  }
+
+  get uploadMaxFiles(): number {
+    return this.#settings.uploadMaxFiles;
+  }
+
+  get sandboxLinks(): boolean {
+    return this.#settings.sandboxLinks;
+  }
+
+  archiveLink(conversationId: string): { url: string; expiresAt: string } {
+    const origin = this.#requestUrl ? new URL(this.#requestUrl).origin : null;
+    return this.#settings.archiveLink(conversationId, this.#credentials, origin);
+  }
 }
 
 /** Builds a fresh context for one operation; `requestUrl` roots the archive links it mints. */
@@ -127,16 +147,12 @@ export function createContext(
 ): GatewayContext {
   const upstream = settings.upstream.forCaller(credentials, signal);
   const conversationLoader = new ConversationReads(upstream);
-  let workspace: WorkspaceContext | undefined;
   return {
     upstream,
     paging: settings.paging ?? DEFAULT_PAGING,
     conversationLoader,
     trackList: (list) => conversationLoader.track(list),
-    get workspace() {
-      workspace ??= workspaceContext(settings.workspace, credentials, requestUrl);
-      return workspace;
-    },
+    workspace: new OperationWorkspace(settings.workspace, credentials, requestUrl),
   };
 }
 
