@@ -115,11 +115,6 @@ export class GateRefusal extends Error {
   }
 }
 
-interface Waiter {
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
-
 /**
  * A counting semaphore with a bounded FIFO queue. Every slot taken ({@link tryAcquire} answering true,
  * or {@link acquire} resolving) is given back with exactly one {@link release}.
@@ -127,7 +122,8 @@ interface Waiter {
 export class ConcurrencyGate {
   readonly #max: number;
   readonly #maxQueued: number;
-  readonly #queue: Waiter[] = [];
+  /** Waiting calls, each woken by being handed a slot. */
+  readonly #queue: Array<() => void> = [];
   #active = 0;
 
   constructor(options: ConcurrencyGateOptions = {}) {
@@ -166,12 +162,9 @@ export class ConcurrencyGate {
     if (this.#queue.length >= this.#maxQueued) throw new GateRefusal('queue-full');
     // The slot is handed over by release() (active is not decremented), so no increment here.
     await new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = {
-        resolve: () => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        },
-        reject,
+      const waiter = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
       };
       const onAbort = () => {
         const index = this.#queue.indexOf(waiter);
@@ -186,7 +179,7 @@ export class ConcurrencyGate {
   /** Gives a slot back: to the first waiter if any (it keeps `active` as is), else frees it. */
   release(): void {
     const next = this.#queue.shift();
-    if (next) next.resolve();
+    if (next) next();
     else this.#active--;
   }
 }
