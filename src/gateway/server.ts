@@ -160,6 +160,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     path: yoga.graphqlEndpoint,
     verifyClient: guard.verifyUpgrade,
     maxPayload: options.wsLimits?.maxPayloadBytes ?? WS_MAX_PAYLOAD_BYTES,
+    // The graphql-ws binding keeps its own list of sockets; ws's costs a listener closure per socket.
+    clientTracking: false,
   });
   teardown.defer(() => new Promise<void>((resolve) => wsServer.close(() => resolve())));
   const maxOperations = options.wsLimits?.maxSubscriptionsPerSocket ?? WS_MAX_SUBSCRIPTIONS_PER_SOCKET;

@@ -1,7 +1,7 @@
 /**
  * The spread keep-alive (src/gateway/websocket/ws-keep-alive.ts) on stand-in sockets and fake timers: one slice
  * of the sockets per tick, each socket once per period, terminated when its previous ping went
- * unanswered, forgotten once closed.
+ * unanswered, forgotten once closed; the sockets it holds, listed, with pings on or off.
  */
 import { EventEmitter } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -57,7 +57,7 @@ describe('keepSocketsAlive', () => {
     keepAlive.stop();
   });
 
-  it('does nothing with a period of 0', () => {
+  it('pings nothing with a period of 0', () => {
     vi.useFakeTimers();
     const keepAlive = keepSocketsAlive(0);
     const socket = new StandInSocket();
@@ -66,4 +66,23 @@ describe('keepSocketsAlive', () => {
     expect(socket.pings).toBe(0);
     keepAlive.stop();
   });
+
+  it.each([1200, 0])(
+    'lists the sockets added and not removed (the binding closes them at dispose), period %i',
+    (periodMs) => {
+      const keepAlive = keepSocketsAlive(periodMs);
+      const sockets = Array.from({ length: 30 }, () => new StandInSocket());
+      for (const socket of sockets) keepAlive.add(socket as unknown as WebSocket);
+      for (const socket of sockets.slice(0, 10)) keepAlive.remove(socket as unknown as WebSocket);
+      // Removing one twice, or one never added, changes nothing.
+      keepAlive.remove(sockets[0] as unknown as WebSocket);
+      keepAlive.remove(new StandInSocket() as unknown as WebSocket);
+      expect(keepAlive.size).toBe(20);
+      expect(new Set(keepAlive.sockets())).toEqual(new Set(sockets.slice(10)));
+      for (const socket of sockets.slice(10)) keepAlive.remove(socket as unknown as WebSocket);
+      expect(keepAlive.size).toBe(0);
+      expect([...keepAlive.sockets()]).toEqual([]);
+      keepAlive.stop();
+    },
+  );
 });

@@ -18,7 +18,7 @@ export async function bindingForTest(
   keepAliveMs?: number,
 ): Promise<{ url: string; wsServer: WebSocketServer; dispose: () => Promise<void> }> {
   const server = createServer();
-  const wsServer = new WebSocketServer({ server });
+  const wsServer = new WebSocketServer({ server, clientTracking: false });
   const binding = serveGraphqlWs(options, wsServer, keepAliveMs);
   const dispose = closeOnce(() => binding.dispose());
   onTestFinished(async () => {

@@ -15,7 +15,7 @@ import {
   GraphQLString,
   parse,
 } from 'graphql';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { subscribeSharingResults } from '../../src/gateway/websocket/shared-subscription-results.ts';
 import { bindingForTest, initialisedSocket, until } from '../helpers/ws-binding.ts';
@@ -169,14 +169,34 @@ describe('graphql-ws binding', () => {
     expect(initialised.frames).toEqual([JSON.stringify({ type: 'connection_ack' })]);
   });
 
-  it('dispose closes open sockets with 1001', async () => {
-    const { url, dispose } = await listen();
-    const client = await subscribe(url, 'a');
-    await until(() => client.frames.length >= 1);
-    const closed = once(client.socket, 'close');
+  it('dispose closes open sockets with 1001 and resolves once they have closed', async () => {
+    // The binding keeps its own list of sockets (the helper's server has ws's clientTracking off).
+    const { url, wsServer, dispose } = await listen();
+    expect(wsServer.clients).toBeUndefined();
+    const serverSides: WebSocket[] = [];
+    wsServer.on('connection', (socket: WebSocket) => serverSides.push(socket));
+    const clients = [await subscribe(url, 'a'), await subscribe(url, 'b')];
+    await until(() => clients.every((client) => client.frames.length >= 1));
+    const closed = clients.map((client) => once(client.socket, 'close'));
     await dispose();
-    const [code] = (await closed) as [number];
-    expect(code).toBe(1001);
+    expect(serverSides.map((socket) => socket.readyState)).toEqual([WebSocket.CLOSED, WebSocket.CLOSED]);
+    const codes = (await Promise.all(closed)).map(([code]) => code);
+    expect(codes).toEqual([1001, 1001]);
+  });
+
+  it('closes every open socket with 4500 when the ws server emits an error, as graphql-ws does', async () => {
+    const { url, wsServer } = await listen();
+    const clients = [await subscribe(url, 'a'), await subscribe(url, 'b')];
+    await until(() => clients.every((client) => client.frames.length >= 1));
+    const closed = clients.map((client) => once(client.socket, 'close'));
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    onTestFinished(() => logged.mockRestore());
+    wsServer.emit('error', new Error('listen failed'));
+    const frames = await Promise.all(closed);
+    expect(frames.map(([code, reason]) => [code, String(reason)])).toEqual([
+      [4500, 'listen failed'],
+      [4500, 'listen failed'],
+    ]);
   });
 
   it('finds the TCP socket it corks under every server-side WebSocket (corking never stops silently)', async () => {

@@ -29,7 +29,9 @@
  *   events and the bridge's per-subscriber bound (SUBSCRIBER_TOO_SLOW) still applies instead of memory
  *   growing inside `ws` (a group's member counts its results instead).
  * - One keep-alive timer for all sockets instead of one interval per socket, its pings spread over the
- *   period (ws-keep-alive.ts).
+ *   period (ws-keep-alive.ts). Its slices are the binding's list of open sockets: create the
+ *   WebSocketServer with `clientTracking: false`, since ws's own list costs a `close` listener closure
+ *   per socket (and an array of two listeners where there would be one).
  * - The upgrade request is not kept: graphql-ws's `ctx.extra` holds only the socket (and its adopted
  *   operations, the first one inline).
  * - The `connection_init` deadline is the binding's own timer, cleared and dropped when the message
@@ -339,13 +341,16 @@ export function serveGraphqlWs(
   });
   wsServer.options.handleProtocols = handleProtocols;
 
+  /** Every open socket of this binding, which so needs no list of ws's own (`clientTracking: false`). */
+  const keepAlive = keepSocketsAlive(keepAliveMs);
+  /** Set by dispose: called when the last socket has closed. */
+  let allClosed: (() => void) | null = null;
+
   wsServer.once('error', (error) => {
     console.error('Internal error emitted on the WebSocket server. Please check your implementation.', error);
-    for (const client of wsServer.clients)
+    for (const client of keepAlive.sockets())
       client.close(CloseCode.InternalServerError, closeReason(error, isProd));
   });
-
-  const keepAlive = keepSocketsAlive(keepAliveMs);
 
   /** Takes the operation from graphql-ws: the member writes its frames, the binding answers for its id. */
   const adopt = (
@@ -401,6 +406,7 @@ export function serveGraphqlWs(
   };
   const onSocketClose = function (this: WebSocket, code: number, reason: Buffer) {
     keepAlive.remove(this);
+    if (keepAlive.size === 0) allClosed?.();
     if (
       !isProd &&
       code === CloseCode.SubprotocolNotAcceptable &&
@@ -439,11 +445,15 @@ export function serveGraphqlWs(
   return {
     async dispose() {
       keepAlive.stop();
-      for (const client of wsServer.clients) client.close(1001, 'Going away');
+      // Resolved when every socket has closed, as ws's `close` callback is when it tracks them.
+      const closed =
+        keepAlive.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (allClosed = resolve));
+      for (const client of keepAlive.sockets()) client.close(1001, 'Going away');
       wsServer.removeAllListeners();
       await new Promise<void>((resolve, reject) =>
         wsServer.close((error) => (error ? reject(error) : resolve())),
       );
+      await closed;
     },
   };
 }
