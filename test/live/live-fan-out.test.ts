@@ -301,8 +301,9 @@ describe('live fan-out over graphql-ws', () => {
     // like Object.prototype's members are still free, and its own operations still run.
     a.subscribe('toString', '{ ok }');
     a.subscribe('__proto__', '{ ok }');
-    await until(() => a.frames.length === 8);
-    for (const id of ['toString', '__proto__']) {
+    a.subscribe('constructor', '{ ok }');
+    await until(() => a.frames.length === 10);
+    for (const id of ['toString', '__proto__', 'constructor']) {
       expect(a.messages().filter((message) => message.id === id)).toEqual([
         { id, type: 'next', payload: { data: { ok: null } } },
         { id, type: 'complete' },
