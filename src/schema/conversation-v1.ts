@@ -126,21 +126,19 @@ builder.objectFields(ConversationRef, (t) => ({
     description: `${V1_ONLY} The upstream \`sandbox_status\` string as sent.`,
     resolve: (c) => c.sandboxStatus ?? null,
   }),
-  llmModel: t.string({
+  // Plain reads (no resolver call per conversation): an absent V1 field (V0) reads as null.
+  llmModel: t.exposeString('llmModel', {
     nullable: true,
     description: `${V1_ONLY} The LLM its agent uses, as the upstream names it (e.g. \`anthropic/claude-sonnet-4-5\`).`,
-    resolve: (c) => c.llmModel ?? null,
   }),
-  metrics: t.field({
+  metrics: t.expose('metrics', {
     type: ConversationMetricsType,
     nullable: true,
     description: `${V1_ONLY} Cost and token usage so far; null also when the upstream sent none.`,
-    resolve: (c) => c.metrics ?? null,
   }),
-  parentConversationId: t.string({
+  parentConversationId: t.exposeString('parentConversationId', {
     nullable: true,
     description: `${V1_ONLY} The raw id of the conversation this one was started from; null for a top-level one.`,
-    resolve: (c) => c.parentConversationId ?? null,
   }),
   parentConversation: t.field({
     type: ConversationRef,
@@ -149,10 +147,9 @@ builder.objectFields(ConversationRef, (t) => ({
     resolve: (c, _args, context) =>
       c.parentConversationId ? context.conversationLoader.load(c.parentConversationId) : null,
   }),
-  subConversationIds: t.stringList({
+  subConversationIds: t.exposeStringList('subConversationIds', {
     nullable: true,
     description: `${V1_ONLY} The raw ids of the conversations started from this one, in the upstream's order.`,
-    resolve: (c) => c.subConversationIds ?? null,
   }),
   subConversations: t.field({
     type: [ConversationRef],

@@ -14,15 +14,11 @@ import {
   ConversationStatusEnum,
   ConversationTriggerEnum,
   GitProviderEnum,
-  KNOWN_GIT_PROVIDERS,
-  KNOWN_RUNTIME_STATUSES,
   KNOWN_STATUSES,
-  KNOWN_TRIGGERS,
   knownOrUnknown,
   RuntimeStatusEnum,
   requireKnownInput,
   SuggestedTaskTypeEnum,
-  UNKNOWN_VALUE,
 } from './enums.ts';
 import { MUTATION_ERROR_TYPES } from './errors.ts';
 import { tryDecodeGlobalId } from './global-id.ts';
@@ -47,24 +43,22 @@ builder.node(ConversationRef, {
       description:
         'Title; new conversations are "Conversation <first 5 characters of the id>", and so is one whose upstream record has no title (null, missing or empty).',
     }),
-    status: t.field({
+    status: t.expose('status', {
       type: ConversationStatusEnum,
       description:
         'Lifecycle status; UNKNOWN for a value this gateway does not know, or when the upstream sent none (see `statusRaw`).',
-      resolve: (c) => knownOrUnknown(KNOWN_STATUSES, c.status) ?? UNKNOWN_VALUE,
     }),
-    statusRaw: t.exposeString('status', {
+    statusRaw: t.exposeString('statusRaw', {
       nullable: true,
       description: 'The upstream `status` string as sent; null when it sent none.',
     }),
-    runtimeStatus: t.field({
+    runtimeStatus: t.expose('runtimeStatus', {
       type: RuntimeStatusEnum,
       nullable: true,
       description:
         'V0 only; null on V1 (see `executionStatus` and `sandboxStatus` there). Runtime status; null when no agent runs; UNKNOWN for new values (see `runtimeStatusRaw`).',
-      resolve: (c) => knownOrUnknown(KNOWN_RUNTIME_STATUSES, c.runtimeStatus),
     }),
-    runtimeStatusRaw: t.exposeString('runtimeStatus', {
+    runtimeStatusRaw: t.exposeString('runtimeStatusRaw', {
       nullable: true,
       description: 'V0 only; null on V1. The upstream `runtime_status` string as sent.',
     }),
@@ -73,23 +67,21 @@ builder.node(ConversationRef, {
       description: 'Repository as "owner/repo".',
     }),
     selectedBranch: t.exposeString('selectedBranch', { nullable: true, description: 'Branch checked out.' }),
-    gitProvider: t.field({
+    gitProvider: t.expose('gitProvider', {
       type: GitProviderEnum,
       nullable: true,
       description: 'Provider of the repository; UNKNOWN for new values (see `gitProviderRaw`).',
-      resolve: (c) => knownOrUnknown(KNOWN_GIT_PROVIDERS, c.gitProvider),
     }),
-    gitProviderRaw: t.exposeString('gitProvider', {
+    gitProviderRaw: t.exposeString('gitProviderRaw', {
       nullable: true,
       description: 'The upstream `git_provider` string as sent.',
     }),
-    trigger: t.field({
+    trigger: t.expose('trigger', {
       type: ConversationTriggerEnum,
       nullable: true,
       description: 'What started it; UNKNOWN for new values (see `triggerRaw`).',
-      resolve: (c) => knownOrUnknown(KNOWN_TRIGGERS, c.trigger),
     }),
-    triggerRaw: t.exposeString('trigger', {
+    triggerRaw: t.exposeString('triggerRaw', {
       nullable: true,
       description: 'The upstream `trigger` string as sent.',
     }),

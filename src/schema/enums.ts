@@ -5,11 +5,18 @@ import {
   GIT_PROVIDERS,
   RUNTIME_STATUSES,
   SUGGESTED_TASK_TYPES,
+  UNKNOWN_VALUE,
 } from '../upstream/port/vocabulary.ts';
 import { builder } from './builder.ts';
 
-/** Internal value of every `UNKNOWN` member (cannot collide with an upstream value). */
-export const UNKNOWN_VALUE = '\u0000unknown';
+// The port reads wire values against the vocabularies (src/upstream/port/vocabulary.ts); the schema's
+// other enums (events, V1 fields) read theirs in their resolvers with the same rule.
+export {
+  KNOWN_RUNTIME_STATUSES,
+  KNOWN_STATUSES,
+  knownOrUnknown,
+  UNKNOWN_VALUE,
+} from '../upstream/port/vocabulary.ts';
 
 type EnumValues = Record<string, { value: string; description: string }>;
 
@@ -30,14 +37,6 @@ function enumValues(
 
 const wireNamed = (wire: string) => `Upstream value \`${wire}\`.`;
 
-/** Maps a wire value to the enum's internal value: itself when known, else UNKNOWN. */
-export function knownOrUnknown(known: ReadonlySet<string>, raw: string): string;
-export function knownOrUnknown(known: ReadonlySet<string>, raw: string | null): string | null;
-export function knownOrUnknown(known: ReadonlySet<string>, raw: string | null): string | null {
-  if (raw === null) return null;
-  return known.has(raw) ? raw : UNKNOWN_VALUE;
-}
-
 /**
  * Refuses `UNKNOWN` where an enum is input.
  * @throws GraphQLError BAD_USER_INPUT
@@ -48,11 +47,6 @@ export function requireKnownInput<T extends string | null | undefined>(value: T,
   }
   return value;
 }
-
-export const KNOWN_STATUSES: ReadonlySet<string> = new Set(CONVERSATION_STATUSES);
-export const KNOWN_RUNTIME_STATUSES: ReadonlySet<string> = new Set(RUNTIME_STATUSES);
-export const KNOWN_TRIGGERS: ReadonlySet<string> = new Set(CONVERSATION_TRIGGERS);
-export const KNOWN_GIT_PROVIDERS: ReadonlySet<string> = new Set(GIT_PROVIDERS);
 
 export const ConversationStatusEnum = builder.enumType('ConversationStatus', {
   description: 'Lifecycle of a conversation (upstream `status`).',

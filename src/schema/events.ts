@@ -32,7 +32,6 @@ const EventSourceEnum = builder.enumType('EventSource', {
     UNKNOWN: { value: UNKNOWN_VALUE, description: 'A source this gateway does not know yet; see `raw`.' },
   } as WireEnumValues,
 });
-const KNOWN_SOURCES: ReadonlySet<string> = new Set(['agent', 'user', 'environment']);
 
 const EventPhaseEnum = builder.enumType('EventPhase', {
   description: 'Which of the upstream event shapes an event had.',
@@ -116,11 +115,10 @@ export const ConversationEventInterface = builder
           'When it happened, in UTC. The upstream writes local time without a zone; the gateway reads it in its configured upstream time zone (`UPSTREAM_TIMEZONE`, default UTC).',
         resolve: (event) => event.timestamp,
       }),
-      source: t.field({
+      source: t.expose('source', {
         type: EventSourceEnum,
         nullable: true,
         description: 'Who produced it; null when the upstream says nothing (status updates, errors).',
-        resolve: (event) => (event.source === null ? null : knownOrUnknown(KNOWN_SOURCES, event.source)),
       }),
       message: t.exposeString('message', { description: 'Human-readable summary (may be empty).' }),
       cause: t.exposeInt('cause', {

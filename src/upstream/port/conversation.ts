@@ -4,6 +4,7 @@
  * resolves. An adapter reads its own wire records into these (V0: src/upstream/v0/conversation-record.ts)
  * and documents the fallback of every field there.
  */
+import { KNOWN_STATUSES, UNKNOWN_VALUE } from './vocabulary.ts';
 
 /**
  * What a raw conversation id must look like to be addressable (also what `conversation(id:)` accepts).
@@ -11,24 +12,39 @@
  */
 export const CONVERSATION_ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
 
+/** A conversation's status read against the vocabulary; one the upstream did not send is UNKNOWN too. */
+export function knownStatus(raw: string | null): string {
+  return raw !== null && KNOWN_STATUSES.has(raw) ? raw : UNKNOWN_VALUE;
+}
+
 /**
- * A conversation as the schema sees it. Enum-like fields hold the raw wire string. Fields one API
- * lacks are null there: `runtimeStatus`, `numConnections`' count and `url` are V0's (V1 has no runtime
- * status, no connection count, and its `conversation_url` is the agent server's); the optional ones
- * at the end are V1's, absent or null on V0.
+ * A conversation as the schema sees it. Each enum-like field is read against its vocabulary
+ * (vocabulary.ts: the value when known, UNKNOWN_VALUE for any other string), with the string as sent
+ * beside it in its `...Raw` field; both carry the schema's field names, so the schema reads them as
+ * plain properties (no resolver call per field and conversation: ~30 KB of garbage less per page of
+ * 20). Fields one API lacks are null there: `runtimeStatus`, `numConnections`' count and `url` are
+ * V0's (V1 has no runtime status, no connection count, and its `conversation_url` is the agent
+ * server's); the optional ones at the end are V1's, absent or null on V0.
  */
 export interface Conversation {
   conversationId: string;
   /** Never empty: the upstream's default title when the record has none. */
   title: string;
-  /** Null when the upstream sent no status string. */
-  status: string | null;
-  /** V0 only (null on V1). */
+  /** A known status, or UNKNOWN_VALUE for another string or none (every conversation has a status). */
+  status: string;
+  /** The status as sent; null when the upstream sent no status string. */
+  statusRaw: string | null;
+  /** V0 only (null on V1): known, UNKNOWN_VALUE, or null when none was sent. */
   runtimeStatus: string | null;
+  runtimeStatusRaw: string | null;
   selectedRepository: string | null;
   selectedBranch: string | null;
+  /** Known, UNKNOWN_VALUE, or null when none was sent; as sent in `gitProviderRaw`. */
   gitProvider: string | null;
+  gitProviderRaw: string | null;
+  /** Known, UNKNOWN_VALUE, or null when none was sent; as sent in `triggerRaw`. */
   trigger: string | null;
+  triggerRaw: string | null;
   numConnections: number;
   url: string | null;
   sessionApiKey: string | null;

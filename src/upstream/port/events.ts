@@ -27,7 +27,10 @@ export interface EventCommon {
   cursor: string;
   /** ISO 8601 UTC with `Z` (microseconds kept), read in the configured upstream time zone. */
   timestamp: string | null;
-  /** `agent`, `user`, `environment`, or null when the upstream sent none. */
+  /**
+   * `agent`, `user`, `environment`, UNKNOWN_VALUE for another string (the upstream's is in `raw`), or
+   * null when the upstream sent none; read here so the schema reads a property, not a resolver per event.
+   */
   source: string | null;
   message: string;
   cause: number | null;

@@ -11,9 +11,16 @@
  *
  * Two exist on V1 only, and are V1's names as sent: sandbox statuses and the agent's execution statuses
  * (the schema's `sandboxStatus` and `executionStatus`, null on V0).
+ *
+ * A value outside its vocabulary (a newer upstream's) is read as {@link UNKNOWN_VALUE}, the internal
+ * value of every schema enum's `UNKNOWN`; the string as sent is kept beside it (`statusRaw`, ...).
  */
 import { GIT_PROVIDERS as COMMON_GIT_PROVIDERS } from '../../contract/common.ts';
-import { CONVERSATION_TRIGGERS as V0_TRIGGERS } from '../../contract/v0/records.ts';
+import {
+  CONVERSATION_STATUSES,
+  RUNTIME_STATUSES,
+  CONVERSATION_TRIGGERS as V0_TRIGGERS,
+} from '../../contract/v0/records.ts';
 import { V1_GIT_PROVIDERS, V1_TRIGGERS } from '../../contract/v1/app-server.ts';
 
 export { SUGGESTED_TASK_TYPES } from '../../contract/common.ts';
@@ -39,3 +46,22 @@ export const CONVERSATION_TRIGGERS = union(V0_TRIGGERS, V1_TRIGGERS);
 /** Git providers, on either API (V1 adds `azure_devops`). */
 export const GIT_PROVIDERS = union(COMMON_GIT_PROVIDERS, V1_GIT_PROVIDERS);
 export type GitProviderValue = (typeof GIT_PROVIDERS)[number];
+
+/** Internal value of every `UNKNOWN` member (cannot collide with an upstream value). */
+export const UNKNOWN_VALUE = '\u0000unknown';
+
+/** A wire value read against its vocabulary: itself when known, else UNKNOWN_VALUE; null stays null. */
+export function knownOrUnknown(known: ReadonlySet<string>, raw: string): string;
+export function knownOrUnknown(known: ReadonlySet<string>, raw: string | null): string | null;
+export function knownOrUnknown(known: ReadonlySet<string>, raw: string | null): string | null {
+  if (raw === null) return null;
+  return known.has(raw) ? raw : UNKNOWN_VALUE;
+}
+
+export const KNOWN_STATUSES: ReadonlySet<string> = new Set(CONVERSATION_STATUSES);
+export const KNOWN_RUNTIME_STATUSES: ReadonlySet<string> = new Set(RUNTIME_STATUSES);
+export const KNOWN_TRIGGERS: ReadonlySet<string> = new Set(CONVERSATION_TRIGGERS);
+export const KNOWN_GIT_PROVIDERS: ReadonlySet<string> = new Set(GIT_PROVIDERS);
+
+/** Who produces events (`source`), on either API. */
+export const KNOWN_EVENT_SOURCES: ReadonlySet<string> = new Set(['agent', 'user', 'environment']);

@@ -17,7 +17,13 @@
  */
 import { stringOrNull } from '../../contract/json.ts';
 import { isGraphQLInt } from '../graphql-int.ts';
-import { CONVERSATION_ID_PATTERN, type Conversation } from '../port/conversation.ts';
+import { CONVERSATION_ID_PATTERN, type Conversation, knownStatus } from '../port/conversation.ts';
+import {
+  KNOWN_GIT_PROVIDERS,
+  KNOWN_RUNTIME_STATUSES,
+  KNOWN_TRIGGERS,
+  knownOrUnknown,
+} from '../port/vocabulary.ts';
 import { upstreamTimestampToUtc } from '../timestamps.ts';
 
 /** The outcome of reading one record: the conversation, or why it was dropped (no values, no secrets). */
@@ -41,16 +47,24 @@ export function readConversationRecord(raw: unknown, timeZone: string): Conversa
     };
   }
   const title = record.title;
+  const status = stringOrNull(record.status);
+  const runtimeStatus = stringOrNull(record.runtime_status);
+  const gitProvider = stringOrNull(record.git_provider);
+  const trigger = stringOrNull(record.trigger);
   return {
     conversation: {
       conversationId: id,
       title: typeof title === 'string' && title.trim() !== '' ? title : defaultTitle(id),
-      status: stringOrNull(record.status),
-      runtimeStatus: stringOrNull(record.runtime_status),
+      status: knownStatus(status),
+      statusRaw: status,
+      runtimeStatus: knownOrUnknown(KNOWN_RUNTIME_STATUSES, runtimeStatus),
+      runtimeStatusRaw: runtimeStatus,
       selectedRepository: stringOrNull(record.selected_repository),
       selectedBranch: stringOrNull(record.selected_branch),
-      gitProvider: stringOrNull(record.git_provider),
-      trigger: stringOrNull(record.trigger),
+      gitProvider: knownOrUnknown(KNOWN_GIT_PROVIDERS, gitProvider),
+      gitProviderRaw: gitProvider,
+      trigger: knownOrUnknown(KNOWN_TRIGGERS, trigger),
+      triggerRaw: trigger,
       numConnections: isCount(record.num_connections) ? record.num_connections : 0,
       url: stringOrNull(record.url),
       sessionApiKey: stringOrNull(record.session_api_key),

@@ -9,6 +9,7 @@
 import { isJsonObject, type JsonObject, stringOrNull } from '../../contract/json.ts';
 import { AGENT_STATES, type AgentStateValue } from '../../contract/v0/records.ts';
 import type { ConversationEvent, EventCommon, EventKindFields, EventPhase } from '../port/events.ts';
+import { KNOWN_EVENT_SOURCES, knownOrUnknown } from '../port/vocabulary.ts';
 import { upstreamTimestampToUtc } from '../timestamps.ts';
 import { v0Cursor } from './event-cursor.ts';
 
@@ -106,7 +107,7 @@ function commonFields(
     // (conversation-socket.ts); -1 until then, which at worst resumes with more history, never less.
     cursor: v0Cursor(eventId ?? -1),
     timestamp: upstreamTimestampToUtc(payload.timestamp, timeZone),
-    source: stringOrNull(payload.source),
+    source: knownOrUnknown(KNOWN_EVENT_SOURCES, stringOrNull(payload.source)),
     message: stringOrNull(payload.message) ?? '',
     cause: int(payload.cause),
     phase,

@@ -20,7 +20,8 @@
  */
 import { stringOrNull } from '../../contract/json.ts';
 import { isGraphQLInt } from '../graphql-int.ts';
-import type { Conversation, ConversationMetrics } from '../port/conversation.ts';
+import { type Conversation, type ConversationMetrics, knownStatus } from '../port/conversation.ts';
+import { KNOWN_GIT_PROVIDERS, KNOWN_TRIGGERS, knownOrUnknown } from '../port/vocabulary.ts';
 import { upstreamTimestampToUtc } from '../timestamps.ts';
 import { hexId } from './ids.ts';
 
@@ -78,17 +79,24 @@ export function readAppConversation(raw: unknown, timeZone: string): V1Conversat
   const url = stringOrNull(record.conversation_url);
   const key = stringOrNull(record.session_api_key);
   const title = record.title;
+  const status = statusOfSandbox(sandboxStatus);
+  const gitProvider = stringOrNull(record.git_provider);
+  const trigger = stringOrNull(record.trigger);
   return {
     read: {
       conversation: {
         conversationId: id,
         title: typeof title === 'string' && title.trim() !== '' ? title : `Conversation ${id}`,
-        status: statusOfSandbox(sandboxStatus),
+        status: knownStatus(status),
+        statusRaw: status,
         runtimeStatus: null,
+        runtimeStatusRaw: null,
         selectedRepository: stringOrNull(record.selected_repository),
         selectedBranch: stringOrNull(record.selected_branch),
-        gitProvider: stringOrNull(record.git_provider),
-        trigger: stringOrNull(record.trigger),
+        gitProvider: knownOrUnknown(KNOWN_GIT_PROVIDERS, gitProvider),
+        gitProviderRaw: gitProvider,
+        trigger: knownOrUnknown(KNOWN_TRIGGERS, trigger),
+        triggerRaw: trigger,
         numConnections: 0,
         url: null,
         sessionApiKey: null,

@@ -8,6 +8,7 @@ import { credentialSecret, type UpstreamCredentials } from '../credentials.ts';
 import { unexpectedAnswer } from '../failures.ts';
 import type { ConversationFilter, ConversationPage, ConversationPageRequest } from '../port/conversation.ts';
 import { UpstreamDomainError } from '../port/errors.ts';
+import { KNOWN_GIT_PROVIDERS, KNOWN_TRIGGERS, knownOrUnknown } from '../port/vocabulary.ts';
 import { scrubSecrets } from '../rejection-message.ts';
 import { upstreamTimestampToUtc } from '../timestamps.ts';
 import { readAppConversation, type V1Conversation } from './conversation-record.ts';
@@ -149,11 +150,15 @@ function pendingOf(id: string, task: AppConversationStartTaskRecord, timeZone: s
         title: `Conversation ${id}`,
         // What V0 answers for a conversation whose runtime is coming up, or failed to.
         status: failed ? 'ERROR' : 'STARTING',
+        statusRaw: failed ? 'ERROR' : 'STARTING',
         runtimeStatus: null,
+        runtimeStatusRaw: null,
         selectedRepository: request.selected_repository ?? null,
         selectedBranch: request.selected_branch ?? null,
-        gitProvider: request.git_provider ?? null,
-        trigger: request.trigger ?? null,
+        gitProvider: knownOrUnknown(KNOWN_GIT_PROVIDERS, request.git_provider ?? null),
+        gitProviderRaw: request.git_provider ?? null,
+        trigger: knownOrUnknown(KNOWN_TRIGGERS, request.trigger ?? null),
+        triggerRaw: request.trigger ?? null,
         numConnections: 0,
         url: null,
         sessionApiKey: null,

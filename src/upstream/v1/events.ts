@@ -13,7 +13,7 @@
 
 import { isJsonObject, type JsonObject, stringOrNull } from '../../contract/json.ts';
 import type { ConversationEvent, EventCommon, EventKindFields, EventPhase } from '../port/events.ts';
-import type { AgentStateValue } from '../port/vocabulary.ts';
+import { type AgentStateValue, KNOWN_EVENT_SOURCES, knownOrUnknown } from '../port/vocabulary.ts';
 import { upstreamTimestampToUtc } from '../timestamps.ts';
 import { BEFORE_FIRST_CURSOR, v1Cursor } from './event-cursor.ts';
 
@@ -84,7 +84,7 @@ export function mapV1Event(
     eventId: null,
     cursor,
     timestamp: upstreamTimestampToUtc(payload.timestamp, timeZone),
-    source: stringOrNull(payload.source),
+    source: knownOrUnknown(KNOWN_EVENT_SOURCES, stringOrNull(payload.source)),
     message,
     cause: null,
     phase,

@@ -236,7 +236,7 @@ class V1Session extends WorkspaceCalls<V1WorkspaceTarget> implements UpstreamSes
     if (known === null) return { wasRunning: false, statusBefore: 'STOPPED' };
     if (known.kind === 'starting') return { wasRunning: false, statusBefore: 'STARTING' };
     const { read } = known;
-    const statusBefore = read.conversation.status ?? 'STOPPED';
+    const statusBefore = read.conversation.statusRaw ?? 'STOPPED';
     if (read.sandboxId === null || !(await setSandbox(this.#scope(), read.sandboxId, 'pause'))) {
       return { wasRunning: false, statusBefore };
     }
