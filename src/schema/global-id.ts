@@ -1,11 +1,12 @@
 import { badUserInput } from '../errors.ts';
+import { base64urlOfText } from '../upstream/base64url-text.ts';
 
 /** Typenames that implement Node; a well-formed id of any other type is the caller's mistake. */
 const NODE_TYPENAMES: ReadonlySet<string> = new Set(['Conversation']);
 
-/** Encodes a global id. */
+/** Encodes a global id (every node of every page: through the cursors' reused buffer, not a Buffer each). */
 export function encodeGlobalId(typename: string, id: string): string {
-  return Buffer.from(`${typename}:${id}`, 'utf8').toString('base64url');
+  return base64urlOfText(`${typename}:${id}`);
 }
 
 /**
