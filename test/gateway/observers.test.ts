@@ -239,6 +239,48 @@ describe('a faulty observer', () => {
     expect(lines.filter((line) => line.msg === 'operation')).toHaveLength(2);
   });
 
+  it('is found by its name however many observers there are (the first two watches are kept apart from the rest)', async () => {
+    const calls: string[] = [];
+    /** Records every call it gets, with its name. */
+    const recorder = (name: string): OperationObserver => ({
+      name,
+      start: () => ({
+        run(call) {
+          calls.push(`${name}:run`);
+          return call();
+        },
+        answered: () => calls.push(`${name}:answered`),
+        streaming: () => calls.push(`${name}:streaming`),
+        ended: () => calls.push(`${name}:ended`),
+      }),
+    });
+    const faults: Array<[string, string]> = [];
+    const yoga = createYoga({
+      schema,
+      logging: false,
+      plugins: [
+        useOperationObservers(
+          [recorder('a'), recorder('b'), recorder('c'), broken, recorder('e')],
+          (error, name) => faults.push([name, String(error)]),
+        ),
+      ],
+    });
+    const response = await yoga.fetch('http://gateway/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ query: 'subscription Ticks { ticks }' }),
+    });
+    expect((await response.text()).match(/"ticks":\d/g)).toEqual(['"ticks":1', '"ticks":2', '"ticks":3']);
+    const each = (call: string) => ['a', 'b', 'c', 'e'].map((name) => `${name}:${call}`);
+    expect(calls).toEqual([...each('run'), ...each('answered'), ...each('streaming'), ...each('ended')]);
+    expect(faults).toEqual([
+      ['broken', 'Error: bug in run'],
+      ['broken', 'Error: bug in answered'],
+      ['broken', 'Error: bug in streaming'],
+      ['broken', 'Error: bug in ended'],
+    ]);
+  });
+
   it("an error the operation itself throws inside an observer's run is the operation's, not a fault", async () => {
     const faults: unknown[] = [];
     const passing: OperationObserver = { name: 'passing', start: () => ({ run: (call) => call() }) };
