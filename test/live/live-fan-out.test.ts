@@ -422,14 +422,14 @@ describe('live fan-out over graphql-ws', () => {
     // What the member uses of a ws WebSocket: its state and send.
     const sent: string[] = [];
     const socket = { OPEN: 1, readyState: 1, bufferedAmount: 0, send: (data: string) => sent.push(data) };
-    const adopted = new Map<string, LiveMember>();
-    adopted.set('x', member as LiveMember);
-    member?.adopt(socket as never, 'x', adopted);
+    const adopted = Object.assign(new Map<string, LiveMember>(), { socket: socket as never });
+    member?.adopt('x', adopted);
     expect(sent).toEqual([
       nextFrame('x', { data: { event: { n: 1 } } }),
       JSON.stringify({ id: 'x', type: 'complete' }),
     ]);
     expect(ended).toEqual([[]]);
+    // Ended already: it never entered the socket's adopted operations.
     expect(adopted.size).toBe(0);
   });
 });

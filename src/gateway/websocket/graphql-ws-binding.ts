@@ -72,7 +72,7 @@ class SocketSession implements SocketExtra, AdoptedOperations {
   closed: ((code?: number, reason?: string) => Promise<void>) | null = null;
   /** Closes the socket unless `connection_init` arrives first; dropped once it has. */
   initTimer: NodeJS.Timeout | null = null;
-  #firstId: string | null = null;
+  /** Found by its own id (a member's id is set before it enters). */
   #first: LiveMember | null = null;
   #more: Map<string, LiveMember> | null = null;
 
@@ -85,7 +85,7 @@ class SocketSession implements SocketExtra, AdoptedOperations {
   }
 
   get(id: string): LiveMember | undefined {
-    if (this.#first && this.#firstId === id) return this.#first;
+    if (this.#first?.id === id) return this.#first;
     return this.#more?.get(id);
   }
 
@@ -94,15 +94,13 @@ class SocketSession implements SocketExtra, AdoptedOperations {
       this.#more ??= new Map();
       this.#more.set(id, member);
     } else {
-      this.#firstId = id;
       this.#first = member;
     }
   }
 
   delete(id: string): boolean {
-    if (this.#first && this.#firstId === id) {
+    if (this.#first?.id === id) {
       this.#first = null;
-      this.#firstId = null;
       return true;
     }
     return this.#more?.delete(id) ?? false;
@@ -365,17 +363,19 @@ export function serveGraphqlWs(
       client.close(CloseCode.InternalServerError, closeReason(error, isProd));
   });
 
-  /** Takes the operation from graphql-ws: the member writes its frames, the binding answers for its id. */
+  /**
+   * Takes the operation from graphql-ws: the member writes its frames and enters the session's adopted
+   * operations, for which the binding answers.
+   */
   const adopt = (
     ctx: { subscriptions: Record<string, unknown> },
     id: string,
     member: LiveMember,
     session: SocketSession,
   ) => {
-    session.set(id, member);
     delete ctx.subscriptions[id];
     if (isEmpty(ctx.subscriptions)) ctx.subscriptions = emptyOperations();
-    member.adopt(session.socket, id, session);
+    member.adopt(id, session);
   };
 
   // One listener function per event for every socket, finding the socket's session by `this`:

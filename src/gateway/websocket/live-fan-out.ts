@@ -34,11 +34,14 @@ import { corkForThisTurn, nextFramePrefix, serializePayload, WS_SEND_HIGH_WATER 
 const NO_ERRORS: readonly unknown[] = Object.freeze([]);
 
 /**
- * A socket's adopted operations by id, as a member leaves them when it ends (a Map fits; the graphql-ws
- * binding keeps the first one inline, since most sockets carry a single subscription).
+ * A socket and its adopted operations by id, which a member enters when it opens and leaves when it
+ * ends (a Map with a `socket` fits; the graphql-ws binding keeps the first one inline, since most
+ * sockets carry a single subscription).
  */
 export interface AdoptedOperations {
+  readonly socket: WebSocket;
   get(id: string): LiveMember | undefined;
+  set(id: string, member: LiveMember): void;
   delete(id: string): boolean;
 }
 
@@ -229,6 +232,9 @@ class LiveGroup {
  * the subscribe phase (envelop's plugins see it as the subscription's result and register their end
  * hooks); the graphql-ws binding then {@link LiveMember.adopt}s it with the socket and id, or cancels
  * it when the client completed meanwhile. Results that arrive before adoption wait in `#early`.
+ * Every idle subscriber holds one, so it keeps no field it can reach otherwise (the socket is its
+ * socket's adopted operations'), and its helpers are TypeScript-private methods: a `#` method gives
+ * every instance a brand slot.
  */
 export class LiveMember {
   readonly #group: LiveGroup;
@@ -237,7 +243,6 @@ export class LiveMember {
    * with frames still due (written at adoption); done.
    */
   #state: 'joined' | 'open' | 'closing' | 'done' = 'joined';
-  #socket: WebSocket | null = null;
   /** `{"id":"<id>","type":"next","payload":`: graphql-ws's key order. */
   #prefix = '';
   /** Results waiting for the adoption; null while there are none (most members never hold any). */
@@ -247,7 +252,7 @@ export class LiveMember {
   /** The observers' end (one watcher: the operation observer registers once). */
   #onEnd: EndWatcher | null = null;
   #stopSet: Set<StoppableOperation> | null = null;
-  /** The socket's adopted operations, by id, which this member leaves when it ends. */
+  /** Its socket and the socket's adopted operations, by id, which this member leaves when it ends. */
   #adoptedBy: AdoptedOperations | null = null;
   #id = '';
   /** Results written in a row while the socket held WS_SEND_HIGH_WATER unsent bytes. */
@@ -255,6 +260,11 @@ export class LiveMember {
 
   constructor(group: LiveGroup) {
     this.#group = group;
+  }
+
+  /** Its operation id on its socket ('' until adopted). */
+  get id(): string {
+    return this.#id;
   }
 
   /** The observers' end: `watcher.ended` is called once, with every error the client received. */
@@ -282,62 +292,62 @@ export class LiveMember {
   }
 
   /**
-   * The binding hands the member its socket and operation id; `adoptedBy` is the socket's set of
-   * adopted operations, where the binding has put it and which it leaves when it ends. What came
-   * before (results, the end) goes out now.
+   * The binding hands the member its operation id and its socket's adopted operations (with the
+   * socket), which the member enters if it is still open and leaves when it ends. What came before
+   * (results, the end) goes out now.
    */
-  adopt(socket: WebSocket, id: string, adoptedBy: AdoptedOperations): void {
+  adopt(id: string, adoptedBy: AdoptedOperations): void {
     if (this.#state !== 'joined' && this.#state !== 'closing') return;
-    this.#socket = socket;
     this.#id = id;
     this.#adoptedBy = adoptedBy;
     this.#prefix = nextFramePrefix(id);
-    if (this.#early) for (const payload of this.#early) this.#write(payload);
+    if (this.#early) for (const payload of this.#early) this.write(payload);
     this.#early = null;
     if (this.#state === 'joined') {
       this.#state = 'open';
+      adoptedBy.set(id, this);
       return;
     }
     // Closing: it ended before the adoption, and its `complete` is due.
-    this.#writeComplete();
-    this.#finish();
+    this.writeComplete();
+    this.finish();
   }
 
   /** One result of the group. */
   deliver(payload: string, errors: readonly GraphQLError[] | undefined): void {
     // Measured before the write: a frame of this turn sits in the (corked) socket until it ends.
-    const waiting = this.#socket?.bufferedAmount ?? 0;
-    if (!this.#take(payload, errors, true)) return;
+    const waiting = this.#adoptedBy?.socket.bufferedAmount ?? 0;
+    if (!this.take(payload, errors, true)) return;
     if (waiting < WS_SEND_HIGH_WATER) this.#behind = 0;
-    else if (++this.#behind > this.#group.maxBehind) this.#tooSlow();
+    else if (++this.#behind > this.#group.maxBehind) this.tooSlow();
   }
 
   /** The group's source ended: `complete` to the client. */
   complete(): void {
-    this.#end(true);
+    this.end(true);
   }
 
   /** The group failed (or this member is cut): this error as the last result, then `complete`. */
   fail(error: GraphQLError): void {
-    this.#take(serializePayload({ errors: [error] }), [error], false);
-    this.#end(true);
+    this.take(serializePayload({ errors: [error] }), [error], false);
+    this.end(true);
   }
 
   /**
    * Writes a result (or keeps it until adoption); false when it was not written. `bounded`: the
    * results kept before adoption count against maxBehind (a member's last result does not).
    */
-  #take(payload: string, errors: readonly GraphQLError[] | undefined, bounded: boolean): boolean {
+  private take(payload: string, errors: readonly GraphQLError[] | undefined, bounded: boolean): boolean {
     if (this.#state !== 'joined' && this.#state !== 'open') return false;
     if (errors) this.#errors = this.#errors.concat(errors);
     if (this.#state === 'joined') {
       // Bounded like a socket that does not read: an operation that is never adopted cannot grow this.
       this.#early ??= [];
       this.#early.push(payload);
-      if (bounded && this.#early.length > this.#group.maxBehind) this.#tooSlow();
+      if (bounded && this.#early.length > this.#group.maxBehind) this.tooSlow();
       return false;
     }
-    this.#write(payload);
+    this.write(payload);
     return true;
   }
 
@@ -348,11 +358,11 @@ export class LiveMember {
 
   /** The client sent `complete` or its socket closed (or it never was adopted): nothing more is written. */
   cancel(): void {
-    if (this.#state === 'closing') this.#finish();
-    else this.#end(false);
+    if (this.#state === 'closing') this.finish();
+    else this.end(false);
   }
 
-  #tooSlow(): void {
+  private tooSlow(): void {
     this.fail(
       new BridgeError(
         'SUBSCRIBER_TOO_SLOW',
@@ -361,7 +371,7 @@ export class LiveMember {
     );
   }
 
-  #end(sendComplete: boolean): void {
+  private end(sendComplete: boolean): void {
     if (this.#state !== 'joined' && this.#state !== 'open') return;
     const adopted = this.#state === 'open';
     this.#group.leave(this);
@@ -372,11 +382,11 @@ export class LiveMember {
       this.#state = 'closing';
       return;
     }
-    if (sendComplete) this.#writeComplete();
-    this.#finish();
+    if (sendComplete) this.writeComplete();
+    this.finish();
   }
 
-  #finish(): void {
+  private finish(): void {
     this.#state = 'done';
     this.#early = null;
     if (this.#adoptedBy?.get(this.#id) === this) this.#adoptedBy.delete(this.#id);
@@ -386,17 +396,17 @@ export class LiveMember {
     onEnd?.ended(this.#errors);
   }
 
-  #write(payload: string): void {
-    this.#send(`${this.#prefix}${payload}}`);
+  private write(payload: string): void {
+    this.send(`${this.#prefix}${payload}}`);
   }
 
   /** graphql-ws's `complete` frame. */
-  #writeComplete(): void {
-    this.#send(`{"id":${JSON.stringify(this.#id)},"type":"complete"}`);
+  private writeComplete(): void {
+    this.send(`{"id":${JSON.stringify(this.#id)},"type":"complete"}`);
   }
 
-  #send(frame: string): void {
-    const socket = this.#socket;
+  private send(frame: string): void {
+    const socket = this.#adoptedBy?.socket;
     if (!socket || socket.readyState !== socket.OPEN) return;
     corkForThisTurn(socket);
     socket.send(frame);
