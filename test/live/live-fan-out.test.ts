@@ -171,15 +171,20 @@ describe('live fan-out over graphql-ws', () => {
     const { url, hub, open, ended, masked, executions } = await listen();
     const a = await client(url);
     const b = await client(url);
+    // Ids JSON escapes (a quote, a lone surrogate) and ones it writes as they are (U+2028 included).
+    const c = await client(url);
+    const d = await client(url);
     a.subscribe('one');
     b.subscribe('two-"quoted"');
-    await until(() => open.size === 2);
-    // The second subscriber's own source was released: the group follows one.
+    c.subscribe('three-\ud800');
+    d.subscribe('four-\u2028');
+    await until(() => open.size === 4);
+    // The other subscribers' own sources were released: the group follows one.
     expect(hub.sources.size).toBe(1);
 
     for (const n of [1, -1, -2]) hub.push({ n });
     hub.end();
-    await until(() => a.frames.length === 5 && b.frames.length === 5);
+    await until(() => [a, b, c, d].every((each) => each.frames.length === 5));
 
     const location = [{ line: 1, column: QUERY.indexOf('label') + 1 }];
     const expected = (id: string) => [
@@ -210,11 +215,13 @@ describe('live fan-out over graphql-ws', () => {
     ];
     expect(a.frames.slice(1)).toEqual(expected('one'));
     expect(b.frames.slice(1)).toEqual(expected('two-"quoted"'));
+    expect(c.frames.slice(1)).toEqual(expected('three-\ud800'));
+    expect(d.frames.slice(1)).toEqual(expected('four-\u2028'));
     expect(executions()).toBe(3);
     expect(masked).toHaveLength(1);
     expect(String(masked[0])).toContain('/secret/path');
     // Each member reported its end once, with the errors its client received.
-    expect(ended).toHaveLength(2);
+    expect(ended).toHaveLength(4);
     for (const end of ended)
       expect(end.errors.map((e) => (e as GraphQLError).message)).toEqual(['negative', 'Unexpected error.']);
     expect(open.size).toBe(0);
