@@ -30,7 +30,6 @@ import {
   useCompiledPlans,
 } from './compiled/use-compiled-plans.ts';
 import { type ContextSettings, createContext, withUpstreamSession } from './context.ts';
-import { withExecuteHooksCombined } from './execute-hooks.ts';
 import { useStaticGraphiQL } from './graphiql/graphiql.ts';
 import { createHardening, type Hardening, type HardeningOptions } from './hardening.ts';
 import {
@@ -277,29 +276,26 @@ export function createGateway(options: GatewayOptions): Gateway {
         },
       }),
       ...hardening.requestPlugins,
-      // One envelop hook runs the execute hooks of everything below, in this order (execute-hooks.ts).
-      ...withExecuteHooksCombined([
-        useGraphQlJit({}, { enableIf: (args) => !isSubscription(args) }),
-        // After graphql-jit: a covered query runs its compiled plan, and falls back to jit's execute.
-        useCompiledPlans({
-          mode: options.compiledPlans ?? 'off',
-          withSession: withUpstreamSession,
-          onComparison:
-            options.onPlanComparison ??
-            ((comparison) => {
-              if (comparison.plan !== null && comparison.plan !== comparison.engine)
-                logger.error(
-                  { operationName: comparison.operationName },
-                  'compiled plan answered other bytes than the engine',
-                );
-            }),
-        }) as Plugin,
-        // One execution per event and operation for all subscribers (fan-out; see the module).
-        useSharedSubscriptionResults(liveFanOut),
-        useOperationObservers([operationLogObserver(logger), ...hardening.observers], reportObserverFault),
-        ...hardening.executionPlugins,
-        useReadinessCheckPlugin(upstream, hardening, () => choice.detectNow(defaultCredentials)),
-      ] as Plugin[]),
+      useGraphQlJit({}, { enableIf: (args) => !isSubscription(args) }),
+      // After graphql-jit: a covered query runs its compiled plan, and falls back to jit's execute.
+      useCompiledPlans({
+        mode: options.compiledPlans ?? 'off',
+        withSession: withUpstreamSession,
+        onComparison:
+          options.onPlanComparison ??
+          ((comparison) => {
+            if (comparison.plan !== null && comparison.plan !== comparison.engine)
+              logger.error(
+                { operationName: comparison.operationName },
+                'compiled plan answered other bytes than the engine',
+              );
+          }),
+      }) as Plugin,
+      // One execution per event and operation for all subscribers (fan-out; see the module).
+      useSharedSubscriptionResults(liveFanOut),
+      useOperationObservers([operationLogObserver(logger), ...hardening.observers], reportObserverFault),
+      ...hardening.executionPlugins,
+      useReadinessCheckPlugin(upstream, hardening, () => choice.detectNow(defaultCredentials)),
     ],
   });
   teardown.defer(() => yoga.dispose());
