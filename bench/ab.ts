@@ -3,7 +3,7 @@
  * tree, side by side with the parse-and-reshape floor (bench/floors/http-floor.ts), in front of one
  * service, rotating which goes first each round.
  *
- *   npx tsx bench/ab.ts --base <git ref> [--work list|history] [--api v0|v1] [--rounds 9] [--seconds 4] [--engine-floor] [--cpu-prof] [--alloc-prof]
+ *   npx tsx bench/ab.ts --base <git ref> [--work list|history] [--api v0|v1] [--rounds 9] [--seconds 4] [--engine-floor] [--cpu-prof] [--alloc-prof] [--work-env NAME=value,...]
  *
  * `--work history` measures the history scenario's request (the newest 50 of 1,000 events) instead,
  * with the history floor (bench/floors/history-floor.ts) as the third side. `--api v1` runs the
@@ -22,6 +22,10 @@
  * bench/results/profiles/, the floor's to bench/results/profiles/floor/ and the engine floor's to
  * bench/results/profiles/engine-floor/ (in both, the largest file: tsx's loader thread writes one too);
  * summarize each with bench/profile-summary.ts.
+ *
+ * `--work-env METRICS=false,LOG_LEVEL=warn` starts the working tree's gateway with those settings (both
+ * sides otherwise run the defaults): with `--base HEAD` it measures what a setting costs, e.g. what the
+ * per-operation log line, the metrics or the deadline add to a request.
  *
  * `--alloc-prof` adds, after the rounds, one pass per gateway with V8's sampling heap profiler on
  * (bench/lib/alloc-probe.mjs, loaded into both from the start, idle until then): bytes allocated per
@@ -56,6 +60,7 @@ const { values } = parseArgs({
     'engine-floor': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
     'alloc-prof': { type: 'boolean', default: false },
+    'work-env': { type: 'string', default: '' },
   },
 });
 if (!values.base) throw new Error('--base <git ref> is required (e.g. --base HEAD~3)');
@@ -63,6 +68,17 @@ const workload = values.work;
 if (workload !== 'list' && workload !== 'history') throw new Error('--work is list or history');
 const api = values.api;
 if (api !== 'v0' && api !== 'v1') throw new Error('--api is v0 or v1');
+/** The working tree gateway's settings besides the defaults (`--work-env`). */
+const workEnv = Object.fromEntries(
+  values['work-env']
+    .split(',')
+    .filter((entry) => entry !== '')
+    .map((entry) => {
+      const [name = '', ...value] = entry.split('=');
+      if (!/^[A-Z][A-Z0-9_]*$/.test(name) || value.length === 0) throw new Error(`--work-env: ${entry}`);
+      return [name, value.join('=')];
+    }),
+);
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const KEY = 'bench-session-key';
@@ -105,6 +121,7 @@ try {
   const current = await spawnGateway(service.url, {
     api,
     ...currentAlloc,
+    env: { ...('env' in currentAlloc ? currentAlloc.env : {}), ...workEnv },
     nodeFlags: [
       ...(values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []),
       ...currentAlloc.nodeFlags,
@@ -165,7 +182,12 @@ try {
   };
   const sides: Array<{ name: string; pid: number; target: HttpTarget; runs: LoadWithCpu[] }> = [
     { name: values.base, pid: base.pid, target: { ...request, url: base.url }, runs: [] },
-    { name: 'working tree', pid: current.pid, target: request, runs: [] },
+    {
+      name: values['work-env'] ? `working tree (${values['work-env']})` : 'working tree',
+      pid: current.pid,
+      target: request,
+      runs: [],
+    },
     { ...third, pid: floor.pid, runs: [] },
   ];
   // The fourth side answers the gateway's bytes, so the gateway's own checks apply to it.
@@ -204,6 +226,27 @@ try {
         `${rps(side).toFixed(0)} req/s (${(rps(side) / rps(floorSide)).toFixed(2)}x ${floorSide.name}), ${errors(side)} errors`,
     );
   }
+  // The same, paired: each round's ratio to the floor's run of that round, then the median. A change in
+  // the machine's speed over a few seconds moves both runs of a round alike, so this moves less with it
+  // than the ratio of the medians above.
+  const [baseSide, workSide] = sides as [(typeof sides)[number], (typeof sides)[number]];
+  const paired = (side: (typeof sides)[number]) =>
+    median(
+      side.runs.map(
+        (run, round) =>
+          run.gatewayCpuMsPerRequest / (floorSide.runs[round] as LoadWithCpu).gatewayCpuMsPerRequest,
+      ),
+    );
+  const workOverBase = median(
+    workSide.runs.map(
+      (run, round) =>
+        run.gatewayCpuMsPerRequest / (baseSide.runs[round] as LoadWithCpu).gatewayCpuMsPerRequest,
+    ),
+  );
+  console.log(
+    `paired (median of per-round ratios): ${baseSide.name} ${paired(baseSide).toFixed(2)}x ${floorSide.name}, ` +
+      `${workSide.name} ${paired(workSide).toFixed(2)}x; working tree / ${baseSide.name} ${workOverBase.toFixed(3)}`,
+  );
   const engineSide = sides[3];
   if (engineSide) {
     // Where the working tree's distance to the floor goes: GraphQL itself, then the gateway's own work.
@@ -217,7 +260,6 @@ try {
   }
   if (values['alloc-prof']) {
     console.log('\nallocated per request (V8 sampling heap profiler, freed objects included)');
-    const [baseSide, workSide] = sides as [(typeof sides)[number], (typeof sides)[number]];
     for (const [side, file] of [
       [baseSide, 'alloc-base.heapprofile'],
       [workSide, 'alloc-work.heapprofile'],
