@@ -103,6 +103,9 @@ function writeFiles(folder: string, files: Readonly<Record<string, string | null
   }
 }
 
+/** How long a fresh conversation's repository may take to appear (see seedWorkspace). */
+const WAIT_FOR_REPOSITORY_MS = 300_000;
+
 async function gitOk(git: Git, folder: string, args: string[]): Promise<void> {
   const result = await git.run(folder, args);
   if (result.code !== 0) throw new Error(`git ${args.join(' ')} in ${folder}: ${result.stderr.trim()}`);
@@ -117,10 +120,14 @@ async function seedWorkspace(dataDir: string, folder: string): Promise<void> {
   const root = join(dataDir, 'workspaces');
   const git = await findGit(root, realpathSync(root));
   if (git === null) throw new Error('the workspace scenario needs git');
-  for (const until = performance.now() + 10_000; ; ) {
+  // The service makes repositories 8 git runs at a time, in arrival order: in a full run this one waits
+  // behind the repositories of every conversation the create scenario made before it (tens of thousands:
+  // 10 s was too short once), and is made when they all are, so nothing of that backlog runs meanwhile.
+  for (const until = performance.now() + WAIT_FOR_REPOSITORY_MS; ; ) {
     const made = await git.run(folder, ['rev-parse', '--verify', 'refs/remotes/origin/HEAD']);
     if (made.code === 0) break;
-    if (performance.now() > until) throw new Error(`no repository in ${folder} after 10 s`);
+    if (performance.now() > until)
+      throw new Error(`no repository in ${folder} after ${WAIT_FOR_REPOSITORY_MS / 1000} s`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   writeFiles(folder, PROJECT_FILES);
