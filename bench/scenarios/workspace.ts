@@ -19,10 +19,10 @@
  * modified, 2 added and 1 deleted on disk, as an agent leaves them; the diffed file is ~6.6 KiB, 8 of
  * its handlers changed and one added (a patch of 8 hunks, 2.3 KB).
  */
-import { mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { resolvePathCommand } from '../../src/contract/v1/workspace-commands.ts';
-import { findGit, type Git } from '../../src/local-service/workspace/git.ts';
+import type { Git } from '../../src/local-service/workspace/git.ts';
 import { type CallSequence, saturateSequence } from '../lib/call-sequence.ts';
 import { type BenchContext, graphqlTarget, restTarget, upstreamTarget } from '../lib/context.ts';
 import { compareGatewayWithDirect } from '../lib/http-comparison.ts';
@@ -30,6 +30,7 @@ import type { HttpTarget } from '../lib/http-load.ts';
 import type { ScenarioResult } from '../lib/report.ts';
 import { gatewayUpstreamCalls } from '../lib/upstream-calls.ts';
 import { v1AgentOf } from '../lib/v1-upstream.ts';
+import { serviceGit, waitForRepository } from '../lib/workspace-repository.ts';
 import { createConversation } from './fanout.ts';
 
 const WORKSPACE_QUERY = `query BenchWorkspace($id: ID!, $path: String!) {
@@ -103,9 +104,6 @@ function writeFiles(folder: string, files: Readonly<Record<string, string | null
   }
 }
 
-/** How long a fresh conversation's repository may take to appear (see seedWorkspace). */
-const WAIT_FOR_REPOSITORY_MS = 300_000;
-
 async function gitOk(git: Git, folder: string, args: string[]): Promise<void> {
   const result = await git.run(folder, args);
   if (result.code !== 0) throw new Error(`git ${args.join(' ')} in ${folder}: ${result.stderr.trim()}`);
@@ -117,19 +115,8 @@ async function gitOk(git: Git, folder: string, args: string[]): Promise<void> {
  * no user config, its identity), once the service has made the repository.
  */
 async function seedWorkspace(dataDir: string, folder: string): Promise<void> {
-  const root = join(dataDir, 'workspaces');
-  const git = await findGit(root, realpathSync(root));
-  if (git === null) throw new Error('the workspace scenario needs git');
-  // The service makes repositories 8 git runs at a time, in arrival order: in a full run this one waits
-  // behind the repositories of every conversation the create scenario made before it (tens of thousands:
-  // 10 s was too short once), and is made when they all are, so nothing of that backlog runs meanwhile.
-  for (const until = performance.now() + WAIT_FOR_REPOSITORY_MS; ; ) {
-    const made = await git.run(folder, ['rev-parse', '--verify', 'refs/remotes/origin/HEAD']);
-    if (made.code === 0) break;
-    if (performance.now() > until)
-      throw new Error(`no repository in ${folder} after ${WAIT_FOR_REPOSITORY_MS / 1000} s`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  const git = await serviceGit(dataDir);
+  await waitForRepository(git, folder);
   writeFiles(folder, PROJECT_FILES);
   await gitOk(git, folder, ['add', '--', ...Object.keys(PROJECT_FILES)]);
   await gitOk(git, folder, ['commit', '-q', '-m', 'Project files']);
