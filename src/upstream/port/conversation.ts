@@ -21,7 +21,7 @@ export function knownStatus(raw: string | null): string {
  * A conversation as the schema sees it. Each enum-like field is read against its vocabulary
  * (vocabulary.ts: the value when known, UNKNOWN_VALUE for any other string), with the string as sent
  * beside it in its `...Raw` field; both carry the schema's field names, so the schema reads them as
- * plain properties (no resolver call per field and conversation: ~30 KB of garbage less per page of
+ * plain properties (no resolver call per field and conversation: ~38 KiB less allocated per page of
  * 20). Fields one API lacks are null there: `runtimeStatus`, `numConnections`' count and `url` are
  * V0's (V1 has no runtime status, no connection count, and its `conversation_url` is the agent
  * server's); the optional ones at the end are V1's, absent or null on V0.
