@@ -13,7 +13,7 @@ import type { ConversationMetrics } from '../upstream/port/conversation.ts';
 import { EXECUTION_STATUSES, SANDBOX_STATUSES } from '../upstream/port/vocabulary.ts';
 import { builder } from './builder.ts';
 import { ConversationRef } from './conversation.ts';
-import { knownOrUnknown, UNKNOWN_VALUE } from './enums.ts';
+import { UNKNOWN_VALUE } from './enums.ts';
 
 const V1_ONLY = 'V1 only; null on V0.';
 
@@ -34,9 +34,6 @@ function wireEnum(wireValues: readonly string[], describe: Record<string, string
   };
   return values;
 }
-
-const KNOWN_EXECUTION_STATUSES: ReadonlySet<string> = new Set(EXECUTION_STATUSES);
-const KNOWN_SANDBOX_STATUSES: ReadonlySet<string> = new Set(SANDBOX_STATUSES);
 
 const ExecutionStatusEnum = builder.enumType('ExecutionStatus', {
   description: "What a V1 conversation's agent is doing (upstream `execution_status`).",
@@ -104,29 +101,26 @@ const ConversationMetricsType = builder.objectRef<ConversationMetrics>('Conversa
 });
 
 builder.objectFields(ConversationRef, (t) => ({
-  executionStatus: t.field({
+  // Every field but the two conversation references is a plain read of the port's Conversation (the
+  // enum-like ones read against their vocabularies by the adapter); an absent V1 field (V0) reads as null.
+  executionStatus: t.expose('executionStatus', {
     type: ExecutionStatusEnum,
     nullable: true,
     description: `${V1_ONLY} What its agent is doing; null also while its sandbox does not run (the upstream then knows nothing). UNKNOWN for values this gateway does not know (see \`executionStatusRaw\`).`,
-    resolve: (c) => knownOrUnknown(KNOWN_EXECUTION_STATUSES, c.executionStatus ?? null),
   }),
-  executionStatusRaw: t.string({
+  executionStatusRaw: t.exposeString('executionStatusRaw', {
     nullable: true,
     description: `${V1_ONLY} The upstream \`execution_status\` string as sent.`,
-    resolve: (c) => c.executionStatus ?? null,
   }),
-  sandboxStatus: t.field({
+  sandboxStatus: t.expose('sandboxStatus', {
     type: SandboxStatusEnum,
     nullable: true,
     description: `${V1_ONLY} The state of its sandbox (which \`status\` is derived from on V1); UNKNOWN for values this gateway does not know (see \`sandboxStatusRaw\`).`,
-    resolve: (c) => knownOrUnknown(KNOWN_SANDBOX_STATUSES, c.sandboxStatus ?? null),
   }),
-  sandboxStatusRaw: t.string({
+  sandboxStatusRaw: t.exposeString('sandboxStatusRaw', {
     nullable: true,
     description: `${V1_ONLY} The upstream \`sandbox_status\` string as sent.`,
-    resolve: (c) => c.sandboxStatus ?? null,
   }),
-  // Plain reads (no resolver call per conversation): an absent V1 field (V0) reads as null.
   llmModel: t.exposeString('llmModel', {
     nullable: true,
     description: `${V1_ONLY} The LLM its agent uses, as the upstream names it (e.g. \`anthropic/claude-sonnet-4-5\`).`,

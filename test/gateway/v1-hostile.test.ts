@@ -181,6 +181,22 @@ describe('V1 against hostile app servers', () => {
     expect(app.requests.find((r) => r.path === '/api/v1/app-conversations')?.query.getAll('ids')).toEqual([
       HEX,
     ]);
+    // V1's own statuses: unknown values read as UNKNOWN, the strings as sent beside them.
+    const statuses = await gql(
+      gateway,
+      'query($id: ID!) { conversation(id: $id) { executionStatus executionStatusRaw sandboxStatus sandboxStatusRaw } }',
+      { id: DASHED },
+    );
+    expect(statuses.body).toEqual({
+      data: {
+        conversation: {
+          executionStatus: 'UNKNOWN',
+          executionStatusRaw: 'dreaming',
+          sandboxStatus: 'UNKNOWN',
+          sandboxStatusRaw: 'HIBERNATING',
+        },
+      },
+    });
   });
 
   it('a start task that failed: the conversation reads ERROR, and its history is a coded outcome, scrubbed', async () => {

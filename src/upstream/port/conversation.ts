@@ -55,10 +55,15 @@ export interface Conversation {
 
   // --- V1 only: absent or null on V0 -----------------------------------------------------------------
 
-  /** The agent's `execution_status` (`idle`, `running`, ...) as sent; null unless its sandbox runs. */
+  /**
+   * The agent's `execution_status` (`idle`, `running`, ...) read against the vocabulary (known,
+   * UNKNOWN_VALUE); null unless its sandbox runs. As sent in `executionStatusRaw`.
+   */
   executionStatus?: string | null;
-  /** The sandbox's status (`STARTING`, `RUNNING`, `PAUSED`, `ERROR`, `MISSING`) as sent. */
+  executionStatusRaw?: string | null;
+  /** The sandbox's status (`STARTING`, `RUNNING`, `PAUSED`, `ERROR`, `MISSING`), read likewise. */
   sandboxStatus?: string | null;
+  sandboxStatusRaw?: string | null;
   /** The LLM the agent uses (`llm_model`). */
   llmModel?: string | null;
   /** Cost and token usage so far (`metrics`); null when the upstream sent none. */

@@ -32,8 +32,11 @@ export {
   type RequestableAgentStateValue,
   RUNTIME_STATUSES,
 } from '../../contract/v0/records.ts';
-export { SANDBOX_STATUSES } from '../../contract/v1/app-server.ts';
-export { EXECUTION_STATUSES } from '../../contract/v1/events.ts';
+
+import { SANDBOX_STATUSES } from '../../contract/v1/app-server.ts';
+import { EXECUTION_STATUSES } from '../../contract/v1/events.ts';
+
+export { EXECUTION_STATUSES, SANDBOX_STATUSES };
 
 /** Both lists' values once each, the first list's order first. */
 function union<A extends string, B extends string>(a: readonly A[], b: readonly B[]): ReadonlyArray<A | B> {
@@ -62,6 +65,9 @@ export const KNOWN_STATUSES: ReadonlySet<string> = new Set(CONVERSATION_STATUSES
 export const KNOWN_RUNTIME_STATUSES: ReadonlySet<string> = new Set(RUNTIME_STATUSES);
 export const KNOWN_TRIGGERS: ReadonlySet<string> = new Set(CONVERSATION_TRIGGERS);
 export const KNOWN_GIT_PROVIDERS: ReadonlySet<string> = new Set(GIT_PROVIDERS);
+
+export const KNOWN_EXECUTION_STATUSES: ReadonlySet<string> = new Set(EXECUTION_STATUSES);
+export const KNOWN_SANDBOX_STATUSES: ReadonlySet<string> = new Set(SANDBOX_STATUSES);
 
 /** Who produces events (`source`), on either API. */
 export const KNOWN_EVENT_SOURCES: ReadonlySet<string> = new Set(['agent', 'user', 'environment']);

@@ -73,7 +73,9 @@ export function readConversationRecord(raw: unknown, timeZone: string): Conversa
       prNumbers: Array.isArray(record.pr_number) ? record.pr_number.filter(isGraphQLInt) : [],
       // V1's fields: V0 records have none of them.
       executionStatus: null,
+      executionStatusRaw: null,
       sandboxStatus: null,
+      sandboxStatusRaw: null,
       llmModel: null,
       metrics: null,
       parentConversationId: null,

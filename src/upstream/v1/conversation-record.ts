@@ -21,7 +21,13 @@
 import { stringOrNull } from '../../contract/json.ts';
 import { isGraphQLInt } from '../graphql-int.ts';
 import { type Conversation, type ConversationMetrics, knownStatus } from '../port/conversation.ts';
-import { KNOWN_GIT_PROVIDERS, KNOWN_TRIGGERS, knownOrUnknown } from '../port/vocabulary.ts';
+import {
+  KNOWN_EXECUTION_STATUSES,
+  KNOWN_GIT_PROVIDERS,
+  KNOWN_SANDBOX_STATUSES,
+  KNOWN_TRIGGERS,
+  knownOrUnknown,
+} from '../port/vocabulary.ts';
 import { upstreamTimestampToUtc } from '../timestamps.ts';
 import { hexId } from './ids.ts';
 
@@ -103,8 +109,10 @@ export function readAppConversation(raw: unknown, timeZone: string): V1Conversat
         createdAt: upstreamTimestampToUtc(record.created_at, timeZone),
         lastUpdatedAt: upstreamTimestampToUtc(record.updated_at, timeZone),
         prNumbers: Array.isArray(record.pr_number) ? record.pr_number.filter(isGraphQLInt) : [],
-        executionStatus,
-        sandboxStatus,
+        executionStatus: knownOrUnknown(KNOWN_EXECUTION_STATUSES, executionStatus),
+        executionStatusRaw: executionStatus,
+        sandboxStatus: knownOrUnknown(KNOWN_SANDBOX_STATUSES, sandboxStatus),
+        sandboxStatusRaw: sandboxStatus,
         llmModel: stringOrNull(record.llm_model),
         metrics: readMetrics(record.metrics),
         parentConversationId: hexId(record.parent_conversation_id),
