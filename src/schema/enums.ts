@@ -9,8 +9,9 @@ import {
 } from '../upstream/port/vocabulary.ts';
 import { builder } from './builder.ts';
 
-// The port reads wire values against the vocabularies (src/upstream/port/vocabulary.ts); the schema's
-// other enums (events, V1 fields) read theirs in their resolvers with the same rule.
+// The port reads a conversation's and an event's wire values against the vocabularies
+// (src/upstream/port/vocabulary.ts); resolvers that still read one (a status update's runtime status,
+// a create payload's status) use the same rule.
 export {
   KNOWN_RUNTIME_STATUSES,
   KNOWN_STATUSES,

@@ -9,7 +9,7 @@ import { badUserInput } from '../errors.ts';
 import { BridgeError } from '../upstream/port/bridge-error.ts';
 import { EventCursorError, type EventPosition } from '../upstream/port/event-cursor.ts';
 import type { ConversationEvent, ConversationEventKind } from '../upstream/port/events.ts';
-import { AGENT_STATES } from '../upstream/port/vocabulary.ts';
+import { AGENT_STATES, EVENT_SOURCES } from '../upstream/port/vocabulary.ts';
 import { builder } from './builder.ts';
 import type { GatewayContext } from './context.ts';
 import { KNOWN_RUNTIME_STATUSES, knownOrUnknown, RuntimeStatusEnum, UNKNOWN_VALUE } from './enums.ts';
@@ -23,12 +23,22 @@ type WireEnumValues = Record<string, { value: string; description: string }>;
 
 // --- Enums ------------------------------------------------------------------------------------------
 
+/** One description per source the port knows (vocabulary.ts), so the two lists cannot drift apart. */
+const SOURCE_DESCRIPTIONS: Record<(typeof EVENT_SOURCES)[number], string> = {
+  agent: 'The agent.',
+  user: 'A user (the echo of what a client sent).',
+  environment: 'The runtime environment.',
+};
+
 const EventSourceEnum = builder.enumType('EventSource', {
   description: 'Who produced an event (upstream `source`).',
   values: {
-    AGENT: { value: 'agent', description: 'The agent.' },
-    USER: { value: 'user', description: 'A user (the echo of what a client sent).' },
-    ENVIRONMENT: { value: 'environment', description: 'The runtime environment.' },
+    ...Object.fromEntries(
+      EVENT_SOURCES.map((source) => [
+        source.toUpperCase(),
+        { value: source, description: SOURCE_DESCRIPTIONS[source] },
+      ]),
+    ),
     UNKNOWN: { value: UNKNOWN_VALUE, description: 'A source this gateway does not know yet; see `raw`.' },
   } as WireEnumValues,
 });

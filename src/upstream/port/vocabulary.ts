@@ -70,4 +70,5 @@ export const KNOWN_EXECUTION_STATUSES: ReadonlySet<string> = new Set(EXECUTION_S
 export const KNOWN_SANDBOX_STATUSES: ReadonlySet<string> = new Set(SANDBOX_STATUSES);
 
 /** Who produces events (`source`), on either API. */
-export const KNOWN_EVENT_SOURCES: ReadonlySet<string> = new Set(['agent', 'user', 'environment']);
+export const EVENT_SOURCES = ['agent', 'user', 'environment'] as const;
+export const KNOWN_EVENT_SOURCES: ReadonlySet<string> = new Set(EVENT_SOURCES);
