@@ -39,7 +39,6 @@ export function keepSocketsAlive(periodMs: number): KeepAlive {
   const awaitingPong = new WeakSet<WebSocket>();
   let nextSlice = 0;
   let tick = 0;
-  let size = 0;
   const timer =
     periodMs > 0 && Number.isFinite(periodMs)
       ? setInterval(
@@ -62,21 +61,17 @@ export function keepSocketsAlive(periodMs: number): KeepAlive {
   return {
     add(socket) {
       (slices[nextSlice++ % SLICES] as Set<WebSocket>).add(socket);
-      size++;
     },
     answered(socket) {
       awaitingPong.delete(socket);
     },
     remove(socket) {
       // Twelve set lookups at a close instead of a map from socket to slice held for its whole life.
-      for (const slice of slices) {
-        if (slice.delete(socket)) {
-          size--;
-          return;
-        }
-      }
+      for (const slice of slices) if (slice.delete(socket)) return;
     },
     get size() {
+      let size = 0;
+      for (const slice of slices) size += slice.size;
       return size;
     },
     *sockets() {
