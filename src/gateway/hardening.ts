@@ -21,7 +21,7 @@ import {
   type AutomaticPersistedQueriesOptions,
 } from './protection/automatic-persisted-queries.ts';
 import { useBatchingRefused } from './protection/batching.ts';
-import { DEFAULT_OPERATION_TIMEOUT_MS, useOperationDeadline } from './protection/deadline.ts';
+import { DEFAULT_OPERATION_TIMEOUT_MS, operationDeadlineGuard } from './protection/deadline.ts';
 import {
   corsOption,
   DEFAULT_MAX_BODY_BYTES,
@@ -34,15 +34,16 @@ import {
   useQueryLimits,
   useQueryStringGuard,
 } from './protection/limits.ts';
-import { useOperationBudget } from './protection/operation-cost.ts';
+import { operationBudgetGuard } from './protection/operation-cost.ts';
+import { guardPlugin, type OperationGuard } from './protection/operation-guard.ts';
 import {
   DEFAULT_RATE_LIMIT_PER_SECOND,
   RateLimiter,
   type RateLimitOptions,
-  useRateLimit,
+  rateLimitGuard,
 } from './protection/rate-limit.ts';
 import { useSuggestionsHidden } from './protection/suggestions.ts';
-import { useVariableErrors } from './protection/variable-errors.ts';
+import { variableErrorsGuard } from './protection/variable-errors.ts';
 import type { SharedStateHealth } from './shared-state/shared-state.ts';
 import { ShutdownCoordinator } from './shutdown.ts';
 
@@ -88,7 +89,9 @@ export interface Hardening {
   requestPlugins: Plugin[];
   /** Observers of operations besides the log (metrics, traces), fed by one plugin (operation-observer.ts). */
   observers: OperationObserver[];
-  /** Plugins that may refuse or wrap execution; after graphql-jit. */
+  /** What may refuse or wrap an operation, in order (the HTTP fast path runs them without envelop). */
+  operationGuards: readonly OperationGuard[];
+  /** The guards as plugins, and the shutdown's end of subscription streams; after graphql-jit. */
   executionPlugins: Plugin<GatewayContext>[];
   cors: YogaServerOptions<object, object>['cors'];
   metrics: GatewayMetrics | null;
@@ -158,15 +161,20 @@ export function createHardening(
     ...(metrics ? [metrics.observer()] : []),
     ...(tracing ? [tracingObserver(tracing)] : []),
   ];
-  const executionPlugins: Plugin<GatewayContext>[] = [
+  const operationGuards: OperationGuard[] = [
     // After the observers (installed before these), so a refused operation is still logged and counted;
     // first among the refusals, so the budget below only ever reads coerced variables.
-    useVariableErrors({ hideSuggestions: !fieldSuggestions }) as Plugin<GatewayContext>,
+    variableErrorsGuard({ hideSuggestions: !fieldSuggestions }),
     // Before the rate limit: a refused operation spends no token and starts nothing (traced, logged).
-    useOperationBudget({ maxCost: limits.maxCost, maxUpstreamCalls: limits.maxUpstreamCalls }),
-    ...(rateLimiter ? [useRateLimit(rateLimiter)] : []),
-    shutdown.plugin() as Plugin<GatewayContext>,
-    useOperationDeadline(options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS),
+    operationBudgetGuard({ maxCost: limits.maxCost, maxUpstreamCalls: limits.maxUpstreamCalls }),
+    ...(rateLimiter ? [rateLimitGuard(rateLimiter)] : []),
+    shutdown.guard(),
+    operationDeadlineGuard(options.operationTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS),
+  ];
+  const executionPlugins: Plugin<GatewayContext>[] = [
+    ...operationGuards.map(guardPlugin),
+    // Subscriptions the guards let through get a stream that draining ends.
+    shutdown.streamsPlugin() as Plugin<GatewayContext>,
   ];
 
   const hooks = [
@@ -188,6 +196,7 @@ export function createHardening(
   return {
     requestPlugins,
     observers,
+    operationGuards,
     executionPlugins,
     cors: corsOption(options.corsOrigins ?? []),
     metrics,

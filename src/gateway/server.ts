@@ -125,6 +125,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const fastPath = createHttpFastPath(yoga, {
     maxBodyBytes: options.hardening?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     persistedOperations: persisted !== null,
+    preparedOperations: gateway.preparedOperations,
     logger: gateway.logger,
   });
   const server: Server = createServer(guard.serverOptions, (req: IncomingMessage, res: ServerResponse) => {

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { shuttingDown, streamEndedByShutdown } from '../errors.ts';
+import type { OperationGuard } from './protection/operation-guard.ts';
 import { LiveMember, type StoppableOperation } from './websocket/live-fan-out.ts';
 
 /** Default bound of the drain phase. `SHUTDOWN_GRACE_MS`. */
@@ -64,8 +65,11 @@ export class ShutdownCoordinator {
     }
   }
 
-  /** The envelop side: counts executions, refuses work while draining, wraps subscription streams. */
-  plugin(): Plugin {
+  /**
+   * The envelop side of subscriptions: wraps each stream so that draining ends it. Placed right after
+   * {@link guard}'s plugin, which refuses a subscription while draining.
+   */
+  streamsPlugin(): Plugin {
     // One hooks object for every subscription: a fresh one per operation stayed reachable from
     // envelop's subscribe for as long as the stream was open.
     const openStreams = this.#openStreams;
@@ -88,28 +92,27 @@ export class ShutdownCoordinator {
       },
     };
     return {
-      onExecute: ({ executeFn, setExecuteFn, setResultAndStopExecution }) => {
-        if (this.draining) {
-          setResultAndStopExecution({ errors: [shuttingDown()] });
-          return;
+      onSubscribe: () => streamHooks,
+    };
+  }
+
+  /**
+   * The execution side: refuses every operation while draining; counts queries and mutations while
+   * they execute. Counted around the execute function itself (not when the operation is answered,
+   * which a throwing execution skips), so the count cannot leak and hold shutdown for its whole grace
+   * period.
+   */
+  guard(): OperationGuard {
+    return {
+      refusesSubscriptions: true,
+      refuse: () => (this.draining ? { errors: [shuttingDown()] } : null),
+      wrapExecute: (executeFn) => async (args) => {
+        this.#executing++;
+        try {
+          return await executeFn(args);
+        } finally {
+          this.#executing--;
         }
-        // Counted around the execute function itself (not onExecuteDone, which a throwing execution
-        // skips), so the count cannot leak and hold shutdown for its whole grace period.
-        setExecuteFn(async (args) => {
-          this.#executing++;
-          try {
-            return await executeFn(args);
-          } finally {
-            this.#executing--;
-          }
-        });
-      },
-      onSubscribe: ({ setResultAndStopExecution }) => {
-        if (this.draining) {
-          setResultAndStopExecution({ errors: [shuttingDown()] });
-          return;
-        }
-        return streamHooks;
       },
     };
   }

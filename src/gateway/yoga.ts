@@ -24,8 +24,10 @@ import type { PagingSettings } from '../upstream/page-walker.ts';
 import type { Upstream } from '../upstream/port/upstream.ts';
 import { createV0Upstream } from '../upstream/v0/upstream.ts';
 import { createV1Upstream, type V1Upstream } from '../upstream/v1/upstream.ts';
+import { type InitialContext, PreparedOperations } from './compiled/prepared-operations.ts';
 import {
   type CompiledPlansMode,
+  type CompiledPlansOptions,
   type PlanComparison,
   useCompiledPlans,
 } from './compiled/use-compiled-plans.ts';
@@ -38,7 +40,7 @@ import {
   resolveCredentials,
 } from './http/credentials.ts';
 import { createLogger, operationLogObserver } from './observability/logging.ts';
-import { type ObserverFault, useOperationObservers } from './observability/operation-observer.ts';
+import { type ObserverFault, OperationObservers } from './observability/operation-observer.ts';
 import { createUpstreamFailureLog } from './observability/upstream-failure-log.ts';
 import { LiveFanOut, resultsAsYogaMasksThem } from './websocket/live-fan-out.ts';
 import { useSharedSubscriptionResults } from './websocket/shared-subscription-results.ts';
@@ -112,6 +114,8 @@ export interface Gateway {
   upstreamApi(): UpstreamApi | null;
   /** Metrics, rate limiter, shutdown coordinator and the other hardening parts. */
   hardening: Hardening;
+  /** Queries and mutations the HTTP fast path runs without envelop once it has seen their text. */
+  preparedOperations: PreparedOperations;
   /** The workspace archive links' route, served on the node request before Yoga (server.ts). */
   archiveRoute: ArchiveRoute;
   /** Disposes Yoga, ends live streams, releases the upstream pool, flushes the failure log. Idempotent. */
@@ -214,12 +218,61 @@ export function createGateway(options: GatewayOptions): Gateway {
   };
   const defaultCredentials = resolveCredentials(null, options.defaultSessionApiKey);
 
+  /** Yoga's context function: the caller's credentials (graphql-ws: connectionParams; HTTP: headers). */
+  const operationContext = (initial: {
+    request: InitialContext['request'];
+    connectionParams?: Readonly<Record<string, unknown>>;
+  }): GatewayContext => {
+    const presented =
+      initial.connectionParams !== undefined
+        ? credentialsFromConnectionParams(initial.connectionParams)
+        : credentialsFromHeaders(initial.request.headers);
+    return createContext(
+      settings,
+      resolveCredentials(presented, settings.defaultSessionApiKey),
+      initial.request?.signal,
+      initial.request?.url,
+    );
+  };
+
   // Live groups deliver outside envelop's result wrappers, so they mask errors (and remove
   // suggestions) as Yoga's plugins would have.
   const liveFanOut = new LiveFanOut({
     ...(options.live?.maxBufferedEvents !== undefined ? { maxBehind: options.live.maxBufferedEvents } : {}),
     prepareResult: resultsAsYogaMasksThem({
       hideSuggestions: !hardening.fieldSuggestions,
+      onMasked: (error) => logger.error({ err: error }, 'yoga error'),
+    }),
+  });
+
+  const compiledPlans: CompiledPlansOptions = {
+    mode: options.compiledPlans ?? 'off',
+    withSession: withUpstreamSession,
+    onComparison:
+      options.onPlanComparison ??
+      ((comparison) => {
+        if (comparison.plan !== null && comparison.plan !== comparison.engine)
+          logger.error(
+            { operationName: comparison.operationName },
+            'compiled plan answered other bytes than the engine',
+          );
+      }),
+  };
+  const observers = new OperationObservers(
+    [operationLogObserver(logger), ...hardening.observers],
+    reportObserverFault,
+  );
+  const preparedOperations = new PreparedOperations({
+    schema,
+    guards: hardening.operationGuards,
+    observers,
+    compiledPlans,
+    context: operationContext,
+    hideSuggestions: !hardening.fieldSuggestions,
+    // Yoga's masking: the same function and log line as its masked-errors plugin (no suggestions
+    // here: they are stripped before the observers see the errors, as Yoga's plugin order does).
+    maskResult: resultsAsYogaMasksThem({
+      hideSuggestions: false,
       onMasked: (error) => logger.error({ err: error }, 'yoga error'),
     }),
   });
@@ -244,19 +297,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
     // Served by useStaticGraphiQL (graphiql.ts): a small page and hashed, compressed, cacheable assets.
     graphiql: false,
-    context: (initial) => {
-      // graphql-ws operations carry connectionParams; HTTP operations carry headers.
-      const presented =
-        initial.connectionParams !== undefined
-          ? credentialsFromConnectionParams(initial.connectionParams)
-          : credentialsFromHeaders(initial.request.headers);
-      return createContext(
-        settings,
-        resolveCredentials(presented, settings.defaultSessionApiKey),
-        initial.request?.signal,
-        initial.request?.url,
-      );
-    },
+    context: operationContext,
     // graphql-jit compiles each query/mutation once (cached per document) into straight-line code: the
     // list benchmark spent ~20% of the gateway's CPU in the generic executor; with it CPU per request
     // dropped by about a third (CHANGELOG.md, performance round 1). Subscriptions stay on graphql-js: under jit their
@@ -278,22 +319,10 @@ export function createGateway(options: GatewayOptions): Gateway {
       ...hardening.requestPlugins,
       useGraphQlJit({}, { enableIf: (args) => !isSubscription(args) }),
       // After graphql-jit: a covered query runs its compiled plan, and falls back to jit's execute.
-      useCompiledPlans({
-        mode: options.compiledPlans ?? 'off',
-        withSession: withUpstreamSession,
-        onComparison:
-          options.onPlanComparison ??
-          ((comparison) => {
-            if (comparison.plan !== null && comparison.plan !== comparison.engine)
-              logger.error(
-                { operationName: comparison.operationName },
-                'compiled plan answered other bytes than the engine',
-              );
-          }),
-      }) as Plugin,
+      useCompiledPlans(compiledPlans) as Plugin,
       // One execution per event and operation for all subscribers (fan-out; see the module).
       useSharedSubscriptionResults(liveFanOut),
-      useOperationObservers([operationLogObserver(logger), ...hardening.observers], reportObserverFault),
+      observers.plugin(),
       ...hardening.executionPlugins,
       useReadinessCheckPlugin(upstream, hardening, () => choice.detectNow(defaultCredentials)),
     ],
@@ -308,6 +337,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     liveStats,
     upstreamApi: choice.api,
     hardening,
+    preparedOperations,
     archiveRoute: createArchiveRoute(archiveLinks, choice.adapter, workspace),
     close: () => (closing ??= teardown.disposeAsync()),
   };

@@ -30,7 +30,7 @@ const DEPTH: Record<string, number> = {
  * hardening.ts, shutdown.ts) assembles them and may import any; no room imports the root.
  */
 const GATEWAY_ROOMS: Record<string, readonly string[]> = {
-  http: ['protection'],
+  http: ['protection', 'compiled'],
   graphiql: [],
   websocket: ['protection'],
   protection: [],
@@ -38,7 +38,7 @@ const GATEWAY_ROOMS: Record<string, readonly string[]> = {
   'shared-state': ['protection'],
   workspace: [],
   mcp: ['protection'],
-  compiled: [],
+  compiled: ['protection', 'observability'],
 };
 
 /** The room of a gateway/ file (`root` for the assembling files), or undefined outside gateway/. */

@@ -38,12 +38,13 @@ export interface CompiledPlansOptions {
   onComparison?(comparison: PlanComparison): void;
 }
 
-type Execute = (args: ExecutionArgs) => unknown;
+/** An execute function (graphql-jit's, or a plan's in front of it). */
+export type Execute = (args: ExecutionArgs) => unknown;
 
 /** Plans by document and operation name; null where a document gets none. */
 const plans = new WeakMap<DocumentNode, Map<string, QueryPlan | null>>();
 
-function planOf(args: ExecutionArgs): QueryPlan | null {
+function planOf(args: Pick<ExecutionArgs, 'schema' | 'document' | 'operationName'>): QueryPlan | null {
   let byName = plans.get(args.document);
   if (!byName) {
     byName = new Map();
@@ -69,6 +70,20 @@ export function useCompiledPlans(options: CompiledPlansOptions): Plugin<GatewayC
       setExecuteFn((executeArgs) => runPlan(plan, executeArgs, engine, options) as never);
     },
   };
+}
+
+/**
+ * `engine` with the document's plan in front of it, as the plugin installs it (`engine` itself when the
+ * document gets no plan, or plans are off): for the HTTP fast path's prepared operations.
+ */
+export function withCompiledPlan(
+  options: CompiledPlansOptions,
+  prepared: Pick<ExecutionArgs, 'schema' | 'document' | 'operationName'>,
+  engine: Execute,
+): Execute {
+  if (options.mode === 'off') return engine;
+  const plan = planOf(prepared);
+  return plan === null ? engine : (executeArgs) => runPlan(plan, executeArgs, engine, options);
 }
 
 async function runPlan(

@@ -22,7 +22,7 @@ const CONNECTION_PARAM_ACCESS_TOKENS = ['X-Access-Token', 'x-access-token', 'acc
  * headers send `{"X-Session-API-Key": ""}`.
  * @throws GraphQLError UNAUTHENTICATED for an Authorization header that is not a non-empty Bearer token
  */
-export function credentialsFromHeaders(headers: Headers): UpstreamCredentials | null {
+export function credentialsFromHeaders(headers: Pick<Headers, 'get'>): UpstreamCredentials | null {
   const key = headers.get(CREDENTIAL_HEADER['session-api-key'])?.trim();
   if (key) return { kind: 'session-api-key', key };
   const authorization = headers.get(CREDENTIAL_HEADER.bearer)?.trim();

@@ -13,12 +13,17 @@
  * unknown or mistyped parameters, a syntax or validation error, a subscription) is handed to Yoga as
  * read, so every refusal keeps Yoga's exact answer; none of those have run anything yet.
  * test/gateway/http-fast-path.test.ts compares both paths' answers.
+ *
+ * A text it has parsed and validated once is prepared (compiled/prepared-operations.ts): from then on
+ * it runs without envelop (no parse, validate or hooks per request), with the same guards, observers
+ * and masking; test/gateway/prepared-operations.test.ts compares those answers with Yoga's too.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type ExecutionArgs, type ExecutionResult, GraphQLError, getOperationAST } from 'graphql';
+import { type DocumentNode, type ExecutionResult, GraphQLError, getOperationAST } from 'graphql';
 import { createGraphQLError, maskError, processRegularResult, type YogaServerInstance } from 'graphql-yoga';
 import type pino from 'pino';
 import { ERROR_CATALOGUE } from '../../errors.ts';
+import type { PreparedOperations, PreparedResult } from '../compiled/prepared-operations.ts';
 import { OperationSignal } from '../protection/operation-signal.ts';
 
 /** The two media types of a regular (non-streamed) GraphQL answer. */
@@ -75,6 +80,8 @@ export interface HttpFastPathOptions {
   maxBodyBytes: number;
   /** With an allow-list every operation goes through Yoga's persisted-operations plugin. */
   persistedOperations: boolean;
+  /** Runs the texts it has seen without envelop (null: envelop runs every operation). */
+  preparedOperations: PreparedOperations | null;
   logger: pino.Logger;
 }
 
@@ -88,6 +95,7 @@ export function createHttpFastPath(yoga: AnyYoga, options: HttpFastPathOptions):
   // Read once: every property read through Yoga's server-adapter proxy returns a freshly bound function.
   const { getEnveloped, fetchAPI } = yoga;
   const yogaFetch = yoga.fetch;
+  const operations = options.preparedOperations;
 
   /** Yoga's whole pipeline for a body already read. */
   const handToYoga = async (req: IncomingMessage, res: ServerResponse, body: string) => {
@@ -124,36 +132,50 @@ export function createHttpFastPath(yoga: AnyYoga, options: HttpFastPathOptions):
       signal: signal.asAbortSignal(),
     };
     const context = { request, params };
-    const enveloped = getEnveloped(context);
-    let document: ExecutionArgs['document'];
-    try {
-      document = enveloped.parse(params.query);
-      // Limits refuse by throwing from parse or validate; other problems come back as errors.
-      if (enveloped.validate(enveloped.schema, document).length > 0) return handToYoga(req, res, body);
-    } catch {
-      return handToYoga(req, res, body);
-    }
-    if (getOperationAST(document, params.operationName)?.operation === 'subscription') {
-      return handToYoga(req, res, body);
+    // A text seen before runs prepared (compiled/prepared-operations.ts): no envelop at all.
+    let prepared = operations?.get(params.query, params.operationName);
+    let execution: (() => Promise<PreparedResult>) | undefined;
+    if (!prepared) {
+      // First sight of this text, or one envelop runs: parse and validate through envelop's hooks.
+      const enveloped = getEnveloped(context);
+      let document: DocumentNode;
+      try {
+        document = enveloped.parse(params.query);
+        // Limits refuse by throwing from parse or validate; other problems come back as errors.
+        if (enveloped.validate(enveloped.schema, document).length > 0) return handToYoga(req, res, body);
+      } catch {
+        return handToYoga(req, res, body);
+      }
+      if (getOperationAST(document, params.operationName)?.operation === 'subscription') {
+        return handToYoga(req, res, body);
+      }
+      if (prepared === undefined && operations) {
+        prepared = operations.prepare(params.query, params.operationName, document);
+      }
+      if (!prepared) {
+        execution = async () =>
+          (await enveloped.execute({
+            schema: enveloped.schema,
+            document,
+            contextValue: await enveloped.contextFactory(),
+            variableValues: params.variables,
+            operationName: params.operationName,
+          })) as ExecutionResult;
+      }
     }
 
-    let result: ExecutionResult;
+    let result: PreparedResult;
     try {
-      const contextValue = await enveloped.contextFactory();
-      result = (await enveloped.execute({
-        schema: enveloped.schema,
-        document,
-        contextValue,
-        variableValues: params.variables,
-        operationName: params.operationName,
-      })) as ExecutionResult;
+      result = prepared
+        ? await (operations as PreparedOperations).run(prepared, context)
+        : await (execution as () => Promise<PreparedResult>)();
     } catch (error) {
       if (res.destroyed) return;
       result = { errors: [masked(error, options.logger)] };
     }
     if (res.destroyed) return;
     if (!result.errors?.length && !result.extensions) {
-      const stringify = (result as { stringify?: (value: unknown) => string }).stringify ?? JSON.stringify;
+      const stringify = result.stringify ?? JSON.stringify;
       // setHeader, not writeHead: end() then sends a Content-Length, as Yoga does, not a chunked body.
       res.setHeader('content-type', `${mediaType}; charset=utf-8`);
       // As bytes: Node prepends its header text to a string body, a copy of the whole answer made only

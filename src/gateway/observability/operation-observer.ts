@@ -108,7 +108,7 @@ const NOT_WATCHING: OperationWatch = Object.freeze({});
  * two watches (the log's and the metrics') are fields, the rest in an array: an array and its store
  * were 64 of each idle subscriber's bytes. No `#` methods: they give every instance a brand slot.
  */
-class Watches {
+export class Watches {
   readonly #set: ObserverSet;
   readonly #first: OperationWatch;
   readonly #second: OperationWatch;
@@ -240,61 +240,85 @@ export function useOperationObservers(
   observers: readonly OperationObserver[],
   report: ObserverFault = reportToConsole,
 ): Plugin {
-  const set: ObserverSet = { observers: [...observers], report };
-  const start = (
-    document: DocumentNode,
-    requested: string | null | undefined,
-    type: ObservedOperation['type'],
-  ) => new Watches(set, describe(document, requested, type));
-  return {
-    onExecute({ args, executeFn, setExecuteFn }) {
-      const watches = start(args.document, args.operationName, 'execute');
-      if (watches.wraps) setExecuteFn((executeArgs) => watches.run(() => executeFn(executeArgs)));
-      return {
-        onExecuteDone({ result }) {
-          // Incremental delivery: the gateway does not use it, so no per-part detail.
-          const errors = Symbol.asyncIterator in result ? NO_ERRORS : (result.errors ?? NO_ERRORS);
-          watches.answered(errors);
-          watches.ended(errors);
-        },
-      };
-    },
-    onSubscribe({ args, subscribeFn, setSubscribeFn }) {
-      const watches = start(args.document, args.operationName, 'subscribe');
-      if (watches.wraps) setSubscribeFn((subscribeArgs) => watches.run(() => subscribeFn(subscribeArgs)));
-      let stream: StreamWatch | undefined;
-      return {
-        onSubscribeResult({ result }) {
-          if (result instanceof LiveMember) {
-            // Delivered by a live group, outside envelop's stream wrappers: it reports its own end, to
-            // the watches themselves (a closure here would keep this hook's scope for the stream's life).
-            watches.answered(NO_ERRORS);
-            watches.streaming();
-            result.watchEnd(watches);
-            return;
-          }
-          if (!(Symbol.asyncIterator in result)) {
-            // Refused before streaming (bad id, rate limited, draining): one result, reported now.
-            const errors = result.errors ?? NO_ERRORS;
+  return new OperationObservers(observers, report).plugin();
+}
+
+/**
+ * The observers of a gateway: {@link plugin} watches the operations envelop runs, {@link watchExecute}
+ * the queries and mutations the HTTP fast path runs without envelop (gateway/compiled/prepared-operations.ts).
+ */
+export class OperationObservers {
+  readonly #set: ObserverSet;
+
+  constructor(observers: readonly OperationObserver[], report: ObserverFault = reportToConsole) {
+    this.#set = { observers: [...observers], report };
+  }
+
+  /**
+   * The watches of a query or mutation starting now: the caller wraps its execute function in
+   * {@link Watches.run} (when {@link Watches.wraps}) and reports its result's errors to `answered` and `ended`.
+   */
+  watchExecute(document: DocumentNode, requested: string | null | undefined): Watches {
+    return new Watches(this.#set, describe(document, requested, 'execute'));
+  }
+
+  plugin(): Plugin {
+    const set = this.#set;
+    const start = (
+      document: DocumentNode,
+      requested: string | null | undefined,
+      type: ObservedOperation['type'],
+    ) => new Watches(set, describe(document, requested, type));
+    return {
+      onExecute({ args, executeFn, setExecuteFn }) {
+        const watches = start(args.document, args.operationName, 'execute');
+        if (watches.wraps) setExecuteFn((executeArgs) => watches.run(() => executeFn(executeArgs)));
+        return {
+          onExecuteDone({ result }) {
+            // Incremental delivery: the gateway does not use it, so no per-part detail.
+            const errors = Symbol.asyncIterator in result ? NO_ERRORS : (result.errors ?? NO_ERRORS);
             watches.answered(errors);
             watches.ended(errors);
-            return;
-          }
-          watches.answered(NO_ERRORS);
-          watches.streaming();
-          stream = new StreamWatch(watches);
-          return stream;
-        },
-        onSubscribeError({ error }) {
-          // Before streaming: subscribe itself failed. While streaming: the source failed.
-          if (stream) {
-            stream.fail(error);
-            return;
-          }
-          watches.answered([error]);
-          watches.ended([error]);
-        },
-      };
-    },
-  };
+          },
+        };
+      },
+      onSubscribe({ args, subscribeFn, setSubscribeFn }) {
+        const watches = start(args.document, args.operationName, 'subscribe');
+        if (watches.wraps) setSubscribeFn((subscribeArgs) => watches.run(() => subscribeFn(subscribeArgs)));
+        let stream: StreamWatch | undefined;
+        return {
+          onSubscribeResult({ result }) {
+            if (result instanceof LiveMember) {
+              // Delivered by a live group, outside envelop's stream wrappers: it reports its own end, to
+              // the watches themselves (a closure here would keep this hook's scope for the stream's life).
+              watches.answered(NO_ERRORS);
+              watches.streaming();
+              result.watchEnd(watches);
+              return;
+            }
+            if (!(Symbol.asyncIterator in result)) {
+              // Refused before streaming (bad id, rate limited, draining): one result, reported now.
+              const errors = result.errors ?? NO_ERRORS;
+              watches.answered(errors);
+              watches.ended(errors);
+              return;
+            }
+            watches.answered(NO_ERRORS);
+            watches.streaming();
+            stream = new StreamWatch(watches);
+            return stream;
+          },
+          onSubscribeError({ error }) {
+            // Before streaming: subscribe itself failed. While streaming: the source failed.
+            if (stream) {
+              stream.fail(error);
+              return;
+            }
+            watches.answered([error]);
+            watches.ended([error]);
+          },
+        };
+      },
+    };
+  }
 }

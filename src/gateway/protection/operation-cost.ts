@@ -33,12 +33,12 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
 import { badUserInput, codedError } from '../../errors.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../schema/connection.ts';
 import type { GatewayContext } from '../../schema/context.ts';
 import { DEFAULT_PAGING } from '../../upstream/page-walker.ts';
 import { QUERY_LIMIT_CODE } from './limits.ts';
+import type { OperationGuard } from './operation-guard.ts';
 
 /** Limits of one operation. */
 export interface OperationBudget {
@@ -256,7 +256,7 @@ function checkOperation(
  * Refuses over-budget operations before execution, over HTTP and graphql-ws alike (queries and
  * mutations at execute, subscriptions at subscribe). Nothing of a refused operation reaches the upstream.
  */
-export function useOperationBudget(budget: OperationBudget): Plugin<GatewayContext> {
+export function operationBudgetGuard(budget: OperationBudget): OperationGuard {
   // Operations found within budget, per parsed document (Yoga reuses the parsed document of a repeated
   // query) and small variables: a client repeating the same list skips the walk (~10 us each).
   const allowed = new WeakMap<DocumentNode, Set<string>>();
@@ -276,13 +276,10 @@ export function useOperationBudget(budget: OperationBudget): Plugin<GatewayConte
     return refusal;
   };
   return {
-    onExecute({ args, setResultAndStopExecution }) {
+    refusesSubscriptions: true,
+    refuse(args) {
       const refusal = check(args);
-      if (refusal) setResultAndStopExecution({ errors: [refusal] });
-    },
-    onSubscribe({ args, setResultAndStopExecution }) {
-      const refusal = check(args);
-      if (refusal) setResultAndStopExecution({ errors: [refusal] });
+      return refusal ? { errors: [refusal] } : null;
     },
   };
 }

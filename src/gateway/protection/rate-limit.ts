@@ -11,12 +11,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { GraphQLError } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { codedError } from '../../errors.ts';
-import type { GatewayContext } from '../../schema/context.ts';
 import { credentialKey } from '../../upstream/credential-key.ts';
 import type { UpstreamCredentials } from '../../upstream/credentials.ts';
+import type { OperationGuard } from './operation-guard.ts';
 
 /** The part of a rate-limiter-flexible limiter used here (memory, cluster, Redis, insured). */
 export interface BudgetBackend {
@@ -100,19 +99,12 @@ function rateLimitedError(retryAfterSeconds: number): GraphQLError {
 }
 
 /** Checks the limiter before every execute and subscribe. */
-export function useRateLimit(limiter: RateLimiter): Plugin<GatewayContext> {
-  const check = async (context: GatewayContext): Promise<GraphQLError | null> => {
-    const verdict = await limiter.take(limiter.keyOf(context.upstream.credentials));
-    return verdict.allowed ? null : rateLimitedError(verdict.retryAfterSeconds);
-  };
+export function rateLimitGuard(limiter: RateLimiter): OperationGuard {
   return {
-    async onExecute({ args, setResultAndStopExecution }) {
-      const error = await check(args.contextValue);
-      if (error) setResultAndStopExecution({ errors: [error] });
-    },
-    async onSubscribe({ args, setResultAndStopExecution }) {
-      const error = await check(args.contextValue);
-      if (error) setResultAndStopExecution({ errors: [error] });
+    refusesSubscriptions: true,
+    async refuse(args) {
+      const verdict = await limiter.take(limiter.keyOf(args.contextValue.upstream.credentials));
+      return verdict.allowed ? null : { errors: [rateLimitedError(verdict.retryAfterSeconds)] };
     },
   };
 }

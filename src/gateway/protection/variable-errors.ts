@@ -27,8 +27,8 @@ import {
   print,
   typeFromAST,
 } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
 import { codedError, type ErrorCode } from '../../errors.ts';
+import type { OperationGuard } from './operation-guard.ts';
 import { withoutSuggestions } from './suggestions.ts';
 
 /** The code of every variable coercion error. */
@@ -185,7 +185,7 @@ export function variableErrors(
  * Checks variables before every execute and subscribe over HTTP (graphql-ws calls
  * {@link variableErrors} in its `onSubscribe`, so its errors answer that operation only).
  */
-export function useVariableErrors(options: { hideSuggestions: boolean }): Plugin {
+export function variableErrorsGuard(options: { hideSuggestions: boolean }): OperationGuard {
   const settings: VariableErrorOptions = {
     hideSuggestions: options.hideSuggestions,
     // `spec`: 400 for application/graphql-response+json, 200 for application/json (as Yoga does for
@@ -193,13 +193,10 @@ export function useVariableErrors(options: { hideSuggestions: boolean }): Plugin
     extensions: { http: { status: 400, spec: true } },
   };
   return {
-    onExecute({ args, setResultAndStopExecution }) {
+    refusesSubscriptions: true,
+    refuse(args) {
       const errors = variableErrors(args, settings);
-      if (errors.length) setResultAndStopExecution({ errors });
-    },
-    onSubscribe({ args, setResultAndStopExecution }) {
-      const errors = variableErrors(args, settings);
-      if (errors.length) setResultAndStopExecution({ errors });
+      return errors.length ? { errors } : null;
     },
   };
 }
