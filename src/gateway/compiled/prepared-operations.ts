@@ -25,7 +25,6 @@ import {
   type ExecutionResult,
   type GraphQLSchema,
   getOperationAST,
-  type OperationTypeNode,
 } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { GatewayContext } from '../../schema/context.ts';
@@ -42,7 +41,6 @@ export type PreparedResult = ExecutionResult & { stringify?: (value: unknown) =>
 export interface PreparedOperation {
   readonly document: DocumentNode;
   readonly operationName: string | undefined;
-  readonly operationType: OperationTypeNode;
   /** graphql-jit's compiled query (behind its plan when plans are on). */
   readonly execute: Execute;
 }
@@ -121,7 +119,6 @@ export class PreparedOperations {
         prepared = {
           document,
           operationName: name,
-          operationType: operation.operation,
           execute: withCompiledPlan(
             this.#options.compiledPlans,
             { schema, document, operationName: name },

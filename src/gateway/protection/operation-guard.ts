@@ -1,8 +1,8 @@
 /**
  * One protection of an operation as plain functions: what refuses an operation before anything of it
  * runs, and what wraps the execution of one that runs. Envelop runs a guard as a plugin
- * ({@link guardPlugin}: Yoga's pipeline, graphql-ws); the HTTP fast path's known documents run the
- * same guards in the same order without envelop ({@link runGuarded}, gateway/http/known-operations.ts).
+ * ({@link guardPlugin}: Yoga's pipeline, graphql-ws); the texts the HTTP fast path has prepared run the
+ * same guards in the same order without envelop ({@link runGuarded}, gateway/compiled/prepared-operations.ts).
  * One definition, two callers: the refusals and wraps cannot drift apart.
  */
 import type { ExecutionArgs, ExecutionResult } from 'graphql';
@@ -12,7 +12,7 @@ import type { GatewayContext } from '../../schema/context.ts';
 /** The arguments of a query or mutation, with the gateway's context. */
 export type GuardedArgs = ExecutionArgs & { contextValue: GatewayContext };
 
-/** An execute function as envelop and the known-document path call it. */
+/** An execute function as envelop and prepared operations call it. */
 export type GuardedExecute = (args: GuardedArgs) => unknown;
 
 /** A refusal: the operation's whole answer. Null lets the operation go on. */
