@@ -20,12 +20,7 @@
  * the parts above are shared with that path, not copied: test/gateway/prepared-operations.test.ts
  * compares both paths' answers for the same requests, refusals and failures included.
  */
-import {
-  type DocumentNode,
-  type ExecutionResult,
-  type GraphQLSchema,
-  getOperationAST,
-} from 'graphql';
+import { type DocumentNode, type ExecutionResult, type GraphQLSchema, getOperationAST } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { GatewayContext } from '../../schema/context.ts';
 import type { OperationObservers } from '../observability/operation-observer.ts';
