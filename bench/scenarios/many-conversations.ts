@@ -22,6 +22,7 @@ import type { BenchContext } from '../lib/context.ts';
 import { cpuMs, rssBytes, spawnLocalService } from '../lib/processes.ts';
 import { fmt, type Row, ratio, type ScenarioResult } from '../lib/report.ts';
 import { percentile, round, sorted } from '../lib/stats.ts';
+import { serviceGit, waitForRepository } from '../lib/workspace-repository.ts';
 import {
   CLIENT_PROCESSES,
   collectWhenSettled,
@@ -269,6 +270,12 @@ export async function runManyConversations(
       );
       ids.push(...(await Promise.all(batch)));
     }
+    // Every new conversation gets a git repository, made by one queue of the service in arrival order:
+    // waiting for those of the last batch waits out minutes of git work that would otherwise run beside
+    // the measurement (at 2,000 it kept the service from accepting the gateway's sockets in time: SYN
+    // cookies, then 10 s connect timeouts that ended the whole run).
+    const git = await serviceGit(dataDir);
+    for (const id of ids.slice(-20)) await waitForRepository(git, join(dataDir, 'workspaces', 'v0', id));
     // Let the agents of the new conversations finish starting before anything is measured.
     await sleep(2000);
     const figures: Partial<Record<FanoutServer, ManyFigures>> = {};
