@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { findGit, type Git } from '../../src/local-service/workspace/git.ts';
 
 /**
- * How long a fresh repository may take: after the create scenario the queue holds the repositories of
- * its ten thousand or so conversations, a few minutes of git work on 2 cores (~200 s on 2026-11-28;
- * the conversation's agent is running by then too, which the workspace scenario needs).
+ * How long a fresh repository may take: at the end of the create scenario the queue holds the
+ * repositories of its ten thousand or so conversations, a few minutes of git work on 2 cores (~200 s
+ * on 2026-11-28), which the create scenario waits out this way.
  */
 const WAIT_FOR_REPOSITORY_MS = 600_000;
 

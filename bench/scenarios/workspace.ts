@@ -229,6 +229,22 @@ async function v1Calls(context: BenchContext, id: string): Promise<DirectCall[]>
   ];
 }
 
+/**
+ * V0: waits until the conversation's agent runs (its workspace routes answer only then). Its repository
+ * is usually made later than its agent starts, but not when the service's git queue was empty.
+ */
+async function waitUntilRunning(context: BenchContext, id: string): Promise<void> {
+  for (const until = performance.now() + 60_000; performance.now() < until; ) {
+    const response = await fetch(`${context.serviceUrl}/api/conversations/${id}`, {
+      headers: { 'x-session-api-key': context.key },
+    });
+    const record = (await response.json()) as { status?: string } | null;
+    if (record?.status === 'RUNNING') return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`conversation ${id} did not reach RUNNING within 60 s`);
+}
+
 /** The seeded conversation's two sides, and the direct side's calls by the gateway's route labels. */
 async function workspaceTargets(
   context: BenchContext,
@@ -238,6 +254,7 @@ async function workspaceTargets(
   const owner = context.api === 'v1' ? context.sandboxId : id;
   if (owner === null) throw new Error('V1 stack without a sandbox');
   await seedWorkspace(context.dataDir, join(context.dataDir, 'workspaces', context.api, owner));
+  if (context.api === 'v0') await waitUntilRunning(context, id);
   const gateway = graphqlTarget(context, WORKSPACE_QUERY, { id, path: DIFF_PATH }, (data) => {
     const workspace = (
       data.conversation as {
