@@ -1,10 +1,11 @@
 /**
  * The common GraphQL request, a JSON POST of a query or mutation, answered without Yoga's fetch-API
  * pipeline: no Request/Response objects, no URL, no per-request hook arrays for the request parsers,
- * parameter checks and result processors that have nothing to do for it. It runs the same enveloped
- * parse, validate, context and execute that Yoga runs (every envelop plugin: limits, cost budget,
- * variable check, rate limit, shutdown, deadline, masking, the observers), as the graphql-ws binding
- * does, and answers with Yoga's own result rules (media type choice, HTTP status, serialization).
+ * parameter checks and result processors that have nothing to do for it. The first time it sees a
+ * text it runs the same enveloped parse, validate, context and execute that Yoga runs (every envelop
+ * plugin: limits, cost budget, variable check, rate limit, shutdown, deadline, masking, the observers),
+ * as the graphql-ws binding does; after that the text runs prepared (below). Either way it answers with
+ * Yoga's own result rules (media type choice, HTTP status, serialization).
  *
  * It takes only what it can answer exactly as Yoga would; everything else goes to Yoga untouched:
  * other methods, paths or content types, a browser's request (an `Origin`: CORS headers are Yoga's),
