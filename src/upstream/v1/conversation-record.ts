@@ -69,65 +69,87 @@ function statusOfSandbox(sandboxStatus: string | null): string | null {
   return STATUS_OF_SANDBOX[sandboxStatus] ?? sandboxStatus;
 }
 
+/** The outcome of reading one record for a list: the port's Conversation alone, or why it was dropped. */
+export type ConversationReading = { conversation: Conversation; dropped?: undefined } | { dropped: string };
+
+/**
+ * Reads one wire record as a list needs it: the Conversation, without the adapter's own fields (the
+ * agent server's URL check is 1-2% of a V1 list when every record runs, and a list never uses it).
+ */
+export function readListedConversation(raw: unknown, timeZone: string): ConversationReading {
+  const record = recordOf(raw);
+  if (typeof record === 'string') return { dropped: record };
+  const conversation = conversationOf(record, timeZone);
+  return conversation === null ? { dropped: 'id is not a UUID' } : { conversation };
+}
+
 /** Reads one wire record; `timeZone` is the IANA zone of zone-less timestamps. */
 export function readAppConversation(raw: unknown, timeZone: string): V1ConversationReading {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    return {
-      dropped: `the record is ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw}`,
-    };
-  }
-  const record = raw as Record<string, unknown>;
-  const id = hexId(record.id);
-  if (id === null) return { dropped: 'id is not a UUID' };
-  const sandboxStatus = stringOrNull(record.sandbox_status);
-  const executionStatus = stringOrNull(record.execution_status);
-  const running = sandboxStatus === 'RUNNING';
+  const record = recordOf(raw);
+  if (typeof record === 'string') return { dropped: record };
+  const conversation = conversationOf(record, timeZone);
+  if (conversation === null) return { dropped: 'id is not a UUID' };
   const url = stringOrNull(record.conversation_url);
   const key = stringOrNull(record.session_api_key);
+  return {
+    read: {
+      conversation,
+      sandboxId: stringOrNull(record.sandbox_id),
+      sandboxStatus: conversation.sandboxStatusRaw ?? null,
+      executionStatus: conversation.executionStatusRaw ?? null,
+      agent:
+        conversation.sandboxStatusRaw === 'RUNNING' && url !== null && key !== null && isAbsoluteHttpUrl(url)
+          ? { conversationUrl: url, sessionApiKey: key }
+          : null,
+    },
+  };
+}
+
+/** The record as an object, or why it is none. */
+function recordOf(raw: unknown): Record<string, unknown> | string {
+  if (typeof raw === 'object' && raw !== null && !Array.isArray(raw)) return raw as Record<string, unknown>;
+  return `the record is ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw}`;
+}
+
+/** The port's Conversation of a record; null when its id is no UUID. */
+function conversationOf(record: Record<string, unknown>, timeZone: string): Conversation | null {
+  const id = hexId(record.id);
+  if (id === null) return null;
+  const sandboxStatus = stringOrNull(record.sandbox_status);
+  const executionStatus = stringOrNull(record.execution_status);
   const title = record.title;
   const status = statusOfSandbox(sandboxStatus);
   const gitProvider = stringOrNull(record.git_provider);
   const trigger = stringOrNull(record.trigger);
   return {
-    read: {
-      conversation: {
-        conversationId: id,
-        title: typeof title === 'string' && title.trim() !== '' ? title : `Conversation ${id}`,
-        status: knownStatus(status),
-        statusRaw: status,
-        runtimeStatus: null,
-        runtimeStatusRaw: null,
-        selectedRepository: stringOrNull(record.selected_repository),
-        selectedBranch: stringOrNull(record.selected_branch),
-        gitProvider: knownOrUnknown(KNOWN_GIT_PROVIDERS, gitProvider),
-        gitProviderRaw: gitProvider,
-        trigger: knownOrUnknown(KNOWN_TRIGGERS, trigger),
-        triggerRaw: trigger,
-        numConnections: 0,
-        url: null,
-        sessionApiKey: null,
-        createdAt: upstreamTimestampToUtc(record.created_at, timeZone),
-        lastUpdatedAt: upstreamTimestampToUtc(record.updated_at, timeZone),
-        prNumbers: Array.isArray(record.pr_number) ? record.pr_number.filter(isGraphQLInt) : [],
-        executionStatus: knownOrUnknown(KNOWN_EXECUTION_STATUSES, executionStatus),
-        executionStatusRaw: executionStatus,
-        sandboxStatus: knownOrUnknown(KNOWN_SANDBOX_STATUSES, sandboxStatus),
-        sandboxStatusRaw: sandboxStatus,
-        llmModel: stringOrNull(record.llm_model),
-        metrics: readMetrics(record.metrics),
-        parentConversationId: hexId(record.parent_conversation_id),
-        subConversationIds: Array.isArray(record.sub_conversation_ids)
-          ? record.sub_conversation_ids.map(hexId).filter((id): id is string => id !== null)
-          : [],
-      },
-      sandboxId: stringOrNull(record.sandbox_id),
-      sandboxStatus,
-      executionStatus,
-      agent:
-        running && url !== null && key !== null && isAbsoluteHttpUrl(url)
-          ? { conversationUrl: url, sessionApiKey: key }
-          : null,
-    },
+    conversationId: id,
+    title: typeof title === 'string' && title.trim() !== '' ? title : `Conversation ${id}`,
+    status: knownStatus(status),
+    statusRaw: status,
+    runtimeStatus: null,
+    runtimeStatusRaw: null,
+    selectedRepository: stringOrNull(record.selected_repository),
+    selectedBranch: stringOrNull(record.selected_branch),
+    gitProvider: knownOrUnknown(KNOWN_GIT_PROVIDERS, gitProvider),
+    gitProviderRaw: gitProvider,
+    trigger: knownOrUnknown(KNOWN_TRIGGERS, trigger),
+    triggerRaw: trigger,
+    numConnections: 0,
+    url: null,
+    sessionApiKey: null,
+    createdAt: upstreamTimestampToUtc(record.created_at, timeZone),
+    lastUpdatedAt: upstreamTimestampToUtc(record.updated_at, timeZone),
+    prNumbers: Array.isArray(record.pr_number) ? record.pr_number.filter(isGraphQLInt) : [],
+    executionStatus: knownOrUnknown(KNOWN_EXECUTION_STATUSES, executionStatus),
+    executionStatusRaw: executionStatus,
+    sandboxStatus: knownOrUnknown(KNOWN_SANDBOX_STATUSES, sandboxStatus),
+    sandboxStatusRaw: sandboxStatus,
+    llmModel: stringOrNull(record.llm_model),
+    metrics: readMetrics(record.metrics),
+    parentConversationId: hexId(record.parent_conversation_id),
+    subConversationIds: Array.isArray(record.sub_conversation_ids)
+      ? record.sub_conversation_ids.map(hexId).filter((id): id is string => id !== null)
+      : [],
   };
 }
 

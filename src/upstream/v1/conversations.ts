@@ -11,7 +11,7 @@ import { UpstreamDomainError } from '../port/errors.ts';
 import { KNOWN_GIT_PROVIDERS, KNOWN_TRIGGERS, knownOrUnknown } from '../port/vocabulary.ts';
 import { scrubSecrets } from '../rejection-message.ts';
 import { upstreamTimestampToUtc } from '../timestamps.ts';
-import { readAppConversation, type V1Conversation } from './conversation-record.ts';
+import { readAppConversation, readListedConversation, type V1Conversation } from './conversation-record.ts';
 import { hexId } from './ids.ts';
 import { type CallScope, call } from './scope.ts';
 
@@ -43,8 +43,8 @@ export async function searchConversations(
   });
   if (!body || !Array.isArray(body.items)) throw unexpectedAnswer();
   const conversations = body.items.map((raw, index) => {
-    const reading = readAppConversation(raw, scope.client.timeZone);
-    if (reading.dropped === undefined) return reading.read.conversation;
+    const reading = readListedConversation(raw, scope.client.timeZone);
+    if (reading.dropped === undefined) return reading.conversation;
     scope.client.reportDroppedRecord({ path: SEARCH, index, reason: reading.dropped });
     return null;
   });
