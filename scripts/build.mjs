@@ -7,7 +7,7 @@
  * machine); one pre-built file starts in well under a second, and tsx stays a development tool.
  * `process.env.NODE_ENV` is "production" inside the bundles, which switches graphql-js off its
  * development-only `instanceOf` checks (measurable on every field; see CHANGELOG.md). Native and
- * optional modules stay external and load from node_modules.
+ * optional modules stay external and load from node_modules, as does GraphiQL's bundle (below).
  *
  * Each file is written under a temporary name and renamed into place: several `npm start` at once from
  * one checkout may all find the bundle stale and build it, and one that imports dist/index.js while
@@ -46,7 +46,10 @@ export async function build(names = Object.keys(ENTRIES)) {
     format: 'esm',
     target: 'node20',
     sourcemap: 'linked',
-    external: ['better-sqlite3', 'bufferutil', 'utf-8-validate'],
+    // GraphiQL's 9 MB bundle of string literals (graphiql-assets.ts imports it on first use) loads from
+    // node_modules when a browser first asks: inside the bundle, V8 parsed it at every start, about
+    // half of the time to the first answer.
+    external: ['better-sqlite3', 'bufferutil', 'utf-8-validate', '@graphql-yoga/render-graphiql/graphiql'],
     define: { 'process.env.NODE_ENV': '"production"' },
     // Bundled CommonJS dependencies call require(); ESM output has none unless we make one.
     banner: {

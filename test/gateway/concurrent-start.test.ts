@@ -5,6 +5,8 @@
  * the build now writes each file under a temporary name and renames it into place, so a reader sees
  * the old bundle or the new one, never half of one.
  *
+ * It also checks that the bundle serves GraphiQL, whose own bundle the build leaves in node_modules.
+ *
  * The checkout is a temporary folder holding a copy of scripts/ and package.json and links to src/ and
  * node_modules/, so its dist/ starts empty without touching the repository's own bundle.
  */
@@ -74,5 +76,18 @@ describe('npm start, several at once on a fresh build', () => {
       }),
     );
     expect(answers).toEqual(Array.from({ length: STARTS }, () => ({ data: { __typename: 'Query' } })));
+
+    // GraphiQL's bundle stays outside dist/index.js (scripts/build.mjs): the bundle loads it from
+    // node_modules when a browser first asks, and serves its script.
+    const url = (started[0] as { url: string }).url;
+    const page = await (await fetch(url, { headers: { accept: 'text/html' } })).text();
+    const script = /"(\/graphiql\/assets\/graphiql\.[0-9a-f]{16}\.js)"/.exec(page)?.[1];
+    expect(script).toBeDefined();
+    const asset = await fetch(new URL(script as string, url));
+    expect({ status: asset.status, type: asset.headers.get('content-type') }).toEqual({
+      status: 200,
+      type: 'text/javascript; charset=utf-8',
+    });
+    expect((await asset.arrayBuffer()).byteLength).toBeGreaterThan(1_000_000);
   }, 60_000);
 });

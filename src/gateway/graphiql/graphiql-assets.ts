@@ -66,7 +66,8 @@ export function loadGraphiQLAssets(): Promise<GraphiQLAssets> {
 }
 
 async function buildAssets(): Promise<GraphiQLAssets> {
-  // Imported here, not at the top: 9 MB of string literals to evaluate only when a browser asks.
+  // Imported here, not at the top: 9 MB of string literals to evaluate only when a browser asks (the
+  // build leaves the module outside dist/index.js, which would otherwise parse it at every start).
   const bundle = await import('@graphql-yoga/render-graphiql/graphiql');
   const byPath = new Map<string, GraphiQLAsset>();
   const add = (
