@@ -103,12 +103,15 @@ export class HistogramSeries<L extends string> {
   readonly #histogram: Histogram<L>;
   readonly #labels: Record<L, string>;
   readonly #buckets: readonly number[];
+  /** Each bound as the property name prom-client's record keeps its count under (`0.001` -> "0.001"). */
+  readonly #bucketKeys: readonly string[];
   #series: { key: string; entry: HistogramEntry } | null = null;
 
   constructor(histogram: Histogram<L>, labels: Record<L, string>, buckets: readonly number[]) {
     this.#histogram = histogram;
     this.#labels = labels;
     this.#buckets = buckets;
+    this.#bucketKeys = buckets.map(String);
   }
 
   observe(value: number): void {
@@ -122,8 +125,11 @@ export class HistogramSeries<L extends string> {
       entry.sum += value;
       entry.count += 1;
       // As prom-client does: the first bound the value fits under; above the last, only the count.
-      for (const bound of this.#buckets) {
-        if (value <= bound) {
+      // By the bound's name, made once: a number as a property key is turned into text at each use.
+      const buckets = this.#buckets;
+      for (let index = 0; index < buckets.length; index++) {
+        if (value <= (buckets[index] as number)) {
+          const bound = this.#bucketKeys[index] as string;
           if (Object.hasOwn(entry.bucketValues, bound))
             entry.bucketValues[bound] = (entry.bucketValues[bound] as number) + 1;
           break;
