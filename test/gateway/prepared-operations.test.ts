@@ -239,4 +239,37 @@ describe('prepared operations', () => {
     expect(observed).toEqual(['an internal detail']);
     expect(masked).toHaveLength(1);
   });
+
+  it('keep a text in use prepared while a caller sends thousands of others', () => {
+    const schema = new GraphQLSchema({
+      query: new GraphQLObjectType({
+        name: 'Query',
+        fields: { fine: { type: GraphQLString, resolve: () => 'ok' } },
+      }),
+    });
+    const operations = new PreparedOperations({
+      schema,
+      guards: [],
+      observers: new OperationObservers([]),
+      compiledPlans: { mode: 'off', withSession: (context) => context },
+      context: () => ({}) as GatewayContext,
+      hideSuggestions: false,
+      maskResult: (result) => result,
+      maxEntries: 10,
+    });
+    const prepare = (query: string) => operations.prepare(query, undefined, parse(query));
+    const inUse = prepare('query InUse { fine }');
+    const idle = prepare('query Idle { fine }');
+    // Another caller's distinct texts, 5 generations' worth; the text in use is asked for now and then.
+    for (let index = 0; index < 50; index++) {
+      prepare(`query Other${index} { fine }`);
+      if (index % 7 === 0) expect(operations.get('query InUse { fine }', undefined)).toBe(inUse);
+    }
+    expect(operations.get('query InUse { fine }', undefined)).toBe(inUse);
+    // Not used since: dropped with its generation, and prepared anew (another object) on its next sight.
+    expect(operations.get('query Idle { fine }', undefined)).toBeUndefined();
+    expect(prepare('query Idle { fine }')).not.toBe(idle);
+    // Two generations at most.
+    expect(operations.size).toBeLessThanOrEqual(20);
+  });
 });

@@ -53,7 +53,10 @@ export interface PreparedOperationsOptions {
   context(initial: InitialContext): GatewayContext;
   /** Yoga's masking of an executed operation's errors (logs what it masks). */
   maskResult(result: ExecutionResult): ExecutionResult;
-  /** Texts kept; past that the table starts over. @default 1000 (Yoga's parse cache holds as many) */
+  /**
+   * Texts kept in each of the table's two generations (see {@link PreparedOperations}).
+   * @default 1000 (Yoga's parse cache holds as many)
+   */
   maxEntries?: number;
 }
 
@@ -70,12 +73,22 @@ export interface InitialContext {
 
 const DEFAULT_MAX_ENTRIES = 1000;
 
-/** The prepared operations of one gateway, by query text and operation name. */
+/** Query text -> operation name ('' for none) -> operation; null: runs through envelop only. */
+type PreparedTable = Map<string, Map<string, PreparedOperation | null>>;
+
+/**
+ * The prepared operations of one gateway, by query text and operation name, in two generations: new
+ * texts go into the current one; when it is full it becomes the previous one and the one before is
+ * dropped, and a text found in the previous one moves back to the current one. So a text in use stays
+ * prepared however many other texts arrive (a caller cycling through thousands of distinct documents
+ * cannot make every other caller's operations be compiled again), at the cost of a Map lookup, not of
+ * an LRU's reordering on every request.
+ */
 export class PreparedOperations {
   readonly #options: PreparedOperationsOptions;
   readonly #maxEntries: number;
-  /** Query text -> operation name ('' for none) -> operation; null: runs through envelop only. */
-  readonly #byText = new Map<string, Map<string, PreparedOperation | null>>();
+  #current: PreparedTable = new Map();
+  #previous: PreparedTable = new Map();
 
   constructor(options: PreparedOperationsOptions) {
     this.#options = options;
@@ -84,7 +97,15 @@ export class PreparedOperations {
 
   /** The operation prepared for this text and name; undefined when not seen yet, null when it has none. */
   get(query: string, operationName: string | null | undefined): PreparedOperation | null | undefined {
-    return this.#byText.get(query)?.get(operationName ?? '');
+    let byName = this.#current.get(query);
+    if (byName === undefined) {
+      byName = this.#previous.get(query);
+      if (byName === undefined) return undefined;
+      // In use again: back into the current generation, so the next turn over does not drop it.
+      this.#previous.delete(query);
+      this.#tableFor(query).set(query, byName);
+    }
+    return byName.get(operationName ?? '');
   }
 
   /**
@@ -122,14 +143,27 @@ export class PreparedOperations {
         };
       }
     }
-    if (this.#byText.size >= this.#maxEntries) this.#byText.clear();
-    let byName = this.#byText.get(query);
+    let byName = this.#current.get(query) ?? this.#previous.get(query);
     if (!byName) {
       byName = new Map();
-      this.#byText.set(query, byName);
+      this.#tableFor(query).set(query, byName);
     }
     byName.set(operationName ?? '', prepared);
     return prepared;
+  }
+
+  /** Texts kept now, both generations (tests). */
+  get size(): number {
+    return this.#current.size + this.#previous.size;
+  }
+
+  /** The current generation, with room for `query`: when full it becomes the previous one. */
+  #tableFor(query: string): PreparedTable {
+    if (this.#current.size >= this.#maxEntries && !this.#current.has(query)) {
+      this.#previous = this.#current;
+      this.#current = new Map();
+    }
+    return this.#current;
   }
 
   /**
