@@ -139,13 +139,22 @@ async function measureTool(
 ): Promise<{ rows: Row[]; details: Record<string, unknown> }> {
   const { resultPath } = toolNamed(call.tool);
   const targets = targetsOf(context, call);
-  const answer = { mcp: await send(targets.mcp), graphql: await send(targets.graphql) };
-  const value = {
-    mcp: JSON.stringify((JSON.parse(answer.mcp) as ToolAnswer).result?.structuredContent?.[resultPath]),
-    graphql: JSON.stringify(
-      (JSON.parse(answer.graphql) as { data?: Record<string, unknown> }).data?.[resultPath],
-    ),
-  };
+  // Asked again for up to 15 s while they differ: freshly seeded conversations change status for a
+  // few seconds after they start (`--only mcp` measures right after seeding), between the two reads.
+  const settledUntil = performance.now() + 15_000;
+  let answer: { mcp: string; graphql: string };
+  let value: { mcp: string; graphql: string };
+  for (;;) {
+    answer = { mcp: await send(targets.mcp), graphql: await send(targets.graphql) };
+    value = {
+      mcp: JSON.stringify((JSON.parse(answer.mcp) as ToolAnswer).result?.structuredContent?.[resultPath]),
+      graphql: JSON.stringify(
+        (JSON.parse(answer.graphql) as { data?: Record<string, unknown> }).data?.[resultPath],
+      ),
+    };
+    if (value.mcp === value.graphql || performance.now() > settledUntil) break;
+    await new Promise((done) => setTimeout(done, 500));
+  }
   const bytes = { mcp: Buffer.byteLength(answer.mcp), graphql: Buffer.byteLength(answer.graphql) };
   if (value.mcp !== value.graphql)
     throw new Error(
