@@ -103,7 +103,7 @@ export class PreparedOperations {
       if (byName === undefined) return undefined;
       // In use again: back into the current generation, so the next turn over does not drop it.
       this.#previous.delete(query);
-      this.#tableFor(query).set(query, byName);
+      this.#currentWithRoom().set(query, byName);
     }
     return byName.get(operationName ?? '');
   }
@@ -146,7 +146,7 @@ export class PreparedOperations {
     let byName = this.#current.get(query) ?? this.#previous.get(query);
     if (!byName) {
       byName = new Map();
-      this.#tableFor(query).set(query, byName);
+      this.#currentWithRoom().set(query, byName);
     }
     byName.set(operationName ?? '', prepared);
     return prepared;
@@ -157,9 +157,9 @@ export class PreparedOperations {
     return this.#current.size + this.#previous.size;
   }
 
-  /** The current generation, with room for `query`: when full it becomes the previous one. */
-  #tableFor(query: string): PreparedTable {
-    if (this.#current.size >= this.#maxEntries && !this.#current.has(query)) {
+  /** The current generation, with room for a text it does not hold: when full it becomes the previous one. */
+  #currentWithRoom(): PreparedTable {
+    if (this.#current.size >= this.#maxEntries) {
       this.#previous = this.#current;
       this.#current = new Map();
     }
