@@ -128,6 +128,26 @@ describe('lines written asynchronously to stdout', () => {
     expect(numbers.every((n, index) => n === index)).toBe(true);
   }, 30_000);
 
+  it('still gathered when the process exits without flushLogs get out through pino’s exit hook', async () => {
+    // Fewer than a batch, and no turn of the event loop: every line is still gathered in front of
+    // SonicBoom when process.exit runs the exit hook (flushSync).
+    const { child, exit } = runScript(`
+      import { createLogger } from './src/gateway/observability/logging.ts';
+      const logger = createLogger();
+      for (let n = 0; n < 30; n++) logger.info({ n }, 'line');
+      process.exit(0);
+    `);
+    const chunks: Buffer[] = [];
+    child.stdout?.on('data', (chunk: Buffer) => chunks.push(chunk));
+    expect(await exit).toBe(0);
+    const numbers = Buffer.concat(chunks)
+      .toString()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => (JSON.parse(line) as { n: number }).n);
+    expect(numbers).toEqual(Array.from({ length: 30 }, (_, n) => n));
+  }, 30_000);
+
   it('go out in batches, and a lone line goes out without waiting for a batch to fill', async () => {
     const child = killAfterTest(
       spawnTypeScript(

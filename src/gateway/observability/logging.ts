@@ -56,7 +56,7 @@ export function createLogger(options: LoggerOptions = {}): pino.Logger {
   return pino(settings, options.destination ?? batchedStdout());
 }
 
-/** Bytes of lines gathered before a write (SonicBoom's `minLength`; below its 16 KiB `maxWrite`). */
+/** About the bytes of lines gathered before a write (and SonicBoom's `minLength`; below its 16 KiB `maxWrite`). */
 const BATCH_BYTES = 8 * 1024;
 /** The longest a line waits for a batch to fill before it is written anyway. */
 const BATCH_MS = 25;
@@ -70,41 +70,76 @@ interface SonicDestination {
   _len: number;
   /** Hands the buffered lines to a write, unless one is in flight. */
   flush(): void;
+  /** Writes what is buffered, and waits for it (the exit hook). */
+  flushSync(): void;
   write(line: string): boolean;
   once(event: 'drain' | 'error' | 'close', listener: () => void): unknown;
   off(event: 'drain' | 'error' | 'close', listener: () => void): unknown;
 }
 
 /**
- * stdout through an asynchronous SonicBoom that gathers lines ({@link BATCH_BYTES}), plus a timer that
- * writes a batch that has not filled after {@link BATCH_MS}. SonicBoom's own `periodicFlush` would
- * write, an empty string at least, on every tick of an idle gateway. pino.destination registers its
- * exit hook (a synchronous write of what is still buffered).
+ * Lines gathered in front of each batched destination and not yet handed to it, by destination: what
+ * {@link flushLogs} hands over before it waits.
+ */
+const gatheredLines = new WeakMap<object, () => void>();
+
+/**
+ * stdout through an asynchronous SonicBoom, written in batches: lines are gathered here until
+ * {@link BATCH_BYTES} or {@link BATCH_MS}, then handed to SonicBoom as one string, which it writes at
+ * once. Gathered here, not by SonicBoom (`minLength`): its `write` measures the UTF-8 length of the
+ * string it is growing at every line, a pass over up to 8 KiB per line (4.4 against 1.8 µs per line
+ * through pino, 200,000 lines into a pipe). SonicBoom's own `periodicFlush` would write, an empty
+ * string at least, on every tick of an idle gateway. pino.destination registers its exit hook (a
+ * synchronous write of what is still buffered, `flushSync`): it hands the gathered lines over first.
  */
 function batchedStdout(): pino.DestinationStream {
   const destination = pino.destination({
     sync: false,
     minLength: BATCH_BYTES,
   }) as unknown as SonicDestination;
+  const { write, flush, flushSync } = destination;
+  let gathered: string[] = [];
+  let gatheredLength = 0;
   let batchDue = false;
+  /** Gives SonicBoom the gathered lines; at {@link BATCH_BYTES} or more it starts writing them. */
+  const handOver = () => {
+    if (gathered.length === 0) return;
+    const batch = gathered.length === 1 ? (gathered[0] as string) : gathered.join('');
+    gathered = [];
+    gatheredLength = 0;
+    write.call(destination, batch);
+  };
   const writeBatch = () => {
     batchDue = false;
+    handOver();
     if (destination.destroyed || destination._len === 0) return;
     // A write in flight leaves what it did not take buffered below minLength: look again later.
     if (destination._writing) awaitBatch();
-    else destination.flush();
+    else flush.call(destination);
   };
   const awaitBatch = () => {
     batchDue = true;
     setTimeout(writeBatch, BATCH_MS).unref();
   };
-  const write = destination.write;
-  // An own property over SonicBoom's method: pino calls the stream's `write` once per line.
-  destination.write = function writeLine(this: SonicDestination, line: string) {
-    const room = write.call(this, line);
-    if (!batchDue) awaitBatch();
-    return room;
+  // Own properties over SonicBoom's methods: pino calls the stream's `write` once per line; the exit
+  // hooks call `flush` (beforeExit) and `flushSync` (exit).
+  destination.write = function writeLine(line: string) {
+    gathered.push(line);
+    // UTF-16 units, not bytes: a batch only needs to be about this size.
+    gatheredLength += line.length;
+    if (gatheredLength >= BATCH_BYTES) handOver();
+    else if (!batchDue) awaitBatch();
+    return true;
   };
+  destination.flush = function flushGathered() {
+    handOver();
+    flush.call(destination);
+  };
+  destination.flushSync = function flushGatheredSync() {
+    handOver();
+    flushSync.call(destination);
+  };
+  gatheredLines.set(destination, handOver);
   return destination as unknown as pino.DestinationStream;
 }
 
@@ -126,6 +161,7 @@ function sonicDestinationOf(logger: pino.Logger): SonicDestination | null {
  */
 export function flushLogs(logger: pino.Logger, timeoutMs = 2_000): Promise<void> {
   const destination = sonicDestinationOf(logger);
+  if (destination !== null) gatheredLines.get(destination)?.();
   if (destination === null || (!destination._writing && destination._len === 0)) return Promise.resolve();
   return new Promise<void>((resolve) => {
     const done = () => {
