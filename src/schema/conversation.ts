@@ -1,11 +1,11 @@
 import { badUserInput } from '../errors.ts';
 import { collectConnection } from '../upstream/page-walker.ts';
 import {
-  CONVERSATION_ID_PATTERN,
   type Conversation,
   type ConversationFilter,
   type CreatedConversation,
   type CreateConversationInput as CreateInput,
+  isConversationId,
 } from '../upstream/port/conversation.ts';
 import type { GitProviderValue } from '../upstream/port/vocabulary.ts';
 import { builder } from './builder.ts';
@@ -185,7 +185,7 @@ function toConversationId(id: string): string {
     }
     return global.id;
   }
-  if (!CONVERSATION_ID_PATTERN.test(id)) {
+  if (!isConversationId(id)) {
     throw badUserInput('Not a conversation id.');
   }
   return id;

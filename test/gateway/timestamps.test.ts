@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DateTimeScalar } from '../../src/schema/scalars.ts';
-import { upstreamTimestampToUtc } from '../../src/upstream/timestamps.ts';
+import { canonicalUtcText, isCanonicalUtc, upstreamTimestampToUtc } from '../../src/upstream/timestamps.ts';
 
 describe('upstreamTimestampToUtc', () => {
   it('converts offsets with and without a colon, keeping digits below the millisecond', () => {
@@ -72,6 +72,114 @@ describe('upstreamTimestampToUtc', () => {
       expect(upstreamTimestampToUtc(iso.replace('Z', '+00:00'), 'UTC')).toBe(iso);
       // Zone-less, as events carry them, with microseconds.
       expect(upstreamTimestampToUtc(iso.replace('Z', '417'), 'UTC')).toBe(iso.replace('Z', '417Z'));
+    }
+  });
+});
+
+/**
+ * The character-code checks against the patterns they replaced, on every one-character change of a set
+ * of timestamps (each position set to each character that matters, or cut, or doubled), each in the
+ * string representations V8 makes of upstream text.
+ */
+describe('the canonical-text checks', () => {
+  const OLD_CANONICAL_TEXT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3,}Z?$/;
+  const OLD_CANONICAL_UTC =
+    /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?Z$/;
+  /** Days in a month, from the calendar itself: day 0 of the next month is this one's last. */
+  const daysIn = (year: number, month: number) => {
+    const lastDay = new Date(0);
+    lastDay.setUTCFullYear(year, month, 0);
+    return lastDay.getUTCDate();
+  };
+  const fieldsInRange = (text: string) => {
+    const [year, month, day, hour, minute, second] = [0, 5, 8, 11, 14, 17].map((at, index) =>
+      Number(text.slice(at, index === 0 ? 4 : at + 2)),
+    ) as [number, number, number, number, number, number];
+    return (
+      month >= 1 &&
+      month <= 12 &&
+      day >= 1 &&
+      day <= daysIn(year, month) &&
+      hour <= 23 &&
+      minute <= 59 &&
+      second <= 59
+    );
+  };
+  const oldCanonicalUtcText = (text: string, timeZone: string) => {
+    if (!OLD_CANONICAL_TEXT.test(text)) return null;
+    const zoned = text.endsWith('Z');
+    if (!zoned && timeZone !== 'UTC') return null;
+    return fieldsInRange(text) ? (zoned ? text : `${text}Z`) : null;
+  };
+  const bases = [
+    '2025-08-14T12:00:00.123456Z',
+    '2025-08-14T12:00:00.123',
+    '2024-02-29T23:59:59.999Z',
+    '2023-02-28T00:00:00.5Z',
+    '0000-12-31T00:00:00Z',
+    '1999-04-30T09:09:09.123456789Z',
+  ];
+  const characters = [
+    '0',
+    '1',
+    '2',
+    '3',
+    '4',
+    '5',
+    '6',
+    '8',
+    '9',
+    '-',
+    ':',
+    'T',
+    't',
+    'Z',
+    '.',
+    ' ',
+    '+',
+    'a',
+    '/',
+    '\n',
+  ];
+  const variants = new Set<string>(['', 'Z', '.', '2025']);
+  for (const base of bases) {
+    for (let at = 0; at <= base.length; at++) {
+      for (const character of characters) variants.add(base.slice(0, at) + character + base.slice(at + 1));
+      variants.add(base.slice(0, at) + base.slice(at + 1));
+      variants.add(base.slice(0, at) + base.charAt(at) + base.slice(at));
+    }
+  }
+  // Parsed, internalized (a property key), sliced and concatenated: each a string map of its own.
+  const representations = (text: string) => [
+    (JSON.parse(JSON.stringify([text])) as string[])[0] as string,
+    Object.keys({ [text]: true })[0] as string,
+    `#${text}#`.slice(1, -1),
+    text.slice(0, 3) + text.slice(3),
+  ];
+
+  it('canonicalUtcText answers what the pattern and the range check answered', () => {
+    expect(variants.size).toBeGreaterThan(1000);
+    for (const variant of variants) {
+      for (const text of representations(variant)) {
+        for (const timeZone of ['UTC', 'Europe/Paris']) {
+          expect([text, timeZone, canonicalUtcText(text, timeZone)]).toEqual([
+            text,
+            timeZone,
+            oldCanonicalUtcText(text, timeZone),
+          ]);
+        }
+      }
+    }
+  });
+
+  it('isCanonicalUtc accepts what the pattern accepted, less the days a month does not have', () => {
+    for (const variant of variants) {
+      for (const text of representations(variant)) {
+        expect([text, isCanonicalUtc(text)]).toEqual([
+          text,
+          OLD_CANONICAL_UTC.test(text) && fieldsInRange(text),
+        ]);
+      }
     }
   });
 });

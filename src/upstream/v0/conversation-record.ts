@@ -17,7 +17,7 @@
  */
 import { stringOrNull } from '../../contract/json.ts';
 import { isGraphQLInt } from '../graphql-int.ts';
-import { CONVERSATION_ID_PATTERN, type Conversation, knownStatus } from '../port/conversation.ts';
+import { type Conversation, isConversationId, knownStatus } from '../port/conversation.ts';
 import {
   KNOWN_GIT_PROVIDERS,
   KNOWN_RUNTIME_STATUSES,
@@ -40,7 +40,7 @@ export function readConversationRecord(raw: unknown, timeZone: string): Conversa
   }
   const record = raw as Record<string, unknown>;
   const id = record.conversation_id;
-  if (typeof id !== 'string' || !CONVERSATION_ID_PATTERN.test(id)) {
+  if (typeof id !== 'string' || !isConversationId(id)) {
     return {
       dropped:
         typeof id === 'string' ? 'conversation_id is not a usable id' : `conversation_id is ${describe(id)}`,

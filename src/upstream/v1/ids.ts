@@ -4,6 +4,8 @@
  * gateway keys everything by the app server's hex form, so `conversation(id:)` answers for both.
  */
 
+import { charCodeAt } from '../char-code.ts';
+
 const UUID_TEXT = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
 
 /** The 32-lowercase-hex form of a dashed or undashed UUID; null for anything else. */
@@ -20,7 +22,7 @@ export function hexId(raw: unknown): string | null {
 function isLowerHex32(text: string): boolean {
   if (text.length !== 32) return false;
   for (let index = 0; index < 32; index++) {
-    const code = text.charCodeAt(index);
+    const code = charCodeAt(text, index);
     // '0'-'9' or 'a'-'f'
     if (!((code >= 48 && code <= 57) || (code >= 97 && code <= 102))) return false;
   }
