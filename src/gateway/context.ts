@@ -5,7 +5,12 @@
  * for one caller can ever be served to another.
  */
 import DataLoader from 'dataloader';
-import type { ConversationLoader, GatewayContext, WorkspaceContext } from '../schema/context.ts';
+import type {
+  ConversationLoader,
+  GatewayContext,
+  ListedConversations,
+  WorkspaceContext,
+} from '../schema/context.ts';
 import type { UpstreamCredentials } from '../upstream/credentials.ts';
 import { DEFAULT_PAGING, type PagingSettings } from '../upstream/page-walker.ts';
 import type { Conversation } from '../upstream/port/conversation.ts';
@@ -41,15 +46,16 @@ interface WorkspaceSettings {
  * The operation's conversation reads: a DataLoader fed by the operation's list reads, built on first
  * use. Most operations never read a conversation by id (every subscription, for one: thousands of
  * them may be open, each with its own context), and the loader with its cache, the list
- * bookkeeping and their closures were about a kilobyte of heap per context.
+ * bookkeeping and their closures were about a kilobyte of heap per context. A list is only noted:
+ * its conversations are looked at when the loader asks (indexing every list's 20 ids as it arrived,
+ * with a promise to wait for, was ~2% of a list request's machine instructions, for a lookup most
+ * operations never make).
  */
 class ConversationReads implements ConversationLoader {
   readonly #upstream: UpstreamSession;
   #loader: DataLoader<string, Conversation | null> | undefined;
-  /** List reads still running; the loader waits for them. */
-  #pendingLists: Set<Promise<readonly Conversation[]>> | undefined;
-  /** Conversations the operation's lists returned, by id. */
-  #listed: Map<string, Conversation> | undefined;
+  /** The operation's list reads so far, in the order they started (running or done). */
+  #lists: Promise<ListedConversations>[] | undefined;
 
   constructor(upstream: UpstreamSession) {
     this.#upstream = upstream;
@@ -64,37 +70,35 @@ class ConversationReads implements ConversationLoader {
     return this;
   }
 
-  /** See GatewayContext.trackList. */
-  track(list: Promise<readonly Conversation[]>): void {
-    this.#pendingLists ??= new Set();
-    this.#listed ??= new Map();
-    const pendingLists = this.#pendingLists;
-    const listed = this.#listed;
-    pendingLists.add(list);
-    list.then(
-      (conversations) => {
-        for (const conversation of conversations) {
-          listed.set(conversation.conversationId, conversation);
-          this.#loader?.prime(conversation.conversationId, conversation);
-        }
-      },
-      () => {},
-    );
-    // Only the registration is awaited by the loader; a failed list just means GETs as usual.
-    list.finally(() => pendingLists.delete(list)).catch(() => {});
+  /**
+   * See GatewayContext.trackList. The list's own resolver awaits it, so a failed list is handled
+   * there; here it only means GETs as usual.
+   */
+  track(list: Promise<ListedConversations>): void {
+    (this.#lists ??= []).push(list);
   }
 
   #dataLoader(): DataLoader<string, Conversation | null> {
     this.#loader ??= new DataLoader<string, Conversation | null>(async (ids) => {
-      if (this.#pendingLists?.size) await Promise.allSettled(this.#pendingLists);
+      const listed = await this.#listedById();
       // Only the ids no list of this operation returned are asked for, in one port call.
-      const listed = this.#listed;
-      const missing = listed ? ids.filter((id) => !listed.has(id)) : ids;
+      const missing = listed.size > 0 ? ids.filter((id) => !listed.has(id)) : ids;
       const read = missing.length > 0 ? await this.#upstream.getConversations(missing) : [];
       let next = 0;
-      return ids.map((id) => listed?.get(id) ?? (read[next++] as Conversation | null | Error));
+      return ids.map((id) => listed.get(id) ?? (read[next++] as Conversation | null | Error));
     });
     return this.#loader;
+  }
+
+  /** The conversations of the lists started so far, by id, once each has answered (a later list's win). */
+  async #listedById(): Promise<Map<string, Conversation>> {
+    const byId = new Map<string, Conversation>();
+    if (!this.#lists) return byId;
+    for (const list of await Promise.allSettled(this.#lists)) {
+      if (list.status !== 'fulfilled') continue;
+      for (const { node } of list.value.edges) byId.set(node.conversationId, node);
+    }
+    return byId;
   }
 }
 

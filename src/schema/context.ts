@@ -47,5 +47,10 @@ export interface GatewayContext {
    * to `conversations` would otherwise be fetched before the list arrives: the loader waits for
    * registered lists and serves the ids they returned without a second upstream call.
    */
-  trackList(list: Promise<readonly Conversation[]>): void;
+  trackList(list: Promise<ListedConversations>): void;
+}
+
+/** What a list read answers, as far as the loader cares: its edges' nodes are the conversations. */
+export interface ListedConversations {
+  edges: ReadonlyArray<{ node: Conversation }>;
 }

@@ -147,9 +147,8 @@ builder.queryField('conversations', (t) =>
           settings: context.paging,
         });
         // Lets `conversation`/`node`/`nodes` in the same operation reuse what this list returns.
-        context.trackList(collecting.then((connection) => connection.edges.map((edge) => edge.node)));
-        const connection = await collecting;
-        return connection;
+        context.trackList(collecting);
+        return collecting;
       },
     },
     { name: 'ConversationConnection', description: 'A page of conversations.' },
