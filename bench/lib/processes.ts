@@ -110,6 +110,16 @@ export function withRaisedFdLimit(command: string): { command: string; args: str
   };
 }
 
+/**
+ * Node with the raised descriptor limit, run under `wrapper` when one is given (the same process: the
+ * shell execs the wrapper, which runs node in it, so the pid is still the one measured).
+ */
+function wrappedNode(wrapper: string[] | undefined): { command: string; args: string[] } {
+  if (!wrapper?.length) return withRaisedFdLimit(process.execPath);
+  const shell = withRaisedFdLimit(wrapper[0] as string);
+  return { command: shell.command, args: [...shell.args, ...wrapper.slice(1), process.execPath] };
+}
+
 /** Starts the bundled local service on port 0 with a temp data dir and one session key (`--api v1`: its V1 face). */
 export function spawnLocalService(
   dataDir: string,
@@ -149,11 +159,13 @@ export interface GatewaySpawn {
    * every V0 figure so far was measured. @default 'v0'
    */
   api?: BenchApi;
+  /** A program node runs under, with its arguments (valgrind, bench/instructions.ts). @default none */
+  wrapper?: string[];
 }
 
 /** Starts the gateway on port 0 in front of `upstreamUrl`, at its default log level (info, one line per operation). */
 export function spawnGateway(upstreamUrl: string, how: GatewaySpawn = {}): Promise<BenchProcess> {
-  const shell = withRaisedFdLimit(process.execPath);
+  const shell = wrappedNode(how.wrapper);
   return spawnAnnounced({
     command: shell.command,
     args: [
@@ -191,6 +203,8 @@ export interface FloorSpawn {
   /** Node flags before the program (the heap probe). @default [] */
   nodeFlags?: string[];
   env?: NodeJS.ProcessEnv;
+  /** A program node runs under, with its arguments (valgrind, bench/instructions.ts). @default none */
+  wrapper?: string[];
 }
 
 /**
@@ -203,7 +217,7 @@ export function spawnFloor(
   upstreamUrl: string,
   how: FloorSpawn = {},
 ): Promise<BenchProcess> {
-  const shell = withRaisedFdLimit(process.execPath);
+  const shell = wrappedNode(how.wrapper);
   const api = ['--api', how.api ?? 'v0'];
   const program =
     kind === 'proxy' || kind === 'reshape'

@@ -75,7 +75,8 @@ class ConversationReads implements ConversationLoader {
    * there; here it only means GETs as usual.
    */
   track(list: Promise<ListedConversations>): void {
-    (this.#lists ??= []).push(list);
+    this.#lists ??= [];
+    this.#lists.push(list);
   }
 
   #dataLoader(): DataLoader<string, Conversation | null> {
