@@ -41,14 +41,12 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 // @ts-expect-error: plain JS build script without type declarations
 import { build } from '../scripts/build.mjs';
-import type { BenchContext } from './lib/context.ts';
 import { type HttpTarget, type LoadWithCpu, saturate, verify, withCpu } from './lib/http-load.ts';
 import { type BenchProcess, ROOT, spawnFloor, spawnGateway, spawnLocalService } from './lib/processes.ts';
 import { settledSameBytes } from './lib/same-bytes.ts';
 import { seed } from './lib/seed.ts';
 import { median } from './lib/stats.ts';
-import { historyTargets, seedHistory } from './scenarios/history.ts';
-import { listTargets } from './scenarios/list.ts';
+import { toolContext, workloadRequest } from './lib/tool-context.ts';
 
 const { values } = parseArgs({
   options: {
@@ -152,25 +150,17 @@ try {
   if (engine) processes.push(engine);
 
   const seeded = await seed(service.url, KEY, 200, api);
-  const context: BenchContext = {
-    serviceUrl: service.url,
-    gatewayUrl: current.url,
-    gatewayPid: current.pid,
-    servicePid: service.pid,
+  const context = toolContext({
+    service,
+    gateway: current,
     dataDir: serviceDataDir,
     key: KEY,
     api,
-    sandboxId: seeded.sandboxId,
-    conversationIds: seeded.ids,
-    rounds,
+    seeded,
     seconds,
     connections: CONNECTIONS,
-    quick: false,
-    gatewayNodeFlags: [],
-  };
-  const targets =
-    workload === 'list' ? listTargets(context) : historyTargets(context, await seedHistory(context));
-  const request = targets.gateway;
+  });
+  const request = await workloadRequest(context, workload);
   // The third side: the list's reshape floor, or the history floor, sent the gateway's own request.
   const third = {
     name: `floor (${workload === 'list' ? 'reshape' : 'history'})`,

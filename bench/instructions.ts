@@ -27,13 +27,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 // @ts-expect-error: plain JS build script without type declarations
 import { build } from '../scripts/build.mjs';
-import type { BenchContext } from './lib/context.ts';
 import { type HttpTarget, saturate, verify } from './lib/http-load.ts';
 import { type BenchProcess, spawnFloor, spawnGateway, spawnLocalService } from './lib/processes.ts';
 import { settledSameBytes } from './lib/same-bytes.ts';
 import { seed } from './lib/seed.ts';
-import { historyTargets, seedHistory } from './scenarios/history.ts';
-import { listTargets } from './scenarios/list.ts';
+import { toolContext, workloadRequest } from './lib/tool-context.ts';
 
 const { values } = parseArgs({
   options: {
@@ -93,25 +91,17 @@ try {
   });
   processes.push(floor);
 
-  const context: BenchContext = {
-    serviceUrl: service.url,
-    gatewayUrl: gateway.url,
-    gatewayPid: gateway.pid,
-    servicePid: service.pid,
+  const context = toolContext({
+    service,
+    gateway,
     dataDir: serviceDataDir,
     key: KEY,
     api,
-    sandboxId: seeded.sandboxId,
-    conversationIds: seeded.ids,
-    rounds: 1,
+    seeded,
     seconds,
     connections: CONNECTIONS,
-    quick: false,
-    gatewayNodeFlags: [],
-  };
-  const targets =
-    workload === 'list' ? listTargets(context) : historyTargets(context, await seedHistory(context));
-  const request = targets.gateway;
+  });
+  const request = await workloadRequest(context, workload);
   const sides = [
     { name: 'gateway', process: gateway, target: request },
     {

@@ -96,6 +96,15 @@ function runScript(script: string) {
   return { child, exit };
 }
 
+/** The `n` of each line a child wrote, in the order written. */
+function loggedNumbers(chunks: Buffer[]): number[] {
+  return Buffer.concat(chunks)
+    .toString()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => (JSON.parse(line) as { n: number }).n);
+}
+
 describe('lines written asynchronously to stdout', () => {
   it('all get out, in order, when the process exits after flushLogs while stdout is not being read', async () => {
     const count = 20_000;
@@ -119,11 +128,7 @@ describe('lines written asynchronously to stdout', () => {
     await new Promise((done) => setTimeout(done, 500));
     stdout.resume();
     expect(await exit).toBe(0);
-    const numbers = Buffer.concat(chunks)
-      .toString()
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => (JSON.parse(line) as { n: number }).n);
+    const numbers = loggedNumbers(chunks);
     expect(numbers.length).toBe(count);
     expect(numbers.every((n, index) => n === index)).toBe(true);
   }, 30_000);
@@ -140,12 +145,7 @@ describe('lines written asynchronously to stdout', () => {
     const chunks: Buffer[] = [];
     child.stdout?.on('data', (chunk: Buffer) => chunks.push(chunk));
     expect(await exit).toBe(0);
-    const numbers = Buffer.concat(chunks)
-      .toString()
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => (JSON.parse(line) as { n: number }).n);
-    expect(numbers).toEqual(Array.from({ length: 30 }, (_, n) => n));
+    expect(loggedNumbers(chunks)).toEqual(Array.from({ length: 30 }, (_, n) => n));
   }, 30_000);
 
   it('go out in batches, and a lone line goes out without waiting for a batch to fill', async () => {
