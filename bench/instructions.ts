@@ -73,7 +73,14 @@ const callgrind = (side: string) => [
   '--smc-check=all-non-file',
   `--callgrind-out-file=${join(work, `${side}.%p`)}`,
 ];
-const perfMap = top > 0 ? ['--perf-basic-prof'] : [];
+/**
+ * Node's JIT map for `--top` (`/tmp/perf-<pid>.map`); the V8 log that flag also starts goes into
+ * `work`, not the checkout.
+ */
+const perfMap = (side: string) =>
+  top > 0
+    ? ['--perf-basic-prof', `--logfile=${join(work, `${side}.v8.log`)}`, '--no-logfile-per-isolate']
+    : [];
 
 try {
   await build();
@@ -81,13 +88,17 @@ try {
   const service = await spawnLocalService(serviceDataDir, KEY, ['--api', api]);
   processes.push(service);
   const seeded = await seed(service.url, KEY, 200, api);
-  const gateway = await spawnGateway(service.url, { api, wrapper: callgrind('gateway'), nodeFlags: perfMap });
+  const gateway = await spawnGateway(service.url, {
+    api,
+    wrapper: callgrind('gateway'),
+    nodeFlags: perfMap('gateway'),
+  });
   processes.push(gateway);
   const floorKind = workload === 'list' ? 'reshape' : 'history';
   const floor = await spawnFloor(floorKind, service.url, {
     api,
     wrapper: callgrind('floor'),
-    nodeFlags: perfMap,
+    nodeFlags: perfMap('floor'),
   });
   processes.push(floor);
 
