@@ -36,7 +36,7 @@ export interface GatewayContext {
    * through it, whichever API answers (src/upstream/port/upstream.ts).
    */
   upstream: UpstreamSession;
-  /** Conversations by id for this operation; lists prime it, unknown ids load as null. */
+  /** Conversations by id for this operation; the lists it noted (trackList) answer first, unknown ids load as null. */
   conversationLoader: ConversationLoader;
   /** Bounds of connection fields. */
   paging: PagingSettings;
