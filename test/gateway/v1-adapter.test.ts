@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { encodeGlobalId } from '../../src/schema/global-id.ts';
 import { gatewayForTest, serviceAndGatewayForTest, type TestGateway } from '../helpers/gateway.ts';
 import { localServiceForTest, rest } from '../helpers/local-service.ts';
+import { freeLoopbackPort } from '../helpers/loopback.ts';
 import { type Answer, gql, type Json, V1_KEY } from '../helpers/v1-graph.ts';
 
 const KEY = V1_KEY;
@@ -100,7 +101,8 @@ describe('--upstream-api auto', () => {
   }
 
   it('re-checks when the upstream is replaced by one speaking the other API', async () => {
-    const v0 = await localServiceForTest({ api: 'v0' });
+    // On a port outside the ephemeral range, so that it is still free when the other API returns on it.
+    const v0 = await localServiceForTest({ api: 'v0', port: await freeLoopbackPort() });
     // No least interval between re-checks: the test need not wait for one to pass.
     const gateway = await gatewayForTest({ upstreamUrl: v0.url, upstreamApi: 'auto', apiRecheckMs: 0 });
     expect((await gql(gateway, `{ conversations(first: 1) { edges { cursor } } }`)).errors).toBeUndefined();
@@ -119,7 +121,7 @@ describe('--upstream-api auto', () => {
 
 describe('--upstream-api auto, the other way', () => {
   it('a V1 upstream replaced by a V0 one: the V1 search meets a missing route, the gateway asks again and lists from V0', async () => {
-    const v1 = await localServiceForTest({ api: 'v1' });
+    const v1 = await localServiceForTest({ api: 'v1', port: await freeLoopbackPort() });
     const gateway = await gatewayForTest({ upstreamUrl: v1.url, upstreamApi: 'auto', apiRecheckMs: 0 });
     expect((await gql(gateway, `{ conversations(first: 1) { edges { cursor } } }`)).errors).toBeUndefined();
     await v1.close();

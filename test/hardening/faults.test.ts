@@ -16,6 +16,7 @@ import { wsClient } from '../helpers/graphql-ws.ts';
 import { startHostileUpstream } from '../helpers/hostile-upstream.ts';
 import { codes, post } from '../helpers/http.ts';
 import { startTestLocalService, tempDataDirForTest } from '../helpers/local-service.ts';
+import { freeLoopbackPort } from '../helpers/loopback.ts';
 import { misbehavingUpstreamForTest, sendJson } from '../helpers/misbehaving-upstream.ts';
 import { agentMessage } from '../helpers/v1-socket-double.ts';
 
@@ -222,7 +223,8 @@ describe('a V1 agent server going away in the middle of an operation (V1 only: V
 describe.each(APIS)('the upstream going away under live subscriptions on %s', (api) => {
   it('ends the stream with a coded error, keeps serving, and works again once the upstream is back', async () => {
     const dataDir = tempDataDirForTest();
-    const first = await startTestLocalService({ dataDir, api });
+    // On a port outside the ephemeral range, so that it is still free when the service returns on it.
+    const first = await startTestLocalService({ dataDir, api, port: await freeLoopbackPort() });
     let firstOpen = true;
     onTestFinished(async () => {
       if (firstOpen) await first.close({ keepDataDir: true });

@@ -29,6 +29,7 @@ import {
   startTestLocalService,
   tempDataDirForTest,
 } from '../helpers/local-service.ts';
+import { freeLoopbackPort } from '../helpers/loopback.ts';
 import { subscribeOverSse } from '../helpers/sse.ts';
 
 const SELECTION = `
@@ -218,7 +219,8 @@ describe.each(LIVE_MODES)('Subscription.conversationEvents on %s (API %s)', (api
 
   it('resumes across an upstream restart with every event exactly once', async () => {
     const dataDir = tempDataDirForTest();
-    let upstream = await startTestLocalService({ api, dataDir });
+    // On a port outside the ephemeral range, so that it is still free when the service returns on it.
+    let upstream = await startTestLocalService({ api, dataDir, port: await freeLoopbackPort() });
     onTestFinished(() => upstream.close({ keepDataDir: true }));
     const gw = await gatewayForTest({ upstreamUrl: upstream.url, upstreamApi: api, fastLive: true });
     const id = await seedConversation(api, upstream.url, { message: 'before' });
