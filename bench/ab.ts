@@ -28,9 +28,10 @@
  * per-operation log line, the metrics or the deadline add to a request.
  *
  * `--alloc-prof` adds, after the rounds, one pass per gateway with V8's sampling heap profiler on
- * (bench/lib/alloc-probe.mjs, loaded into both from the start, idle until then): bytes allocated per
- * request, freed or not, for the base and the working tree, and each profile in bench/results/profiles/
- * (`alloc-base.heapprofile`, `alloc-work.heapprofile`) for profile-summary.ts `--requests`. Unlike CPU
+ * and one for the floor (bench/lib/alloc-probe.mjs, loaded into each from the start, idle until then):
+ * bytes allocated per request, freed or not, for the base, the working tree and the floor, and each
+ * profile in bench/results/profiles/ (`alloc-base.heapprofile`, `alloc-work.heapprofile`,
+ * `alloc-floor.heapprofile`) for profile-summary.ts `--requests`. Unlike CPU
  * time, allocation hardly moves with whatever else the machine is doing (two passes of the same code
  * agree within a few percent), so it shows a cut of garbage that the CPU rounds cannot resolve.
  */
@@ -134,9 +135,14 @@ try {
   processes.push(base);
   // The floor is profiled too (into floor/: tsx's loader thread writes a profile of its own there),
   // so the two profiles can be compared area by area.
+  const floorAlloc = allocProfile('floor');
   const floor = await spawnFloor(workload === 'list' ? 'reshape' : 'history', service.url, {
     api,
-    nodeFlags: values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, 'floor')] : [],
+    ...floorAlloc,
+    nodeFlags: [
+      ...(values['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, 'floor')] : []),
+      ...floorAlloc.nodeFlags,
+    ],
   });
   processes.push(floor);
   const engine = values['engine-floor']
@@ -253,6 +259,7 @@ try {
     for (const [side, file] of [
       [baseSide, 'alloc-base.heapprofile'],
       [workSide, 'alloc-work.heapprofile'],
+      [floorSide, 'alloc-floor.heapprofile'],
     ] as const) {
       const requests = await allocationPass(side, join(profileDir, file));
       console.log(
