@@ -27,13 +27,13 @@
  * sides otherwise run the defaults): with `--base HEAD` it measures what a setting costs, e.g. what the
  * per-operation log line, the metrics or the deadline add to a request.
  *
- * `--alloc-prof` adds, after the rounds, one pass per gateway with V8's sampling heap profiler on
- * and one for the floor (bench/lib/alloc-probe.mjs, loaded into each from the start, idle until then):
- * bytes allocated per request, freed or not, for the base, the working tree and the floor, and each
- * profile in bench/results/profiles/ (`alloc-base.heapprofile`, `alloc-work.heapprofile`,
- * `alloc-floor.heapprofile`) for profile-summary.ts `--requests`. Unlike CPU
- * time, allocation hardly moves with whatever else the machine is doing (two passes of the same code
- * agree within a few percent), so it shows a cut of garbage that the CPU rounds cannot resolve.
+ * `--alloc-prof` adds, after the rounds, one pass per gateway and one for the floor with V8's sampling
+ * heap profiler on (bench/lib/alloc-probe.mjs, loaded into each from the start, idle until then): bytes
+ * allocated per request, freed or not, for the base, the working tree and the floor, and each profile
+ * in bench/results/profiles/ (`alloc-base.heapprofile`, `alloc-work.heapprofile`,
+ * `alloc-floor.heapprofile`) for profile-summary.ts `--requests`. Unlike CPU time, allocation hardly
+ * moves with whatever else the machine is doing (two passes of the same code agree within a few
+ * percent), so it shows a cut of garbage that the CPU rounds cannot resolve.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
