@@ -24,6 +24,7 @@ import type { PagingSettings } from '../upstream/page-walker.ts';
 import type { Upstream } from '../upstream/port/upstream.ts';
 import { createV0Upstream } from '../upstream/v0/upstream.ts';
 import { createV1Upstream, type V1Upstream } from '../upstream/v1/upstream.ts';
+import { LEAF_SERIALIZERS } from './compiled/leaf-serializers.ts';
 import { type InitialContext, PreparedOperations } from './compiled/prepared-operations.ts';
 import {
   type CompiledPlansMode,
@@ -317,7 +318,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         },
       }),
       ...hardening.requestPlugins,
-      useGraphQlJit({}, { enableIf: (args) => !isSubscription(args) }),
+      useGraphQlJit({ customSerializers: LEAF_SERIALIZERS }, { enableIf: (args) => !isSubscription(args) }),
       // After graphql-jit: a covered query runs its compiled plan, and falls back to jit's execute.
       useCompiledPlans(compiledPlans) as Plugin,
       // One execution per event and operation for all subscribers (fan-out; see the module).

@@ -26,6 +26,7 @@ import type { GatewayContext } from '../../schema/context.ts';
 import type { OperationObservers } from '../observability/operation-observer.ts';
 import { type GuardedArgs, type OperationGuard, runGuarded } from '../protection/operation-guard.ts';
 import { resultWithoutSuggestions } from '../protection/suggestions.ts';
+import { LEAF_SERIALIZERS } from './leaf-serializers.ts';
 import { isThenable } from './thenable.ts';
 import { type CompiledPlansOptions, type Execute, withCompiledPlan } from './use-compiled-plans.ts';
 
@@ -122,7 +123,7 @@ export class PreparedOperations {
     const operation = getOperationAST(document, name);
     let prepared: PreparedOperation | null = null;
     if (operation != null && operation.operation !== 'subscription') {
-      const compiled = compileQuery(schema, document, name);
+      const compiled = compileQuery(schema, document, name, { customSerializers: LEAF_SERIALIZERS });
       if (isCompiledQuery(compiled)) {
         // graphql-jit's executor as @envelop/graphql-jit installs it: the result carries its serializer.
         const engine: Execute = (args) => {
