@@ -38,8 +38,27 @@ describe('the per-operation line', () => {
     observer
       .start({ name: undefined, type: 'execute', operationType: 'mutation' })
       .ended?.([coded, new Error('bug')]);
-    const [ok, failed] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    // A requested name is the caller's text (escaped once, into the child's bindings).
+    observer
+      .start({ name: 'Say "hé"\n\u2028\ud800', type: 'subscribe', operationType: 'subscription' })
+      .ended?.([]);
+    const [ok, failed, odd] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(odd).toMatchObject({ operation: 'Say "hé"\n\u2028\ud800', type: 'subscribe', outcome: 'ok' });
     expect(ok).toMatchObject({ level: 30, worker: 3, operation: 'History', type: 'execute', outcome: 'ok' });
+    // The keys in the order log readers have always seen them.
+    expect(Object.keys(ok ?? {})).toEqual([
+      'level',
+      'time',
+      'pid',
+      'hostname',
+      'name',
+      'worker',
+      'operation',
+      'type',
+      'durationMs',
+      'outcome',
+      'msg',
+    ]);
     expect(failed).toMatchObject({
       level: 40,
       worker: 3,
@@ -70,17 +89,28 @@ describe('the per-operation line', () => {
       worker: _w2,
       ...failedFields
     } = failed ?? {};
+    const {
+      name: _n3,
+      hostname: _h3,
+      pid: _p3,
+      time: _t3,
+      level: _l3,
+      msg: _m3,
+      worker: _w3,
+      ...oddFields
+    } = odd ?? {};
     worker.info(okFields, 'operation');
     worker.warn(failedFields, 'operation');
-    expect(lines.slice(2).map(timeless)).toEqual(lines.slice(0, 2).map(timeless));
+    worker.info(oddFields, 'operation');
+    expect(lines.slice(3).map(timeless)).toEqual(lines.slice(0, 3).map(timeless));
 
     // The observer's unredacted child changed nothing for the logger it was made from.
     worker.info({ variables: { token: 'tok-1' }, input: { apiKey: 'key-2' } }, 'other');
-    expect(JSON.parse(lines[4] as string)).toMatchObject({
+    expect(JSON.parse(lines[6] as string)).toMatchObject({
       variables: '[redacted]',
       input: { apiKey: '[redacted]' },
     });
-    expect(lines[4]).not.toMatch(/tok-1|key-2/);
+    expect(lines[6]).not.toMatch(/tok-1|key-2/);
   });
 });
 
