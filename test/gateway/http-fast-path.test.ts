@@ -181,4 +181,17 @@ describe('the HTTP fast path', () => {
     expect(acceptedJsonMediaType('text/event-stream')).toBeNull();
     expect(acceptedJsonMediaType('text/html')).toBeNull();
   });
+
+  it('answers each Accept for itself when requests alternate between them (the last answer is kept)', () => {
+    const headers = [APOLLO_ACCEPT, undefined, 'text/html', 'text/html', APOLLO_ACCEPT, '*/*', APOLLO_ACCEPT];
+    expect(headers.map(acceptedJsonMediaType)).toEqual([
+      'application/graphql-response+json',
+      'application/json',
+      null,
+      null,
+      'application/graphql-response+json',
+      'application/json',
+      'application/graphql-response+json',
+    ]);
+  });
 });

@@ -40,6 +40,20 @@ const PARAMETERS = new Set(['query', 'variables', 'operationName']);
  * skipped. Null when none matches (Yoga answers 406, or streams).
  */
 export function acceptedJsonMediaType(accept: string | undefined): JsonMediaType | null {
+  // A client sends the same Accept on every request: the last answer is kept (a pure function of it).
+  if (accept === lastAccept.header) return lastAccept.mediaType;
+  const mediaType = mediaTypeOfAccept(accept);
+  lastAccept = { header: accept, mediaType };
+  return mediaType;
+}
+
+/** The last Accept header {@link acceptedJsonMediaType} read, and its answer. */
+let lastAccept: { header: string | undefined; mediaType: JsonMediaType | null } = {
+  header: undefined,
+  mediaType: mediaTypeOfAccept(undefined),
+};
+
+function mediaTypeOfAccept(accept: string | undefined): JsonMediaType | null {
   const entries = (accept ?? '*/*').replace(/\s/g, '').toLowerCase().split(',');
   for (const entry of entries) {
     const [mediaType = '', ...params] = entry.split(';');

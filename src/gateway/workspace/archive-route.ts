@@ -129,8 +129,10 @@ export function createArchiveRoute(
 
   return {
     tryAnswer(req, res) {
-      const path = (req.url ?? '').split('?')[0] ?? '';
-      if (!path.startsWith(ARCHIVE_PATH_PREFIX)) return false;
+      // Asked of every request the server takes: the prefix first, the path's split only for a link.
+      const url = req.url ?? '';
+      if (!url.startsWith(ARCHIVE_PATH_PREFIX)) return false;
+      const path = url.split('?')[0] ?? '';
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         res.writeHead(405, { allow: 'GET, HEAD' });
         res.end();
