@@ -15,6 +15,7 @@ import type { UpstreamCredentials } from '../upstream/credentials.ts';
 import { DEFAULT_PAGING, type PagingSettings } from '../upstream/page-walker.ts';
 import type { Conversation } from '../upstream/port/conversation.ts';
 import type { Upstream, UpstreamSession } from '../upstream/port/upstream.ts';
+import type { UtcDateTime } from '../upstream/timestamps.ts';
 
 /** Settings the context needs from the gateway. */
 export interface ContextSettings {
@@ -39,7 +40,7 @@ interface WorkspaceSettings {
     conversationId: string,
     credentials: UpstreamCredentials,
     base: string | null,
-  ): { url: string; expiresAt: string };
+  ): { url: string; expiresAt: UtcDateTime };
 }
 
 /**
@@ -137,7 +138,7 @@ class OperationWorkspace implements WorkspaceContext {
     return this.#settings.sandboxLinks;
   }
 
-  archiveLink(conversationId: string): { url: string; expiresAt: string } {
+  archiveLink(conversationId: string): { url: string; expiresAt: UtcDateTime } {
     const origin = this.#requestUrl ? new URL(this.#requestUrl).origin : null;
     return this.#settings.archiveLink(conversationId, this.#credentials, origin);
   }

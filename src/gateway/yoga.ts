@@ -22,6 +22,7 @@ import type { LiveOptions } from '../upstream/live/live-options.ts';
 import { addLiveStats, type LiveStats } from '../upstream/live/live-stats.ts';
 import type { PagingSettings } from '../upstream/page-walker.ts';
 import type { Upstream } from '../upstream/port/upstream.ts';
+import { utcOfDate } from '../upstream/timestamps.ts';
 import { createV0Upstream } from '../upstream/v0/upstream.ts';
 import { createV1Upstream, type V1Upstream } from '../upstream/v1/upstream.ts';
 import { LEAF_SERIALIZERS } from './compiled/leaf-serializers.ts';
@@ -213,7 +214,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       archiveLink: (conversationId, credentials, base) => {
         const { token, expiresAt } = archiveLinks.seal(conversationId, credentials);
         const path = `${ARCHIVE_PATH_PREFIX}${token}`;
-        return { url: base === null ? path : `${base}${path}`, expiresAt: new Date(expiresAt).toISOString() };
+        return { url: base === null ? path : `${base}${path}`, expiresAt: utcOfDate(new Date(expiresAt)) };
       },
     },
   };

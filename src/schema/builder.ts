@@ -7,6 +7,7 @@
 import SchemaBuilder from '@pothos/core';
 import ErrorsPlugin from '@pothos/plugin-errors';
 import RelayPlugin from '@pothos/plugin-relay';
+import type { UtcDateTime } from '../upstream/timestamps.ts';
 import type { GatewayContext } from './context.ts';
 import { decodeGlobalId, encodeGlobalId } from './global-id.ts';
 import { DateTimeScalar, JsonScalar } from './scalars.ts';
@@ -14,7 +15,8 @@ import { DateTimeScalar, JsonScalar } from './scalars.ts';
 export const builder = new SchemaBuilder<{
   Context: GatewayContext;
   Scalars: {
-    DateTime: { Input: string; Output: string };
+    // Output: text checked where it was made (upstream/timestamps.ts); the scalar passes it on.
+    DateTime: { Input: string; Output: UtcDateTime };
     ID: { Input: string; Output: string };
     // Added for events.ts (live conversations): `raw` upstream payloads.
     JSON: { Input: unknown; Output: unknown };

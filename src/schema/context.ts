@@ -6,6 +6,7 @@
 import type { PagingSettings } from '../upstream/page-walker.ts';
 import type { Conversation } from '../upstream/port/conversation.ts';
 import type { UpstreamSession } from '../upstream/port/upstream.ts';
+import type { UtcDateTime } from '../upstream/timestamps.ts';
 
 /** Conversations by id, batched and cached for one operation (a DataLoader underneath). */
 export interface ConversationLoader {
@@ -26,7 +27,7 @@ export interface WorkspaceContext {
   /** Whether the sandbox's own links may be read (`WORKSPACE_SANDBOX_LINKS`). */
   sandboxLinks: boolean;
   /** A link to the conversation's workspace archive, sealed for this caller and expiring. */
-  archiveLink(conversationId: string): { url: string; expiresAt: string };
+  archiveLink(conversationId: string): { url: string; expiresAt: UtcDateTime };
 }
 
 /** What every resolver receives. */

@@ -17,6 +17,7 @@ import type {
   WorkspaceFileDiff,
   WorkspaceLinks,
 } from '../upstream/port/workspace.ts';
+import type { UtcDateTime } from '../upstream/timestamps.ts';
 import { confineWorkspacePath, WORKSPACE_ROOT } from '../upstream/workspace-path.ts';
 import { builder } from './builder.ts';
 import { ConversationRef } from './conversation.ts';
@@ -199,7 +200,7 @@ const WorkspaceCommitsType = builder
   });
 
 const WorkspaceArchiveLinkType = builder
-  .objectRef<{ url: string; expiresAt: string }>('WorkspaceArchiveLink')
+  .objectRef<{ url: string; expiresAt: UtcDateTime }>('WorkspaceArchiveLink')
   .implement({
     description:
       "A link to the workspace as an archive (V0: zip of the whole workspace; V1: tar.gz of the project, without `.git`). A browser can open it as a plain link: it carries no credential in the clear, works only for this conversation and expires. The gateway streams the upstream's archive through it.",

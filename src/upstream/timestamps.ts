@@ -11,6 +11,20 @@
 
 import { charCodeAt } from './char-code.ts';
 
+declare const CHECKED_UTC: unique symbol;
+
+/**
+ * ISO 8601 UTC text with `Z` that was checked where it was made: by {@link upstreamTimestampToUtc}
+ * (every upstream timestamp) or {@link utcOfDate} (the gateway's own clock). The DateTime scalar takes
+ * only this type (src/schema/builder.ts), so it passes the text on without checking it again.
+ */
+export type UtcDateTime = string & { readonly [CHECKED_UTC]: true };
+
+/** The UTC text of one of the gateway's own instants (years 0 to 9999, as a clock gives). */
+export function utcOfDate(date: Date): UtcDateTime {
+  return date.toISOString() as UtcDateTime;
+}
+
 const TIMESTAMP_PATTERN =
   /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:?\d{2})?$/;
 
@@ -112,10 +126,10 @@ function parseUpstreamTimestamp(value: unknown, timeZone: string): Date | null {
  * microsecond digits (zone offsets are whole minutes, so digits below the millisecond never change).
  * Null for anything unreadable: callers expose it as a nullable field rather than fail on it.
  */
-export function upstreamTimestampToUtc(value: unknown, timeZone: string): string | null {
+export function upstreamTimestampToUtc(value: unknown, timeZone: string): UtcDateTime | null {
   if (typeof value === 'string') {
     const canonical = canonicalUtcText(value, timeZone);
-    if (canonical !== null) return canonical;
+    if (canonical !== null) return canonical as UtcDateTime;
   }
   const instant = parseUpstreamTimestamp(value, timeZone);
   if (instant === null || Number.isNaN(instant.getTime())) return null;
@@ -125,7 +139,7 @@ export function upstreamTimestampToUtc(value: unknown, timeZone: string): string
   if (year < 0 || year > 9999) return null;
   const fraction = TIMESTAMP_PATTERN.exec(value as string)?.[7] ?? '';
   const iso = instant.toISOString(); // always YYYY-MM-DDTHH:MM:SS.mmmZ
-  return fraction.length > 3 ? `${iso.slice(0, -1)}${fraction.slice(3)}Z` : iso;
+  return (fraction.length > 3 ? `${iso.slice(0, -1)}${fraction.slice(3)}Z` : iso) as UtcDateTime;
 }
 
 /**
@@ -144,10 +158,6 @@ const DIGIT_0 = 48;
 /** Canonical text, zoned or zone-less: three or more fraction digits, every field but the day's month in range. */
 const CANONICAL_TEXT =
   /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3,}Z?$/;
-/** UTC text as the DateTime scalar passes it: an optional fraction of 1 to 9 digits, and `Z`. */
-const CANONICAL_UTC =
-  /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?Z$/;
-
 /**
  * The answer for canonical text (`YYYY-MM-DDTHH:MM:SS.fff…` with three or more fraction digits and an
  * optional `Z`) whose fields are in range: `value` when it ends in `Z`, `value` + `Z` for zone-less
@@ -163,16 +173,7 @@ export function canonicalUtcText(value: string, timeZone: string): string | null
 }
 
 /**
- * Whether `text` is `YYYY-MM-DDTHH:MM:SS` with an optional fraction of 1 to 9 digits and `Z`, every
- * field in range: the UTC text {@link upstreamTimestampToUtc} answers, which the DateTime scalar passes
- * through as it is.
- */
-export function isCanonicalUtc(text: string): boolean {
-  return CANONICAL_UTC.test(text) && dayInMonth(text);
-}
-
-/**
- * Whether the day of `text` (which the patterns above matched: days 01-31, months 01-12) is one its
+ * Whether the day of `text` (which the pattern above matched: days 01-31, months 01-12) is one its
  * month has in the proleptic Gregorian calendar. Days up to 28 are in every month.
  */
 function dayInMonth(text: string): boolean {

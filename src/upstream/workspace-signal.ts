@@ -10,6 +10,7 @@
 import { BridgeError } from './port/bridge-error.ts';
 import type { ConversationEvent } from './port/events.ts';
 import type { LiveEvents } from './port/upstream.ts';
+import { type UtcDateTime, utcOfDate } from './timestamps.ts';
 
 /** One debounced signal. */
 export interface WorkspaceChangeSignal {
@@ -20,7 +21,7 @@ export interface WorkspaceChangeSignal {
   /** The event kinds that caused it (`FILE_EDIT`, `FILE_WRITE`, `COMMAND_OUTPUT`), once each. */
   causes: string[];
   /** When the signal was sent (UTC). */
-  at: string;
+  at: UtcDateTime;
 }
 
 /** The workspace roots the two APIs' events name paths under (V1's project folder, V0's workspace). */
@@ -103,7 +104,7 @@ export class WorkspaceSignals implements AsyncIterableIterator<WorkspaceChangeSi
       conversationId: this.#conversationId,
       paths: [...paths].sort(),
       causes: [...causes].sort(),
-      at: new Date().toISOString(),
+      at: utcOfDate(new Date()),
     };
     if (untaken) this.#ready[this.#ready.length - 1] = signal;
     else this.#offer(signal);

@@ -4,7 +4,9 @@
  * resolves. An adapter reads its own wire records into these (V0: src/upstream/v0/conversation-record.ts)
  * and documents the fallback of every field there.
  */
+
 import { charCodeAt } from '../char-code.ts';
+import type { UtcDateTime } from '../timestamps.ts';
 import { KNOWN_STATUSES, UNKNOWN_VALUE } from './vocabulary.ts';
 
 /**
@@ -66,8 +68,8 @@ export interface Conversation {
   url: string | null;
   sessionApiKey: string | null;
   /** UTC with `Z`; null when the upstream sent none or an unreadable one. */
-  createdAt: string | null;
-  lastUpdatedAt: string | null;
+  createdAt: UtcDateTime | null;
+  lastUpdatedAt: UtcDateTime | null;
   prNumbers: number[];
 
   // --- V1 only: absent or null on V0 -----------------------------------------------------------------

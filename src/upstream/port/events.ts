@@ -8,6 +8,7 @@
  * `eventId`, the upstream's integer id (its live bridge orders, deduplicates and resumes by it), and
  * `cause`, its integer cause; both are null on V1, whose event ids are strings with no numeric order.
  */
+import type { UtcDateTime } from '../timestamps.ts';
 import type { AgentStateValue } from './vocabulary.ts';
 
 /** Which of the four upstream shapes an event had (`UNKNOWN` for none of them: a future shape). */
@@ -26,7 +27,7 @@ export interface EventCommon {
    */
   cursor: string;
   /** ISO 8601 UTC with `Z` (microseconds kept), read in the configured upstream time zone. */
-  timestamp: string | null;
+  timestamp: UtcDateTime | null;
   /**
    * `agent`, `user`, `environment`, UNKNOWN_VALUE for another string (the upstream's is in `raw`), or
    * null when the upstream sent none; read here so the schema reads a property, not a resolver per event.

@@ -10,6 +10,7 @@
  * `/workspace`; V1: absolute under the sandbox's project directory) and read the upstream's paths back
  * into it.
  */
+import type { UtcDateTime } from '../timestamps.ts';
 
 /** A path inside the workspace that passed the gateway's confinement check (never `..`, never absolute). */
 export type WorkspacePath = string & { readonly __workspacePath: unique symbol };
@@ -76,7 +77,7 @@ export interface WorkspaceCommit {
   subject: string;
   author: string;
   /** UTC with `Z`; null when unreadable. */
-  timestamp: string | null;
+  timestamp: UtcDateTime | null;
 }
 
 /** One file to upload: where it goes (relative) and its bytes. */

@@ -10,6 +10,7 @@ import { ConversationNotFoundError } from '../port/errors.ts';
 import type { ConversationEvent } from '../port/events.ts';
 import type { OutgoingMessage } from '../port/upstream.ts';
 import type { RequestableAgentStateValue } from '../port/vocabulary.ts';
+import { utcOfDate } from '../timestamps.ts';
 import { mapV1Event } from './events.ts';
 import { type CallScope, call, withRejections } from './scope.ts';
 
@@ -138,7 +139,7 @@ export async function requestAgentState(
   return {
     eventId: null,
     cursor: await cursor(),
-    timestamp: new Date().toISOString(),
+    timestamp: utcOfDate(new Date()),
     source: 'user',
     message: '',
     cause: null,
