@@ -7,17 +7,17 @@
  *
  * Prints the functions with the most self time and the packages/files with the most self time, which
  * is what points at a hot path without opening DevTools. Percentages are of the busy time (idle left
- * out). Frames of an esbuild bundle (dist/*.js) are charged to the source module they came from, read
- * from the bundle's `// path` comments; frames without a script (builtins such as JSON.parse, writev,
- * the garbage collector) are listed by name under `(native/vm)`.
+ * out). Frames of an esbuild bundle (dist/*.js) are charged to the source module and line they came
+ * from, read from the bundle's source map (lib/bundle-sources.ts); frames without a script (builtins
+ * such as JSON.parse, writev, the garbage collector) are listed by name under `(native/vm)`.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { bundleSourceOf } from './lib/bundle-sources.ts';
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
   children?: number[];
 }
 interface Profile {
@@ -68,36 +68,6 @@ const idleIds = new Set([...byId].filter(([, n]) => n.callFrame.functionName ===
 const idle = [...selfUs].filter(([id]) => idleIds.has(id)).reduce((sum, [, us]) => sum + us, 0);
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0) - idle;
 
-/**
- * Each bundle's module starts: esbuild writes `// src/gateway/yoga.ts` before a module's code (in a
- * checkout whose node_modules is a symlink, such as bench/ab.ts's base, packages come as
- * `// ../../<elsewhere>/node_modules/...`: read from their `node_modules/`).
- */
-const bundleModules = new Map<string, Array<{ line: number; path: string }>>();
-function bundleModule(url: string, line: number): string | null {
-  if (!/\/dist\/[^/]+\.js$/.test(url)) return null;
-  let starts = bundleModules.get(url);
-  if (!starts) {
-    starts = [];
-    const path = url.startsWith('file:') ? fileURLToPath(url) : url;
-    if (existsSync(path)) {
-      readFileSync(path, 'utf8')
-        .split('\n')
-        .forEach((text, index) => {
-          const match = /^\/\/ (?:\.\.\/\S*?(?=node_modules\/))?((?:src|node_modules)\/\S+)$/.exec(text);
-          if (match?.[1]) starts?.push({ line: index, path: match[1] });
-        });
-    }
-    bundleModules.set(url, starts);
-  }
-  let found: string | null = null;
-  for (const start of starts) {
-    if (start.line > line) break;
-    found = start.path;
-  }
-  return found;
-}
-
 /** Groups a script URL: a package name under node_modules, else the path inside the repo. */
 function area(url: string): string {
   if (!url) return '(native/vm)';
@@ -116,10 +86,10 @@ const areas = new Map<string, number>();
 for (const [id, us] of selfUs) {
   const node = byId.get(id);
   if (!node || idleIds.has(id)) continue;
-  const { functionName, url, lineNumber } = node.callFrame;
-  const module = bundleModule(url, lineNumber);
-  const where = module ? area(module) : area(url);
-  const key = `${functionName || '(anonymous)'}  ${where}:${lineNumber + 1}`;
+  const { functionName, url, lineNumber, columnNumber } = node.callFrame;
+  const place = bundleSourceOf(url, lineNumber, columnNumber);
+  const where = place ? area(place.module) : area(url);
+  const key = `${functionName || '(anonymous)'}  ${where}:${place ? place.line : lineNumber + 1}`;
   functions.set(key, (functions.get(key) ?? 0) + us);
   const group = where === '(native/vm)' ? `(native/vm) ${functionName}` : where;
   areas.set(group, (areas.get(group) ?? 0) + us);

@@ -5,11 +5,11 @@
  * allocations from its first answer on, and {@link liveAllocationSites} says where what is still live
  * at a later answer was allocated.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { bundleSourceOf } from './bundle-sources.ts';
 import { ROOT } from './processes.ts';
 
 let probes = 0;
@@ -63,33 +63,17 @@ export function heapProbe(name: string, samplesFile?: string) {
 
 /** A node of V8's sampling heap profile: a call frame, the live bytes sampled in it, its callees. */
 interface SampledFrame {
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
   selfSize: number;
   children: SampledFrame[];
 }
 
-/** Where each bundle's modules start: esbuild writes `// src/gateway/yoga.ts` before a module's code. */
-const bundleModules = new Map<string, Array<{ line: number; path: string }>>();
-
-/** `url:line` as the source module it came from when `url` is an esbuild bundle (dist/*.js). */
-function placeOf(url: string, line: number): string {
-  if (!/\/dist\/[^/]+\.js$/.test(url)) return `${url.replace(/^.*\/node_modules\//, '')}:${line + 1}`;
-  let starts = bundleModules.get(url);
-  if (!starts) {
-    starts = [];
-    const path = url.startsWith('file:') ? fileURLToPath(url) : url;
-    if (existsSync(path))
-      readFileSync(path, 'utf8')
-        .split('\n')
-        .forEach((text, index) => {
-          const match = /^\/\/ ((?:src|node_modules)\/\S+)$/.exec(text);
-          if (match?.[1]) starts?.push({ line: index, path: match[1] });
-        });
-    bundleModules.set(url, starts);
-  }
-  let module = url;
-  for (const start of starts) if (start.line <= line) module = start.path;
-  return `${module.replace(/^node_modules\//, '')} (bundle line ${line + 1})`;
+/** `url:line` as the source module and line it came from when `url` is an esbuild bundle (dist/*.js). */
+function placeOf(url: string, line: number, column: number): string {
+  const place = bundleSourceOf(url, line, column);
+  return place
+    ? `${place.module.replace(/^node_modules\//, '')}:${place.line}`
+    : `${url.replace(/^.*\/node_modules\//, '')}:${line + 1}`;
 }
 
 /**
@@ -102,7 +86,7 @@ export function liveAllocationSites(samplesFile: string, per: number, top = 25):
   const sites = new Map<string, number>();
   let total = 0;
   const name = (frame: SampledFrame) =>
-    `${frame.callFrame.functionName || '(anonymous)'} ${placeOf(frame.callFrame.url, frame.callFrame.lineNumber)}`;
+    `${frame.callFrame.functionName || '(anonymous)'} ${placeOf(frame.callFrame.url, frame.callFrame.lineNumber, frame.callFrame.columnNumber)}`;
   const walk = (frame: SampledFrame, callers: SampledFrame[]) => {
     if (frame.selfSize > 0) {
       total += frame.selfSize;
