@@ -4,7 +4,6 @@
  * resolves. An adapter reads its own wire records into these (V0: src/upstream/v0/conversation-record.ts)
  * and documents the fallback of every field there.
  */
-
 import { charCodeAt } from '../char-code.ts';
 import type { UtcDateTime } from '../timestamps.ts';
 import { KNOWN_STATUSES, UNKNOWN_VALUE } from './vocabulary.ts';
