@@ -46,12 +46,9 @@ export async function build(names = Object.keys(ENTRIES)) {
     format: 'esm',
     target: 'node20',
     sourcemap: 'linked',
-    // No whitespace or comments: the first stack a process formats (within seconds of its first
-    // upstream call: Node reads the stack of the error an idle upstream socket closes with) makes V8
-    // index the line ends of the whole script, 1.5 MiB for the 200,000 lines a readable bundle has;
-    // and V8 keeps the script's text, 7.2 MB readable, 4.9 MB without. Names are kept; stacks point
-    // into the bundle, and dist/index.js.map maps them back (`node --enable-source-maps`).
-    minifyWhitespace: true,
+    // Readable, not minifyWhitespace: without whitespace an idle gateway held ~10 MB less live heap,
+    // but the many-conversations bench's CPU per delivery rose by a fifth (docs/performance.md,
+    // "Reading the figures").
     // GraphiQL's 9 MB bundle of string literals (graphiql-assets.ts imports it on first use) loads from
     // node_modules when a browser first asks: inside the bundle, V8 parsed it at every start, about
     // half of the time to the first answer.

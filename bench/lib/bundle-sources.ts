@@ -1,7 +1,7 @@
 /**
  * Where a position in one of the gateway's bundles (dist/*.js) came from, read from the bundle's
  * source map: the profiles (profile-summary.ts, live-heap.ts) name a source module and its line, not
- * a column of the bundle's few long lines (scripts/build.mjs writes it without whitespace).
+ * a position in the bundle (read this way, they do not depend on how scripts/build.mjs lays it out).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';

@@ -344,14 +344,15 @@ async function runOne(
   const driver = await connectDriver(context, conversationId);
   const clients: SubscriberProcess[] = [];
   try {
-    // Baseline after one answered query, so lazily built parts are in it. About 4 s after this query
-    // undici closes its idle upstream connection and Node formats the stack of the error the socket
-    // is destroyed with, inside the subscribers' window: the first stack a process formats has V8
-    // index the line ends of its script, which for a readable bundle (~200,000 lines) was 1.5 MiB
-    // counted as the subscribers' (BENCH_HEAP_SAMPLES showed it as `join <- defaultPrepareStackTrace
-    // <- ... onParserTimeout`); the bundle has no whitespace since (scripts/build.mjs). Waiting that
-    // out before the baseline changed how V8 sized its young generation (16 -> 16 MiB instead of
-    // 16 -> 32 on the gateway, 5 -> 8 instead of 5 -> 14 on the floor), so the baseline does not wait.
+    // Baseline after one answered query, so lazily built parts are in it. One is not: about 4 s after
+    // this query undici closes its idle upstream connection, Node formats the stack of the error the
+    // socket is destroyed with, and the first stack ever formatted has V8 index the line ends of the
+    // gateway's bundle (~200,000 lines): 1.5 MiB for the process's life, counted here as the
+    // subscribers' (1.6 KiB each at 1,000; BENCH_HEAP_SAMPLES shows it as `join <-
+    // defaultPrepareStackTrace <- ... onParserTimeout`). Waiting that out before the baseline also
+    // changed how V8 sized its young generation (16 -> 16 MiB instead of 16 -> 32 on the gateway,
+    // 5 -> 8 instead of 5 -> 14 on the floor), so it is left in rather than traded for a shift of the
+    // whole comparison.
     await fetch(gateway.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-session-api-key': context.key },
