@@ -7,7 +7,7 @@
 import { Writable } from 'node:stream';
 import { createGraphQLError } from '@graphql-tools/utils';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { type ExecutionResult, GraphQLError } from 'graphql';
+import { type ExecutionResult, GraphQLError, parse } from 'graphql';
 import { GraphQLError as JitGraphQLError } from 'graphql-jit/dist/error';
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -15,7 +15,9 @@ import { errorCode, errorCodes } from '../../src/gateway/observability/error-cod
 import { createLogger, operationLogObserver } from '../../src/gateway/observability/logging.ts';
 import { GatewayMetrics } from '../../src/gateway/observability/metrics.ts';
 import {
+  type ObservedOperation,
   type OperationObserver,
+  OperationObservers,
   useOperationObservers,
 } from '../../src/gateway/observability/operation-observer.ts';
 import { startTracing, tracingObserver } from '../../src/gateway/observability/tracing.ts';
@@ -166,6 +168,35 @@ describe('the observers fed errors of every origin', () => {
       'INTERNAL',
       'RATE_LIMITED',
     ]);
+  });
+});
+
+describe('operation descriptions', () => {
+  it('are shared for the names a document holds, made anew for a name it does not (no caller-grown cache)', () => {
+    const seen: ObservedOperation[] = [];
+    const observers = new OperationObservers([
+      {
+        name: 'record',
+        start: (operation) => {
+          seen.push(operation);
+          return {};
+        },
+      },
+    ]);
+    const document = parse('query A { __typename } query B { __typename }');
+    for (const requested of ['A', 'B', 'A', 'B', 'Nope', 'Nope']) observers.watchExecute(document, requested);
+    const [a1, b1, a2, b2, nope1, nope2] = seen;
+    expect(seen.map((operation) => operation.name)).toEqual(['A', 'B', 'A', 'B', 'Nope', 'Nope']);
+    expect(a2).toBe(a1);
+    expect(b2).toBe(b1);
+    expect(a1).not.toBe(b1);
+    expect(nope2).not.toBe(nope1);
+    expect(nope1).toMatchObject({ name: 'Nope', type: 'execute', operationType: 'query' });
+    // A single operation without a requested name is shared too.
+    const single = parse('{ __typename }');
+    observers.watchExecute(single, undefined);
+    observers.watchExecute(single, null);
+    expect(seen[7]).toBe(seen[6]);
   });
 });
 

@@ -61,7 +61,8 @@ export interface OperationObserver {
 /**
  * Parsed documents are cached by Yoga, so the same object comes back for the same text: an operation's
  * description is built once per document, operation name and type, and then shared by every operation
- * that sends them (observers get the same object each time and must not change it).
+ * that sends them (observers get the same object each time and must not change it), for the names the
+ * document holds.
  */
 const described = {
   execute: new WeakMap<DocumentNode, Map<string, ObservedOperation>>(),
@@ -87,7 +88,10 @@ function describe(
       type,
       operationType: operation?.operation ?? 'query',
     });
-    byName.set(key, description);
+    // A requested name the document does not hold is the caller's free text (the operation then fails
+    // with "Unknown operation named"): kept, it would let a caller grow this map, and what observers
+    // keep per description (the log's child logger), without bound. Such a description is made anew.
+    if (operation !== null || requested == null) byName.set(key, description);
   }
   return description;
 }
