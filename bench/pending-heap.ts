@@ -7,10 +7,12 @@
  *   npx tsx bench/pending-heap.ts [--api v0|v1] [--pending 32] [--top 30]
  *
  * Each side (the production bundle with its default settings, then the floor) runs in front of one local
- * service and is warmed up with the list's request for 3 s. Then a heap snapshot (Node's
- * `--heapsnapshot-signal`, after a full GC), the service stopped with SIGSTOP, `--pending` list requests
- * sent, a second snapshot once they have reached the upstream's socket, and the service continued. The
- * difference between the two snapshots, divided by `--pending`, is what a waiting request holds: printed
+ * service and is warmed up with the list's request for 3 s, then with one unmeasured wait (code the
+ * waiting runs first gets compiled then). Then a heap snapshot (Node's `--heapsnapshot-signal`, after a
+ * full GC), the service stopped with SIGSTOP, `--pending` list requests sent, a second snapshot once
+ * they have reached the upstream's socket, and the service continued. The objects in the second
+ * snapshot and not the first, divided by `--pending`, are what a waiting request holds (machine code
+ * and memory outside V8's heap are left out of the total: a scavenge copies neither): printed
  * by V8's kind and constructor, then the closures and suspended async functions the requests created by
  * where they were defined (source module and line, through the bundle's source map for dist/). At the
  * bench's 32 connections the gateway's fair share (16 calls per credential by default) has half of them
@@ -257,9 +259,9 @@ function readSnapshot(path: string): Map<number, HeapNode> {
 }
 
 /**
- * Prints what the nodes in `busy` and not in `idle` hold per pending request, and answers the one-line
- * total. Nodes present in both are left out: what the waiting requests changed in place (a queue's
- * array growing) is small beside what they created.
+ * Prints what the nodes in `busy` and not in `idle` hold per pending request, code and native memory
+ * aside, and answers the one-line total. Nodes present in both are left out: what the waiting requests
+ * changed in place (a queue's array growing) is small beside what they created.
  */
 function report(side: string, idle: Map<number, HeapNode>, busy: Map<number, HeapNode>): string {
   const byKind = new Map<string, { count: number; size: number }>();
