@@ -133,7 +133,8 @@ builder.queryField('conversations', (t) =>
         }),
         repository: t.arg.string({ description: 'Only conversations on this repository ("owner/repo").' }),
       },
-      resolve: async (_root, args, context) => {
+      // Not async: it answers the walker's own promise, which an async function would wrap in another.
+      resolve: (_root, args, context) => {
         const filter: ConversationFilter = {
           trigger: requireKnownInput(args.trigger, 'trigger') ?? null,
           repository: args.repository ?? null,

@@ -19,7 +19,7 @@ import { credentialSecret, type UpstreamCredentials } from './credentials.ts';
 export type FairShareRefusal = 'aborted' | 'queue-full';
 
 /** One credential's calls in flight and waiting; what a caller holds while it has a slot. */
-interface Lane {
+export interface Lane {
   readonly kind: UpstreamCredentials['kind'];
   readonly key: string;
   active: number;

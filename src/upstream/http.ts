@@ -24,7 +24,7 @@ import {
   UpstreamError,
   type UpstreamErrorCode,
 } from './failures.ts';
-import { FairShare } from './fair-share.ts';
+import { FairShare, type Lane } from './fair-share.ts';
 import { type ExchangeTarget, exchange, type UpstreamRequest } from './http-exchange.ts';
 import { type StreamOptions, streamExchange, type UpstreamStream } from './http-stream.ts';
 import { createUpstreamPool, type PoolSettings } from './pool.ts';
@@ -197,20 +197,55 @@ export class UpstreamClient {
     return this.run(req, (answered) => streamExchange(this.streamingTarget(), req, options, answered));
   }
 
-  /** Runs `send` with the caller's share, the gate, the breaker and retries of idempotent reads. */
+  /**
+   * Runs `send` with the caller's share, the gate, the breaker and retries of idempotent reads, all in
+   * this one async function: a call waiting on the upstream holds one suspended frame here, not one per
+   * step (each is heap the young generation's scavenges copy while the call waits). Both bounds are
+   * taken synchronously when they have room, as nearly every call finds them (no promise and no turn of
+   * the event loop each); only a full share or gate, or an aborted signal, waits in their queues.
+   */
   private async run<T>(req: UpstreamRequest, send: Send<T>): Promise<T> {
-    const idempotent = req.method === 'GET';
-    const maxAttempts = idempotent ? this.retries + 1 : 1;
+    const maxAttempts = req.method === 'GET' ? this.retries + 1 : 1;
+    const share = this.fairShare;
     for (let attempt = 1; ; attempt++) {
+      let lane: Lane | null = null;
+      let holdsSlot = false;
+      let failure: unknown;
       try {
-        return await this.attempt(req, attempt, send);
+        lane = share && (share.tryEnter(req.credentials) ?? (await this.enterShare(share, req)));
+        if (!this.gate.tryAcquire(req.signal)) await this.acquireGate(req.signal);
+        holdsSlot = true;
+        const admission = this.breaker ? this.breaker.admit() : ADMITTED;
+        if (!admission.admitted) throw circuitOpen(admission.retryAfterMs);
+        // One info object for both observers, made only when one listens.
+        const info = this.onAttempt || this.onCall ? { method: req.method, path: req.path, attempt } : null;
+        const finish = info && this.onAttempt?.(info);
+        let status: number | undefined;
+        try {
+          if (info) this.onCall?.(info);
+          const result = await send((answered) => {
+            status = answered;
+          });
+          this.breaker?.record('success', admission.probe);
+          finish?.(status === undefined ? {} : { status });
+          return result;
+        } catch (error) {
+          this.breaker?.record(breakerOutcome(error, status), admission.probe);
+          finish?.(failedOutcome(status, error));
+          throw error;
+        }
       } catch (error) {
-        const retryDelay = attempt < maxAttempts ? retryDelayFor(error, attempt, this.retryPolicy) : null;
-        if (retryDelay === null) throw this.report(req, error);
-        await sleep(retryDelay, undefined, req.signal ? { signal: req.signal } : undefined).catch(() => {
-          throw this.report(req, abortError(req.signal));
-        });
+        failure = error;
+      } finally {
+        // Given back before a retry waits, as before the call is answered.
+        if (holdsSlot) this.gate.release();
+        if (lane) share?.leave(lane);
       }
+      const retryDelay = attempt < maxAttempts ? retryDelayFor(failure, attempt, this.retryPolicy) : null;
+      if (retryDelay === null) throw this.report(req, failure);
+      await sleep(retryDelay, undefined, req.signal ? { signal: req.signal } : undefined).catch(() => {
+        throw this.report(req, abortError(req.signal));
+      });
     }
   }
 
@@ -255,27 +290,6 @@ export class UpstreamClient {
     if (this.streamTarget) await this.streamTarget.dispatcher.close();
   }
 
-  /**
-   * One attempt: first its caller's share (fair-share.ts), then a slot of the shared gate, then the
-   * breaker, instrumented. Both bounds are taken synchronously when they have room, as nearly every
-   * call finds them (no promise and no turn of the event loop each); only a full share or gate, or an
-   * aborted signal, goes through their queues (`enter`, `acquire`).
-   */
-  private async attempt<T>(req: UpstreamRequest, attempt: number, send: Send<T>): Promise<T> {
-    const share = this.fairShare;
-    const lane = share && (share.tryEnter(req.credentials) ?? (await this.enterShare(share, req)));
-    try {
-      if (!this.gate.tryAcquire(req.signal)) await this.acquireGate(req.signal);
-      try {
-        return await this.admitted(req, attempt, send);
-      } finally {
-        this.gate.release();
-      }
-    } finally {
-      if (lane) share.leave(lane);
-    }
-  }
-
   /** Waits for the caller's share (it has calls in flight up to its bound), or refuses with a code. */
   private enterShare(share: FairShare, req: UpstreamRequest) {
     return share.enter(req.credentials, req.signal, (reason) =>
@@ -290,29 +304,6 @@ export class UpstreamClient {
     } catch (error) {
       if (error instanceof GateRefusal && error.reason === 'queue-full') throw gatewayOverloaded();
       throw abortError(signal);
-    }
-  }
-
-  /** An attempt holding its share and slot: through the breaker, told to the observers, sent. */
-  private async admitted<T>(req: UpstreamRequest, attempt: number, send: Send<T>): Promise<T> {
-    const admission = this.breaker ? this.breaker.admit() : ADMITTED;
-    if (!admission.admitted) throw circuitOpen(admission.retryAfterMs);
-    // One info object for both observers, made only when one listens.
-    const info = this.onAttempt || this.onCall ? { method: req.method, path: req.path, attempt } : null;
-    const finish = info && this.onAttempt?.(info);
-    let status: number | undefined;
-    try {
-      if (info) this.onCall?.(info);
-      const result = await send((answered) => {
-        status = answered;
-      });
-      this.breaker?.record('success', admission.probe);
-      finish?.(status === undefined ? {} : { status });
-      return result;
-    } catch (error) {
-      this.breaker?.record(breakerOutcome(error, status), admission.probe);
-      finish?.(failedOutcome(status, error));
-      throw error;
     }
   }
 

@@ -24,7 +24,12 @@ import { type DocumentNode, type ExecutionResult, type GraphQLSchema, getOperati
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { GatewayContext } from '../../schema/context.ts';
 import type { OperationObservers } from '../observability/operation-observer.ts';
-import { type GuardedArgs, type OperationGuard, runGuarded } from '../protection/operation-guard.ts';
+import {
+  enterGuards,
+  firstRefusal,
+  type GuardedArgs,
+  type OperationGuard,
+} from '../protection/operation-guard.ts';
 import { resultWithoutSuggestions } from '../protection/suggestions.ts';
 import { LEAF_SERIALIZERS } from './leaf-serializers.ts';
 import { isThenable } from './thenable.ts';
@@ -183,11 +188,24 @@ export class PreparedOperations {
       operationName: operation.operationName,
     };
     const watches = observers.watchExecute(operation.document, operation.operationName);
-    const execute = operation.execute;
-    const inner = watches.wraps
-      ? (executeArgs: GuardedArgs) => watches.run(() => execute(executeArgs))
-      : execute;
-    const { result, refused } = await runGuarded(guards, args, inner);
+    // The guards' parts run in this function's frame, not in one async function each: a request
+    // waiting on the upstream holds less heap for the young generation's scavenges to copy.
+    let refusal = firstRefusal(guards, args);
+    if (refusal instanceof Promise) refusal = await refusal;
+    let result: ExecutionResult;
+    if (refusal) result = refusal;
+    else {
+      const exit = enterGuards(guards, args);
+      try {
+        const execute = operation.execute;
+        result = (await (watches.wraps
+          ? watches.run(() => execute(args))
+          : execute(args))) as ExecutionResult;
+      } finally {
+        exit();
+      }
+    }
+    const refused = refusal !== null;
     const answer = hideSuggestions ? (resultWithoutSuggestions(result) ?? result) : result;
     const errors = answer.errors ?? NO_ERRORS;
     watches.answered(errors);

@@ -15,8 +15,8 @@ export const DEFAULT_OPERATION_TIMEOUT_MS = 30_000;
 export function operationDeadlineGuard(timeoutMs: number): OperationGuard {
   if (timeoutMs <= 0) return {};
   return {
-    wrapExecute: (executeFn) => async (executeArgs) => {
-      const scope = executeArgs.contextValue.upstream;
+    enter: ({ contextValue }) => {
+      const scope = contextValue.upstream;
       // One signal fed by the request's signal and the timer. (AbortSignal.any would do the same
       // but costs tens of microseconds per operation on Node 20, more than the rest of this plugin.)
       const deadline = new OperationSignal();
@@ -31,12 +31,10 @@ export function operationDeadlineGuard(timeoutMs: number): OperationGuard {
       }, timeoutMs);
       // The scope object is shared with the operation's loaders, so they see this signal too.
       scope.signal = deadline.asAbortSignal();
-      try {
-        return await executeFn(executeArgs);
-      } finally {
+      return () => {
         clearTimeout(timer);
         parent?.removeEventListener('abort', forward);
-      }
+      };
     },
   };
 }
