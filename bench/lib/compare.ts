@@ -58,6 +58,16 @@ export async function alternateSides<S extends string, F extends { [K in keyof F
   >;
 }
 
+/**
+ * The median of per-round ratios `numerator[i] / denominator[i]`: each pair was measured in the same
+ * round, seconds apart, so what changed the machine's speed between rounds cancels out in each ratio
+ * (a ratio of the two sides' medians mixes rounds of different speeds).
+ */
+export function pairedRatio(numerator: readonly number[], denominator: readonly number[]): number {
+  const ratios = numerator.map((value, at) => value / (denominator[at] as number));
+  return round(median(ratios));
+}
+
 function summarize<F extends { [K in keyof F]: number }>(rounds: F[]): SideSummary<F> {
   const first = rounds[0];
   if (!first) throw new Error('no rounds measured');
