@@ -70,6 +70,17 @@ function mediaTypeOfAccept(accept: string | undefined): JsonMediaType | null {
 /** `application/json`, with or without `charset=utf-8` (Yoga's isPOSTJsonRequest takes both). */
 function isJsonContentType(value: string | undefined): boolean {
   if (value === undefined) return false;
+  // As with Accept: a client sends the same Content-Type every time, and the answer is a pure function of it.
+  if (value === lastContentType.header) return lastContentType.json;
+  const json = readsAsJson(value);
+  lastContentType = { header: value, json };
+  return json;
+}
+
+/** The last Content-Type {@link isJsonContentType} read, and its answer. */
+let lastContentType = { header: 'application/json', json: true };
+
+function readsAsJson(value: string): boolean {
   const [type = '', ...params] = value.toLowerCase().split(';');
   if (type.trim() !== 'application/json') return false;
   return params.every((param) => param.trim() === 'charset=utf-8');

@@ -34,8 +34,10 @@ export async function searchConversations(
   page: ConversationPageRequest,
   filter: ConversationFilter,
 ): Promise<ConversationPage> {
-  const query = new URLSearchParams({ limit: String(Math.max(1, Math.min(page.limit, V1_MAX_PAGE))) });
-  if (page.token !== null) query.set('page_id', page.token);
+  // A number needs no encoding, and the first page (no token) is the common one: no URLSearchParams
+  // (~0.25 µs) for it.
+  let query = `limit=${Math.max(1, Math.min(page.limit, V1_MAX_PAGE))}`;
+  if (page.token !== null) query += `&${new URLSearchParams({ page_id: page.token })}`;
   const body = await call<PageRecord<unknown>>(scope, {
     method: 'GET',
     path: `${SEARCH}?${query}`,
