@@ -101,7 +101,7 @@ export async function compareGatewayWithDirect(
   };
   // Paired rounds start warm: the one-connection runs above warmed the gateway and the service, not the
   // floors, whose first round was a cold process's (V8 still compiling: 0.14-0.61 ms a request against
-  // 0.10-0.26 in their later rounds, in the first run with paired rounds). One unmeasured run each.
+  // 0.10-0.35 in their later rounds, in the first run with paired rounds). One unmeasured run each.
   if (paired) for (const side of sides) await saturateSide(side);
   const all = await alternateSides(saturationRounds, sides, (side) =>
     withCpu(context, () => saturateSide(side), floorByName.get(side)?.pid),
