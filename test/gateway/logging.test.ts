@@ -33,15 +33,17 @@ describe('the per-operation line', () => {
     const { lines, logger } = captured();
     const worker = logger.child({ worker: 3 });
     const observer = operationLogObserver(worker);
-    observer.start({ name: 'History', type: 'execute', operationType: 'query' }).ended?.([]);
+    observer
+      .start({ name: 'History', type: 'execute', operationType: 'query' })
+      .ended?.([], performance.now());
     const coded = new GraphQLError('slow', { extensions: { code: 'UPSTREAM_TIMEOUT' } });
     observer
       .start({ name: undefined, type: 'execute', operationType: 'mutation' })
-      .ended?.([coded, new Error('bug')]);
+      .ended?.([coded, new Error('bug')], performance.now());
     // A requested name is the caller's text (escaped once, into the child's bindings).
     observer
       .start({ name: 'Say "hé"\n\u2028\ud800', type: 'subscribe', operationType: 'subscription' })
-      .ended?.([]);
+      .ended?.([], performance.now());
     const [ok, failed, odd] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(odd).toMatchObject({ operation: 'Say "hé"\n\u2028\ud800', type: 'subscribe', outcome: 'ok' });
     expect(ok).toMatchObject({ level: 30, worker: 3, operation: 'History', type: 'execute', outcome: 'ok' });

@@ -15,6 +15,7 @@ import { errorCode, errorCodes } from '../../src/gateway/observability/error-cod
 import { createLogger, operationLogObserver } from '../../src/gateway/observability/logging.ts';
 import { GatewayMetrics } from '../../src/gateway/observability/metrics.ts';
 import {
+  flushEndedOperations,
   type ObservedOperation,
   type OperationObserver,
   OperationObservers,
@@ -105,7 +106,10 @@ async function run(yoga: ReturnType<typeof createYoga>, query: string) {
     headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
     body: JSON.stringify({ query }),
   });
-  return { status: response.status, body: (await response.json()) as ExecutionResult };
+  const body = (await response.json()) as ExecutionResult;
+  // The observers are told of an operation's end in batches: this one's now.
+  flushEndedOperations();
+  return { status: response.status, body };
 }
 
 describe('the observers fed errors of every origin', () => {
@@ -259,6 +263,7 @@ describe('a faulty observer', () => {
       body: JSON.stringify({ query: 'subscription Ticks { ticks }' }),
     });
     const text = await response.text();
+    flushEndedOperations();
     expect(text.match(/"ticks":\d/g)).toEqual(['"ticks":1', '"ticks":2', '"ticks":3']);
     expect(faults.map(([, error]) => error)).toEqual([
       'Error: bug in start',
@@ -302,6 +307,7 @@ describe('a faulty observer', () => {
       body: JSON.stringify({ query: 'subscription Ticks { ticks }' }),
     });
     expect((await response.text()).match(/"ticks":\d/g)).toEqual(['"ticks":1', '"ticks":2', '"ticks":3']);
+    flushEndedOperations();
     const each = (call: string) => ['a', 'b', 'c', 'e'].map((name) => `${name}:${call}`);
     expect(calls).toEqual([...each('run'), ...each('answered'), ...each('streaming'), ...each('ended')]);
     expect(faults).toEqual([

@@ -14,7 +14,10 @@ import { createYoga, processRegularResult } from 'graphql-yoga';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { describe, expect, it } from 'vitest';
 import { PreparedOperations } from '../../src/gateway/compiled/prepared-operations.ts';
-import { OperationObservers } from '../../src/gateway/observability/operation-observer.ts';
+import {
+  flushEndedOperations,
+  OperationObservers,
+} from '../../src/gateway/observability/operation-observer.ts';
 import { RateLimiter } from '../../src/gateway/protection/rate-limit.ts';
 import { resultsAsYogaMasksThem } from '../../src/gateway/websocket/live-fan-out.ts';
 import type { GatewayContext } from '../../src/schema/context.ts';
@@ -236,6 +239,8 @@ describe('prepared operations', () => {
     const answered = await processRegularResult(prepared, yoga.fetchAPI, 'application/json');
     expect(await answered.text()).toBe(await response.text());
     expect(prepared.errors?.[0]?.message).toBe('Unexpected error.');
+    // Told of the end in a batch (now): the errors it is told are still the ones the operation met.
+    flushEndedOperations();
     expect(observed).toEqual(['an internal detail']);
     expect(masked).toHaveLength(1);
   });

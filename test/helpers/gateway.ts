@@ -13,6 +13,7 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { type ExecutionResult, print } from 'graphql';
 import { expect, onTestFinished } from 'vitest';
 import { createLogger } from '../../src/gateway/observability/logging.ts';
+import { flushEndedOperations } from '../../src/gateway/observability/operation-observer.ts';
 import { type RunningGateway, type StartGatewayOptions, startGateway } from '../../src/gateway/server.ts';
 import type { LocalServiceOptions } from '../../src/local-service/index.ts';
 import type { UpstreamCallInfo } from '../../src/upstream/http.ts';
@@ -39,7 +40,7 @@ export interface TestGateway {
   url: string;
   /** The running gateway itself (its event bridge's stats, for the live tests). */
   gateway: RunningGateway['gateway'];
-  /** Every log line written so far, raw JSON text. */
+  /** Every log line written so far, those of every operation ended so far included, raw JSON text. */
   logs(): string[];
   /** Every upstream attempt so far (method, path, attempt number). */
   calls: UpstreamCallInfo[];
@@ -111,7 +112,12 @@ export async function startTestGateway({
   return {
     url: running.url,
     gateway: running.gateway,
-    logs: () => [...lines],
+    logs: () => {
+      // Operations' lines are written in batches (operation-observer.ts): those of every operation
+      // ended so far are written now.
+      flushEndedOperations();
+      return [...lines];
+    },
     calls,
     countCalls: (method, pathPrefix) =>
       calls.filter((call) => call.method === method && call.path.startsWith(pathPrefix)).length,

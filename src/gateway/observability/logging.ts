@@ -16,7 +16,12 @@ import type { Writable } from 'node:stream';
 import pino from 'pino';
 import { CREDENTIAL_HEADERS } from '../../upstream/credentials.ts';
 import { errorCodes } from './error-code.ts';
-import type { ObservedOperation, OperationObserver, OperationWatch } from './operation-observer.ts';
+import {
+  flushEndedOperations,
+  type ObservedOperation,
+  type OperationObserver,
+  type OperationWatch,
+} from './operation-observer.ts';
 
 /**
  * Paths that could carry a secret if someone ever logs a header bag, a record or an input: every
@@ -131,11 +136,15 @@ function batchedStdout(): pino.DestinationStream {
     else if (!batchDue) awaitBatch();
     return true;
   };
+  // Both first tell the observers of operations already ended (operation-observer.ts tells them in
+  // batches), so their lines are among those flushed, at exit too.
   destination.flush = function flushGathered() {
+    flushEndedOperations();
     handOver();
     flush.call(destination);
   };
   destination.flushSync = function flushGatheredSync() {
+    flushEndedOperations();
     handOver();
     flushSync.call(destination);
   };
@@ -160,6 +169,8 @@ function sonicDestinationOf(logger: pino.Logger): SonicDestination | null {
  * ends. Lines logged meanwhile are written too.
  */
 export function flushLogs(logger: pino.Logger, timeoutMs = 2_000): Promise<void> {
+  // The lines of operations already ended, which their observers are told of in batches.
+  flushEndedOperations();
   const destination = sonicDestinationOf(logger);
   if (destination !== null) gatheredLines.get(destination)?.();
   if (destination === null || (!destination._writing && destination._len === 0)) return Promise.resolve();
@@ -215,7 +226,8 @@ export function operationLogObserver(logger: pino.Logger): OperationObserver {
 }
 
 /**
- * One operation's line, written when it ends. A class, not a closure per operation: an open
+ * One operation's line, written when its observers are told it ended (in batches, with the time it
+ * ended: operation-observer.ts). A class, not a closure per operation: an open
  * subscription holds this until its stream ends, so its size is paid once per idle subscriber.
  */
 class LoggedOperation implements OperationWatch {
@@ -228,8 +240,8 @@ class LoggedOperation implements OperationWatch {
     this.#startedAt = startedAt;
   }
 
-  ended(errors: readonly unknown[]): void {
-    const durationMs = Math.round((performance.now() - this.#startedAt) * 100) / 100;
+  ended(errors: readonly unknown[], endedAt: number): void {
+    const durationMs = Math.round((endedAt - this.#startedAt) * 100) / 100;
     // Most operations end without errors: no code set to build for them.
     const codes = errors.length ? errorCodes(errors) : NO_CODES;
     if (codes.length) this.#lines.warn({ durationMs, outcome: 'error', errorCodes: codes }, 'operation');

@@ -12,7 +12,12 @@ import type { Plugin } from 'graphql-yoga';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { UpstreamAttemptOutcome, UpstreamCallInfo } from '../../upstream/http.ts';
 import { errorCode } from './error-code.ts';
-import type { ObservedOperation, OperationObserver, OperationWatch } from './operation-observer.ts';
+import {
+  flushEndedOperations,
+  type ObservedOperation,
+  type OperationObserver,
+  type OperationWatch,
+} from './operation-observer.ts';
 import { CounterSeries, HistogramSeries } from './prom-series.ts';
 
 /** Distinct operation names tracked before new ones are counted as `_other`. */
@@ -65,10 +70,10 @@ class MeasuredOperation implements OperationWatch {
     this.#series.open.inc();
   }
 
-  ended(errors: readonly unknown[]): void {
+  ended(errors: readonly unknown[], endedAt: number): void {
     const series = this.#series;
     if (this.#streaming) series.open.dec();
-    series.duration.observe((performance.now() - this.#startedAt) / 1000);
+    series.duration.observe((endedAt - this.#startedAt) / 1000);
     (errors.length ? series.error : series.ok).inc();
     for (const error of errors) series.errorCodes.inc({ code: errorCode(error) });
   }
@@ -175,6 +180,8 @@ export class GatewayMetrics {
 
   /** Prometheus text exposition. */
   async render(): Promise<string> {
+    // Operations that ended before the scrape count in it (their observers are told in batches).
+    flushEndedOperations();
     return this.registry.metrics();
   }
 

@@ -1,0 +1,106 @@
+/**
+ * Observers are told of operations' ends in batches (operation-observer.ts, EndedOperations): not
+ * during the operation's own work, but within ENDED_BATCH_MS, a full batch at once, or whenever
+ * someone needs them now (the metrics' scrape, the log's flush), each with the time it ended.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parse } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { createLogger, flushLogs, operationLogObserver } from '../../src/gateway/observability/logging.ts';
+import { GatewayMetrics } from '../../src/gateway/observability/metrics.ts';
+import {
+  ENDED_BATCH_MS,
+  flushEndedOperations,
+  type OperationObserver,
+  OperationObservers,
+} from '../../src/gateway/observability/operation-observer.ts';
+
+const document = parse('query Hello { hello }');
+
+/** An observer recording each end it is told: the operation's number and when it ended. */
+function recorder() {
+  const told: Array<{ operation: number; endedAt: number }> = [];
+  let started = 0;
+  const observer: OperationObserver = {
+    name: 'recorder',
+    start: () => {
+      const operation = ++started;
+      return { ended: (_errors, endedAt) => told.push({ operation, endedAt }) };
+    },
+  };
+  return { observer, told };
+}
+
+describe('the ends of operations', () => {
+  it('are told after the operation, in the order they ended, within the batch time, with when each ended', async () => {
+    flushEndedOperations();
+    const { observer, told } = recorder();
+    const observers = new OperationObservers([observer]);
+    const ends: Array<[number, number]> = [];
+    for (let index = 0; index < 3; index++) {
+      const watches = observers.watchExecute(document, 'Hello');
+      const before = performance.now();
+      watches.ended([]);
+      ends.push([before, performance.now()]);
+      // Once per operation, whatever reports the end again.
+      watches.ended([]);
+    }
+    expect(told).toEqual([]);
+
+    const waitedFrom = performance.now();
+    while (told.length === 0 && performance.now() - waitedFrom < 2_000) await sleep(5);
+    expect(told.map((end) => end.operation)).toEqual([1, 2, 3]);
+    told.forEach(({ endedAt }, index) => {
+      const [before, after] = ends[index] as [number, number];
+      expect(endedAt).toBeGreaterThanOrEqual(before);
+      expect(endedAt).toBeLessThanOrEqual(after);
+    });
+    // Told by the batch's timer, not at the next end of another operation.
+    expect(performance.now() - (ends[2] as [number, number])[1]).toBeGreaterThanOrEqual(ENDED_BATCH_MS - 2);
+  });
+
+  it('are told at once when a batch is full', () => {
+    flushEndedOperations();
+    const { observer, told } = recorder();
+    const observers = new OperationObservers([observer]);
+    for (let index = 0; index < 255; index++) observers.watchExecute(document, 'Hello').ended([]);
+    expect(told).toHaveLength(0);
+    observers.watchExecute(document, 'Hello').ended([]);
+    expect(told).toHaveLength(256);
+  });
+
+  it('are counted in a scrape of the metrics taken right after them', async () => {
+    flushEndedOperations();
+    const metrics = new GatewayMetrics({
+      upstreamSockets: () => 0,
+      circuitState: () => 'closed',
+      upstreamLoad: () => ({ active: 0, queued: 0 }),
+    });
+    const observers = new OperationObservers([metrics.observer()]);
+    const watches = observers.watchExecute(document, 'Hello');
+    watches.answered([]);
+    watches.ended([]);
+    expect(await metrics.render()).toMatch(
+      /graphql_operations_total\{operation="Hello",type="execute",outcome="ok"\} 1/,
+    );
+  });
+
+  it('have their log lines among those flushed', async () => {
+    flushEndedOperations();
+    const lines: string[] = [];
+    const destination = {
+      write(line: string) {
+        lines.push(line);
+        return true;
+      },
+    };
+    const logger = createLogger({ destination: destination as never });
+    const observers = new OperationObservers([operationLogObserver(logger)]);
+    observers.watchExecute(document, 'Hello').ended([]);
+    expect(lines).toEqual([]);
+    await flushLogs(logger);
+    expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toEqual([
+      expect.objectContaining({ operation: 'Hello', outcome: 'ok', msg: 'operation' }),
+    ]);
+  });
+});
