@@ -1,7 +1,8 @@
 /**
  * Observers are told of operations' ends in batches (operation-observer.ts, EndedOperations): not
  * during the operation's own work, but within ENDED_BATCH_MS, a full batch at once, or whenever
- * someone needs them now (the metrics' scrape, the log's flush), each with the time it ended.
+ * someone needs them now (the metrics' scrape, the log's flush), each with the time it ended; the
+ * upstream attempts' metrics too.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'graphql';
@@ -83,6 +84,35 @@ describe('the ends of operations', () => {
     expect(await metrics.render()).toMatch(
       /graphql_operations_total\{operation="Hello",type="execute",outcome="ok"\} 1/,
     );
+  });
+
+  it('of upstream attempts are counted in the scrape after them, each with its own duration', async () => {
+    flushEndedOperations();
+    const metrics = new GatewayMetrics({
+      upstreamSockets: () => 0,
+      circuitState: () => 'closed',
+      upstreamLoad: () => ({ active: 0, queued: 0 }),
+    });
+    const startedBefore = performance.now();
+    const end = metrics.onAttempt({ method: 'GET', path: '/api/conversations?limit=20', attempt: 1 });
+    const startedAfter = performance.now();
+    await sleep(20);
+    const endedBefore = performance.now();
+    end({ status: 200 });
+    const endedAfter = performance.now();
+    // Long enough after the end that a duration read when the batch is told would show it.
+    await sleep(ENDED_BATCH_MS + 40);
+    const text = await metrics.render();
+    expect(text).toMatch(
+      /upstream_requests_total\{method="GET",route="\/api\/conversations",status="200"\} 1\n/,
+    );
+    const sum = Number(
+      /upstream_request_duration_seconds_sum\{method="GET",route="\/api\/conversations"\} ([\d.e-]+)/.exec(
+        text,
+      )?.[1],
+    );
+    expect(sum * 1000).toBeGreaterThanOrEqual(endedBefore - startedAfter - 0.01);
+    expect(sum * 1000).toBeLessThanOrEqual(endedAfter - startedBefore + 0.01);
   });
 
   it('have their log lines among those flushed', async () => {

@@ -13,10 +13,12 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { UpstreamAttemptOutcome, UpstreamCallInfo } from '../../upstream/http.ts';
 import { errorCode } from './error-code.ts';
 import {
+  type EndedLater,
   flushEndedOperations,
   type ObservedOperation,
   type OperationObserver,
   type OperationWatch,
+  tellEndedLater,
 } from './operation-observer.ts';
 import { CounterSeries, HistogramSeries } from './prom-series.ts';
 
@@ -76,6 +78,33 @@ class MeasuredOperation implements OperationWatch {
     series.duration.observe((endedAt - this.#startedAt) / 1000);
     (errors.length ? series.error : series.ok).inc();
     for (const error of errors) series.errorCodes.inc({ code: errorCode(error) });
+  }
+}
+
+/** One upstream attempt as metrics sees it: counted when the observers' batch is told of its end. */
+class MeasuredAttempt implements EndedLater<UpstreamAttemptOutcome> {
+  readonly #record: (method: string, route: string, outcome: UpstreamAttemptOutcome, seconds: number) => void;
+  readonly #method: string;
+  readonly #route: string;
+  readonly #startedAt: number;
+
+  constructor(
+    record: (method: string, route: string, outcome: UpstreamAttemptOutcome, seconds: number) => void,
+    method: string,
+    route: string,
+    startedAt: number,
+  ) {
+    this.#record = record;
+    this.#method = method;
+    this.#route = route;
+    this.#startedAt = startedAt;
+  }
+
+  /** What the upstream client calls when the attempt ends. */
+  readonly end = (outcome: UpstreamAttemptOutcome): void => tellEndedLater(this, outcome, performance.now());
+
+  tellEnded(outcome: UpstreamAttemptOutcome, endedAt: number): void {
+    this.#record(this.#method, this.#route, outcome, (endedAt - this.#startedAt) / 1000);
   }
 }
 
@@ -185,17 +214,26 @@ export class GatewayMetrics {
     return this.registry.metrics();
   }
 
-  /** Upstream attempt instrumentation for UpstreamClientOptions.onAttempt. */
+  /**
+   * Upstream attempt instrumentation for UpstreamClientOptions.onAttempt: an attempt's end is counted
+   * in the observers' next batch, with the time it ended (operation-observer.ts, EndedOperations).
+   */
   onAttempt(info: UpstreamCallInfo): (outcome: UpstreamAttemptOutcome) => void {
-    const startedAt = performance.now();
-    const route = routeOf(info.path);
-    return (outcome) => {
-      const children = this.#attemptChildrenFor(info.method, route, outcome.status);
-      children.duration.observe((performance.now() - startedAt) / 1000);
-      children.calls.inc();
-      if (outcome.code) this.#upstreamErrors.inc({ method: info.method, route, code: outcome.code });
-    };
+    return new MeasuredAttempt(this.#recordAttempt, info.method, routeOf(info.path), performance.now()).end;
   }
+
+  /** Counts one upstream attempt that took `seconds`. */
+  readonly #recordAttempt = (
+    method: string,
+    route: string,
+    outcome: UpstreamAttemptOutcome,
+    seconds: number,
+  ): void => {
+    const children = this.#attemptChildrenFor(method, route, outcome.status);
+    children.duration.observe(seconds);
+    children.calls.inc();
+    if (outcome.code) this.#upstreamErrors.inc({ method, route, code: outcome.code });
+  };
 
   /** Label-bound children per method, route and status (bounded: routes have `:id` for ids). */
   #attemptChildrenFor(method: string, route: string, status: number | undefined) {

@@ -116,7 +116,7 @@ const NOT_WATCHING: OperationWatch = Object.freeze({});
  * two watches (the log's and the metrics') are fields, the rest in an array: an array and its store
  * were 64 of each idle subscriber's bytes. No `#` methods: they give every instance a brand slot.
  */
-export class Watches {
+export class Watches implements EndedLater<readonly unknown[]> {
   readonly #set: ObserverSet;
   readonly #first: OperationWatch;
   readonly #second: OperationWatch;
@@ -192,7 +192,7 @@ export class Watches {
   ended(errors: readonly unknown[]): void {
     if (this.#ended) return;
     this.#ended = true;
-    endedOperations.add(this, errors, performance.now());
+    tellEndedLater(this, errors, performance.now());
   }
 
   /** Tells every watch that has `ended` (the batch of {@link EndedOperations} calls this). */
@@ -236,10 +236,16 @@ export const ENDED_BATCH_MS = 25;
 /** Ended operations told at once, at most: the batch is told as soon as it is this full. */
 const ENDED_BATCH_SIZE = 256;
 
+/** What is told of an end in a batch: an operation's watches, an upstream attempt's metrics. */
+export interface EndedLater<Detail> {
+  tellEnded(detail: Detail, endedAt: number): void;
+}
+
 /**
- * Operations that ended and whose watches are yet to be told, told together: every
- * {@link ENDED_BATCH_MS} or {@link ENDED_BATCH_SIZE} operations, whichever comes first, and whenever
- * someone needs them told now ({@link flushEndedOperations}: the metrics' scrape, the log's flush).
+ * Operations (and their upstream attempts, metrics.ts) that ended and whose observers are yet to be
+ * told, told together: every {@link ENDED_BATCH_MS} or {@link ENDED_BATCH_SIZE} ends, whichever comes
+ * first, and whenever someone needs them told now ({@link flushEndedOperations}: the metrics' scrape,
+ * the log's flush).
  *
  * Why batches: each operation's line and metrics, run at its end among the rest of a request's work,
  * cost about 4% of a V1 list request's CPU more than the same calls run one after another for many
@@ -249,21 +255,21 @@ const ENDED_BATCH_SIZE = 256;
  * `time` is when it is written, up to {@link ENDED_BATCH_MS} after the end; its `durationMs` and the
  * duration histogram use the time the operation ended.
  *
- * One per process (every gateway in it shares the timer): a flat array of watches, errors and end
- * times, no object per operation.
+ * One per process (every gateway in it shares the timer): a flat array of what is told, its detail
+ * (an operation's errors, an attempt's outcome) and the end's time, no object per end.
  */
 class EndedOperations {
   #pending: unknown[] = [];
   #timer: NodeJS.Timeout | null = null;
 
-  add(watches: Watches, errors: readonly unknown[], endedAt: number): void {
+  add<Detail>(ended: EndedLater<Detail>, detail: Detail, endedAt: number): void {
     const pending = this.#pending;
-    pending.push(watches, errors, endedAt);
+    pending.push(ended, detail, endedAt);
     if (pending.length >= ENDED_BATCH_SIZE * 3) this.flush();
     else this.#timer ??= setTimeout(this.flush, ENDED_BATCH_MS).unref();
   }
 
-  /** Tells every pending operation's watches, in the order the operations ended. */
+  /** Tells every pending end, in the order they came. */
   readonly flush = (): void => {
     if (this.#timer !== null) {
       clearTimeout(this.#timer);
@@ -271,19 +277,24 @@ class EndedOperations {
     }
     const batch = this.#pending;
     if (batch.length === 0) return;
-    // A watch that ends another operation while being told adds to the next batch, not to this one.
+    // An end that comes while the batch is told goes into the next batch, not into this one.
     this.#pending = [];
     for (let at = 0; at < batch.length; at += 3) {
-      (batch[at] as Watches).tellEnded(batch[at + 1] as readonly unknown[], batch[at + 2] as number);
+      (batch[at] as EndedLater<unknown>).tellEnded(batch[at + 1], batch[at + 2] as number);
     }
   };
 }
 
 const endedOperations = new EndedOperations();
 
+/** Tells `ended` in the next batch that it ended at `endedAt` (`performance.now()` then), with `detail`. */
+export function tellEndedLater<Detail>(ended: EndedLater<Detail>, detail: Detail, endedAt: number): void {
+  endedOperations.add(ended, detail, endedAt);
+}
+
 /**
- * Tells the observers of every operation that has ended so far, now: before metrics are scraped and
- * before log lines are flushed (at exit too), so both show every operation that ended before them.
+ * Tells the observers of every operation (and upstream attempt) that has ended so far, now: before
+ * metrics are scraped and before log lines are flushed (at exit too), so both show every end before them.
  */
 export function flushEndedOperations(): void {
   endedOperations.flush();
