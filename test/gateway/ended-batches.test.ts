@@ -6,7 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'graphql';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createLogger, flushLogs, operationLogObserver } from '../../src/gateway/observability/logging.ts';
 import { GatewayMetrics } from '../../src/gateway/observability/metrics.ts';
 import {
@@ -14,6 +14,7 @@ import {
   flushEndedOperations,
   type OperationObserver,
   OperationObservers,
+  tellEndedLater,
 } from '../../src/gateway/observability/operation-observer.ts';
 
 const document = parse('query Hello { hello }');
@@ -68,6 +69,27 @@ describe('the ends of operations', () => {
     expect(told).toHaveLength(0);
     observers.watchExecute(document, 'Hello').ended([]);
     expect(told).toHaveLength(256);
+  });
+
+  it('are all told when one of them throws, which is reported and ends nothing else', () => {
+    flushEndedOperations();
+    const reported = vi.spyOn(console, 'error').mockImplementation(() => {});
+    onTestFinished(() => reported.mockRestore());
+    const told: string[] = [];
+    tellEndedLater(
+      {
+        tellEnded() {
+          throw new Error('bug in an end');
+        },
+      },
+      null,
+      performance.now(),
+    );
+    tellEndedLater({ tellEnded: (detail: string) => told.push(detail) }, 'after it', performance.now());
+    flushEndedOperations();
+    expect(told).toEqual(['after it']);
+    expect(reported).toHaveBeenCalledTimes(1);
+    expect(String(reported.mock.calls[0]?.[1])).toContain('bug in an end');
   });
 
   it('are counted in a scrape of the metrics taken right after them', async () => {

@@ -233,7 +233,7 @@ export class Watches implements EndedLater<readonly unknown[]> {
 
 /** The longest an ended operation waits before its observers are told (log line, metrics). */
 export const ENDED_BATCH_MS = 25;
-/** Ended operations told at once, at most: the batch is told as soon as it is this full. */
+/** Ends told at once, at most: the batch is told as soon as it holds this many. */
 const ENDED_BATCH_SIZE = 256;
 
 /** What is told of an end in a batch: an operation's watches, an upstream attempt's metrics. */
@@ -281,7 +281,13 @@ class EndedOperations {
     // An end that comes while the batch is told goes into the next batch, not into this one.
     this.#pending = [];
     for (let at = 0; at < batch.length; at += 3) {
-      (batch[at] as EndedLater<unknown>).tellEnded(batch[at + 1], batch[at + 2] as number);
+      try {
+        (batch[at] as EndedLater<unknown>).tellEnded(batch[at + 1], batch[at + 2] as number);
+      } catch (error) {
+        // Watches guard their observers themselves; this keeps anything else told here from
+        // stopping the rest of the batch, or from escaping the timer and ending the process.
+        reportToConsole(error, 'ended batch');
+      }
     }
   };
 }
