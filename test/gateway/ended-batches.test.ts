@@ -33,6 +33,14 @@ function recorder() {
   return { observer, told };
 }
 
+/** Metrics of a gateway with no sockets, a closed circuit and nothing in flight. */
+const idleGatewayMetrics = () =>
+  new GatewayMetrics({
+    upstreamSockets: () => 0,
+    circuitState: () => 'closed',
+    upstreamLoad: () => ({ active: 0, queued: 0 }),
+  });
+
 describe('the ends of operations', () => {
   it('are told after the operation, in the order they ended, within the batch time, with when each ended', async () => {
     flushEndedOperations();
@@ -94,11 +102,7 @@ describe('the ends of operations', () => {
 
   it('are counted in a scrape of the metrics taken right after them', async () => {
     flushEndedOperations();
-    const metrics = new GatewayMetrics({
-      upstreamSockets: () => 0,
-      circuitState: () => 'closed',
-      upstreamLoad: () => ({ active: 0, queued: 0 }),
-    });
+    const metrics = idleGatewayMetrics();
     const observers = new OperationObservers([metrics.observer()]);
     const watches = observers.watchExecute(document, 'Hello');
     watches.answered([]);
@@ -110,11 +114,7 @@ describe('the ends of operations', () => {
 
   it('of upstream attempts are counted in the scrape after them, each with its own duration', async () => {
     flushEndedOperations();
-    const metrics = new GatewayMetrics({
-      upstreamSockets: () => 0,
-      circuitState: () => 'closed',
-      upstreamLoad: () => ({ active: 0, queued: 0 }),
-    });
+    const metrics = idleGatewayMetrics();
     const startedBefore = performance.now();
     const end = metrics.onAttempt({ method: 'GET', path: '/api/conversations?limit=20', attempt: 1 });
     const startedAfter = performance.now();
